@@ -1,0 +1,145 @@
+// The four parts of a scenario (ARCHITECTURE.md "The data that flows through"), resolved:
+// every quantity in SI base units, every preset expanded. Produced only by the scenario loader,
+// which has already checked types and ranges; feasibility (does the plan fit, divide, run) is
+// the estimate's job, not the loader's.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace trainsim {
+
+enum class Precision { kFp32, kFp16, kBf16, kFp8 };
+enum class Recompute { kNone, kSelective, kFull };
+enum class FfnActivation { kGelu, kSwiglu };
+
+const char* to_string(Precision p);
+const char* to_string(Recompute r);
+const char* to_string(FfnActivation a);
+
+struct GpuSpec {
+  std::string name;
+  double peak_flops_fp32 = 0;  // FLOP/s, dense (tensor-core TF32 is not used for fp32 training)
+  double peak_flops_fp16 = 0;
+  double peak_flops_bf16 = 0;
+  double peak_flops_fp8 = 0;  // 0 = not supported
+  double hbm_capacity_bytes = 0;
+  double hbm_bandwidth_bytes_per_s = 0;
+  // Sustained share of peak for large GEMMs and its fall-off with GEMM width (see compute_cost.hpp).
+  double gemm_efficiency_max = 0;
+  double gemm_half_width = 0;  // columns of the per-GPU GEMM at which efficiency is half max
+  // Memory-bound (elementwise) traffic per token per layer forward, in bytes per unit of hidden
+  // (0 = the default, see compute_cost.hpp).
+  double elementwise_bytes_per_hidden = 0;
+  double peak_flops(Precision p) const;
+};
+
+struct MoeSpec {
+  int experts = 0;
+  int top_k = 0;
+  int64_t expert_ffn_hidden = 0;
+  int shared_experts = 0;
+  int dense_layers = 0;  // the first layers are dense (DeepSeek-V3: 3)
+};
+
+struct ModelSpec {
+  std::string name;
+  int layers = 0;
+  int64_t hidden = 0;
+  int heads = 0;
+  int kv_heads = 0;  // == heads for MHA; fewer for GQA/MQA
+  int64_t ffn_hidden = 0;
+  FfnActivation ffn_act = FfnActivation::kGelu;
+  int64_t vocab = 0;
+  int64_t seq_len = 0;
+  bool tied_embeddings = false;
+  std::optional<MoeSpec> moe;
+};
+
+struct IntraNodeSpec {
+  double bandwidth_bytes_per_s = 0;  // per GPU, both directions together (NVLink "600 GB/s")
+  double latency_s = 0;
+  double efficiency = 0.8;  // share of line rate a bus-bandwidth-bound collective sustains
+};
+
+struct NetworkSpec {
+  std::string topology;  // registry key, see topology names in cluster_topologies()
+  double nic_bandwidth_bytes_per_s = 0;  // per NIC, one direction
+  int nics_per_node = 0;
+  double latency_s = 0;
+  double oversubscription = 1.0;  // >= 1; leaf-to-spine taper of a fat-tree
+  double efficiency = 0.85;
+};
+
+struct ClusterSpec {
+  std::string name;
+  GpuSpec gpu;
+  int nodes = 0;
+  int gpus_per_node = 0;
+  IntraNodeSpec intra_node;
+  NetworkSpec network;
+  double pcie_bandwidth_bytes_per_s = 0;
+  double host_memory_bytes = 0;
+  int total_gpus() const { return nodes * gpus_per_node; }
+};
+
+struct CompressionStage {
+  int64_t from_step = 0;
+  std::string method = "none";  // registry key: none, int8, int4, fp8, 2:4, topk, powersgd
+  double topk_ratio = 0.01;     // topk: share of values kept
+  int powersgd_rank = 4;
+  bool error_feedback = true;
+  int sync_interval = 1;  // synchronise gradients every N steps in this stage
+};
+
+struct OffloadSpec {
+  bool optimizer = false;
+  bool params = false;
+  bool activations = false;
+};
+
+struct OverlapSpec {
+  bool dp = true;
+  bool tp = false;
+  bool pp = true;
+};
+
+struct ParallelPlan {
+  int tp = 1, pp = 1, dp = 1, cp = 1, ep = 1;
+  bool dp_from_gpus = false;  // dp was not given; the loader derived it from the GPU count
+  bool sp = false;
+  int vpp = 1;
+  std::string schedule = "1f1b";  // registry key, see pipeline_schedule.hpp
+  int64_t micro_batch = 1;
+  int64_t global_batch = 1;
+  int zero_stage = 0;
+  Recompute recompute = Recompute::kNone;
+  OffloadSpec offload;
+  Precision precision = Precision::kBf16;
+  std::vector<CompressionStage> compression;
+  int sync_interval = 1;
+  OverlapSpec overlap;
+  std::string collective_algorithm = "auto";
+  std::string placement = "tp-cp-dp-pp";  // rank order, innermost first (Megatron's default)
+  std::vector<int> layers_per_stage;      // optional, pp*vpp entries summing to model.layers
+  bool flash_attention = true;  // fused attention keeps no s x s score matrix in memory
+};
+
+struct TrainingSpec {
+  int64_t steps = 1;
+  double tokens = 0;  // optional total token budget
+};
+
+struct Scenario {
+  int schema_version = 1;
+  std::string name;
+  std::string description;
+  ModelSpec model;
+  ClusterSpec cluster;
+  ParallelPlan plan;
+  TrainingSpec training;
+};
+
+}  // namespace trainsim

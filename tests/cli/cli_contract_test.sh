@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# The CLI contract of the foundation issue: exit codes 0/2/3, messages naming the JSON path,
+# the --json keys, --help everywhere. Runs the real executable on real files.
+set -u
+T=${TRAINSIM:?}
+S=${SCENARIOS:?}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+pass=0
+fail=0
+check() {  # name expected_rc pattern -- command...
+  local name=$1 want=$2 pattern=$3
+  shift 4
+  local out rc
+  out=$("$@" 2>&1)
+  rc=$?
+  if [ "$rc" -ne "$want" ] || ! grep -qE -- "$pattern" <<<"$out"; then
+    echo "FAIL $name: rc=$rc (want $want), pattern '$pattern' in:"
+    echo "$out" | head -5
+    fail=$((fail + 1))
+  else
+    pass=$((pass + 1))
+  fi
+}
+scenario() {  # name json -> file path
+  printf '%s' "$2" >"$tmp/$1.json"
+  echo "$tmp/$1.json"
+}
+base='"schema_version": 1, "model": "gpt-1.7b", "cluster": {"base": "dgx-a100-superpod", "nodes": 4}'
+good=$(scenario good "{$base, \"plan\": {\"dp\": 32, \"micro_batch\": 4, \"global_batch\": 512}}")
+
+check default-report 0 'step time' -- "$T" run "$S/default.json"
+check json-keys 0 '^ok$' -- bash -c "'$T' run '$S/default.json' --json | python3 -c '
+import json,sys
+d=json.load(sys.stdin)
+need=[\"feasible\",\"reason\",\"step_time_s\",\"tokens_per_s\",\"model_flops_per_step\",\"hardware_flops_per_step\",
+\"model_tflops_per_gpu\",\"hardware_tflops_per_gpu\",\"mfu\",\"hfu\",\"bubble_fraction\",\"exposed_comm_s\",\"fidelity\",\"scenario\"]
+assert all(k in d for k in need), [k for k in need if k not in d]
+m=d[\"memory\"]; assert \"peak_bytes\" in m and len(m[\"per_stage\"])==8
+assert set(m[\"breakdown\"])>={\"params_bytes\",\"grads_bytes\",\"optimizer_bytes\",\"activations_bytes\",\"other_bytes\"}
+assert set(d[\"breakdown_s\"])>={\"compute\",\"tp_comm\",\"pp_comm\",\"dp_comm\",\"ep_comm\",\"cp_comm\",\"bubble\",\"optimizer\"}
+assert d[\"scenario\"][\"plan\"][\"tp\"]==8
+print(\"ok\")'"
+check set-override 0 'TP2 PP1 DP16' -- "$T" run "$good" --set plan.tp=2 --set plan.dp=16
+check good-80GB 0 'step time' -- "$T" run "$(scenario gb "{$base, \"plan\": {\"dp\": 32, \"global_batch\": 512}, \"model\": {\"base\": \"gpt-1.7b\"}}")" --set 'cluster.gpu={"base":"A100-SXM4-80GB","hbm_capacity":"80GB"}'
+
+# Bad input: exit 2 and the JSON path in the message.
+check missing-key 2 'plan: missing' -- "$T" run "$(scenario missing "{$base}")"
+check unknown-key 2 'plan.tensor_parallel: unknown key' -- "$T" run "$(scenario unknown "{$base, \"plan\": {\"tensor_parallel\": 2, \"global_batch\": 8}}")"
+check negative-degree 2 'plan.tp: expected an integer' -- "$T" run "$(scenario neg "{$base, \"plan\": {\"tp\": -8, \"global_batch\": 8}}")"
+check bits-not-bytes 2 'cluster.gpu.hbm_capacity: "80Gb" is not a size in bytes: that is bits' -- "$T" run "$good" --set 'cluster.gpu={"base":"A100-SXM4-80GB","hbm_capacity":"80Gb"}'
+check malformed-json 2 'malformed JSON at line 1' -- "$T" run "$(scenario malformed '{"schema_version": 1,, }')"
+check missing-preset 2 'unknown model preset "gpt-9000"; available: .*gpt3-175b' -- "$T" run "$good" --set model=gpt-9000
+check missing-file 2 'not found' -- "$T" run "$tmp/nope.json"
+check bad-set 2 'expected path=value' -- "$T" run "$good" --set plan.tp
+check bad-fidelity 2 'fidelity' -- "$T" run "$good" --fidelity magic
+check unknown-command 2 'unknown command' -- "$T" fly
+check binary-garbage 2 'malformed JSON' -- bash -c "head -c 4096 /dev/urandom > '$tmp/garbage.json'; '$T' run '$tmp/garbage.json'"
+check not-an-object 2 'must be a JSON object' -- "$T" run "$(scenario list '[1, 2, 3]')"
+
+# Well-formed plans that cannot run: exit 3, feasible false, the reason.
+check tp-heads 3 'plan.tp: 16 does not divide model.heads \(24\)' -- "$T" run "$good" --set plan.tp=16 --set plan.dp=2
+check degrees 3 'but the cluster has 32' -- "$T" run "$good" --set plan.dp=8
+check oom 3 'INFEASIBLE: out of memory' -- "$T" run "$good" --set model=gpt3-175b --set plan.dp=32 --set plan.global_batch=32 --set plan.micro_batch=1
+check oom-json 3 '"feasible": false' -- "$T" run "$good" --set model=gpt3-175b --set plan.global_batch=32 --set plan.micro_batch=1 --json
+
+for cmd in run validate; do
+  check "help-$cmd" 0 'usage: trainsim' -- "$T" "$cmd" --help
+done
+check help-top 0 'commands:' -- "$T" --help
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]

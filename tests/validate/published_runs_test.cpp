@@ -1,0 +1,87 @@
+#include "validate/published_runs.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+namespace trainsim::validate {
+namespace {
+
+using nlohmann::json;
+
+LoadOptions options() {
+  LoadOptions o;
+  o.preset_dirs = default_preset_dirs();
+  return o;
+}
+
+double mape_of(const PublishedReport& r, const std::string& metric) {
+  for (const auto& [m, v] : r.mape)
+    if (m == metric) return v;
+  return -1;
+}
+
+// The accuracy gate (CONVENTIONS.md #12): the visible published runs, with the shipped
+// calibration, stay within the stated error.
+TEST(PublishedRuns, VisibleRunsStayWithinTheStatedError) {
+  const std::string file = std::string(TRAINSIM_SHARED_DATA) + "/published_runs_visible.json";
+  if (!std::filesystem::exists(file)) GTEST_SKIP() << "no " << file;
+  const PublishedReport r = compare_published(read_published_file(file), options());
+  EXPECT_LE(mape_of(r, "tokens_per_s"), 0.10);
+  EXPECT_GE(mape_of(r, "tokens_per_s"), 0.0);
+  EXPECT_LE(mape_of(r, "model_state_bytes"), 0.02);
+  EXPECT_LE(mape_of(r, "busbw_bytes_per_s"), 0.20);
+  int predicted = 0;
+  for (const auto& run : r.runs) predicted += run.predicted;
+  EXPECT_GE(predicted, 160);
+}
+
+TEST(PublishedRuns, BuildsTheScenarioARecordDescribes) {
+  const json rec = json::parse(R"J({
+    "id": "x", "model": {"layers": 48, "hidden": 8192, "heads": 64, "seq_len": 2048, "vocab": 51200},
+    "hardware": {"gpu": "NVIDIA A100 SXM4 80GB", "num_gpus": 512, "gpus_per_node": 8,
+                 "inter_node": "8x NVIDIA Mellanox 200Gb/s HDR InfiniBand HCAs per node"},
+    "parallel": {"tp": 8, "pp": 2, "dp": 32, "pipeline_schedule": "interleaved 1F1B (v=3)", "ddp_impl": "local"},
+    "training": {"global_batch": 1536, "micro_batch": 4, "precision": "fp16 mixed", "recompute": "full"},
+    "measured": {"derived_iteration_time_s": 14.45}})J");
+  std::vector<std::string> notes;
+  const json s = scenario_from_record(rec, notes);
+  EXPECT_EQ(s["plan"]["tp"], 8);
+  EXPECT_EQ(s["plan"]["schedule"], "interleaved");
+  EXPECT_EQ(s["plan"]["vpp"], 3);
+  EXPECT_EQ(s["plan"]["precision"], "fp16");
+  EXPECT_EQ(s["plan"]["recompute"], "full");
+  EXPECT_EQ(s["plan"]["overlap"]["dp"], false);
+  EXPECT_EQ(s["cluster"]["nodes"], 64);
+  EXPECT_EQ(s["cluster"]["network"]["nics_per_node"], 8);
+  EXPECT_EQ(s["cluster"]["network"]["nic_bandwidth"], "200Gbps");
+  const RunComparison c = compare_record(rec, options());
+  ASSERT_TRUE(c.predicted) << c.skipped_reason;
+  EXPECT_EQ(c.metrics.front().metric, "tokens_per_s");
+}
+
+TEST(PublishedRuns, HostileRecordsAreSkippedWithAReasonNeverACrash) {
+  const json records = json::parse(R"([
+    42, "text", null, [], {},
+    {"id": "no-measured", "model": {}, "hardware": {}, "parallel": {}, "training": {}},
+    {"id": "bad-types", "model": {"layers": "many", "hidden": -1}, "hardware": {"gpu": 7},
+     "parallel": [], "training": {}, "measured": {"iteration_time_ms": 5}},
+    {"id": "unknown-gpu", "model": {"layers": 2, "hidden": 64, "heads": 2, "seq_len": 16},
+     "hardware": {"gpu": "Abacus 3000", "num_gpus": 1}, "parallel": {}, "training": {"global_batch": 1},
+     "measured": {"iteration_time_ms": 5}},
+    {"id": "huge", "model": {"layers": 1e12, "hidden": 1e12, "heads": 1, "seq_len": 1e12},
+     "hardware": {"gpu": "A100", "num_gpus": 1e15}, "parallel": {"tp": 1e9}, "training": {"global_batch": 1e18},
+     "measured": {"iteration_time_ms": 5}},
+    {"id": "collective-without-bw", "hardware": {"gpu": "A100", "num_gpus": 8}, "measured": {"collective": "all_reduce"}}
+  ])");
+  const PublishedReport r = compare_published(records, options());
+  ASSERT_EQ(r.runs.size(), records.size());
+  for (const auto& run : r.runs) {
+    SCOPED_TRACE(run.id);
+    EXPECT_FALSE(run.predicted);
+    EXPECT_FALSE(run.skipped_reason.empty());
+  }
+}
+
+}  // namespace
+}  // namespace trainsim::validate

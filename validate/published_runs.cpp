@@ -1,0 +1,399 @@
+#include "validate/published_runs.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <regex>
+#include <sstream>
+
+#include "models/collective_cost.hpp"
+#include "models/estimate.hpp"
+#include "models/json_reader.hpp"
+#include "models/memory.hpp"
+#include "models/scenario_error.hpp"
+
+namespace trainsim::validate {
+using nlohmann::json;
+
+namespace {
+
+std::string lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+// Published figures come as numbers or strings like "~480" or "50368 (MPT default)": take the
+// first number in the text.
+std::optional<double> number_in(const json& v) {
+  if (v.is_number()) {
+    const double d = v.get<double>();
+    return std::isfinite(d) ? std::optional<double>(d) : std::nullopt;
+  }
+  if (!v.is_string()) return std::nullopt;
+  static const std::regex kNumber(R"(([0-9]+(\.[0-9]+)?([eE][+-]?[0-9]+)?))");
+  std::smatch match;
+  const std::string s = v.get<std::string>();
+  if (std::regex_search(s, match, kNumber)) return std::stod(match[1].str());
+  return std::nullopt;
+}
+
+std::optional<double> field(const json& obj, const char* key) {
+  if (!obj.is_object() || !obj.contains(key)) return std::nullopt;
+  return number_in(obj[key]);
+}
+std::string text_field(const json& obj, const char* key) {
+  if (!obj.is_object() || !obj.contains(key)) return "";
+  const json& v = obj[key];
+  return v.is_string() ? v.get<std::string>() : v.dump();
+}
+
+std::string gpu_preset(const std::string& description) {
+  const std::string d = lower(description);
+  if (d.find("h200") != std::string::npos) return "H200-SXM-141GB";
+  if (d.find("h800") != std::string::npos) return "H800-SXM-80GB";
+  if (d.find("h100") != std::string::npos) return "H100-SXM-80GB";
+  if (d.find("a100") != std::string::npos)
+    return d.find("40gb") != std::string::npos || d.find("40 gb") != std::string::npos
+               ? "A100-SXM4-40GB"
+               : "A100-SXM4-80GB";
+  if (d.find("v100") != std::string::npos) return "V100-SXM2-32GB";
+  return "";
+}
+
+// "8x ... 200Gb/s HDR" -> 8 NICs of 200 Gb/s; "4x HDR IB" -> 4 x 200 Gb/s;
+// "1600 Gbps node-node" -> 8 x 200 Gb/s.
+void network_from_text(const std::string& text, json& network, std::vector<std::string>& notes) {
+  static const std::regex kCount(R"((^|[^0-9A-Za-z-])([0-9]+)\s*x\s)");
+  static const std::regex kRate(R"(([0-9]+)\s*G[b](ps|/s|\s))");
+  static const std::regex kTotal(R"(([0-9]+)\s*Gbps\s*node)");
+  std::smatch m;
+  std::optional<int> count;
+  std::optional<double> rate_gbps;
+  if (std::regex_search(text, m, kTotal)) {
+    const int total = std::stoi(m[1].str());
+    network["nics_per_node"] = 8;
+    network["nic_bandwidth"] = std::to_string(total / 8) + "Gbps";
+    notes.push_back("node bandwidth " + m[1].str() + " Gb/s taken as 8 NICs");
+    return;
+  }
+  if (std::regex_search(text, m, kCount)) count = std::stoi(m[2].str());
+  if (std::regex_search(text, m, kRate)) rate_gbps = std::stod(m[1].str());
+  else if (text.find("NDR") != std::string::npos) rate_gbps = 400;
+  else if (text.find("HDR") != std::string::npos) rate_gbps = 200;
+  else if (text.find("EDR") != std::string::npos) rate_gbps = 100;
+  if (count && *count > 0 && *count <= 64) network["nics_per_node"] = *count;
+  if (rate_gbps && *rate_gbps > 0) network["nic_bandwidth"] = std::to_string(static_cast<int>(*rate_gbps)) + "Gbps";
+}
+
+}  // namespace
+
+json read_published_file(const std::string& path) {
+  json data = read_json_file(path, "published runs");
+  if (data.is_object() && data.contains("runs")) data = data["runs"];
+  if (!data.is_array()) throw ScenarioError(path, "expected a JSON list of published runs");
+  return data;
+}
+
+json scenario_from_record(const json& rec, std::vector<std::string>& notes) {
+  const json& model = rec.value("model", json::object());
+  const json& hw = rec.value("hardware", json::object());
+  const json& par = rec.value("parallel", json::object());
+  const json& tr = rec.value("training", json::object());
+  if (!model.is_object() || !hw.is_object() || !par.is_object() || !tr.is_object())
+    throw ScenarioError("record", "model, hardware, parallel and training must be objects");
+  auto need = [&](const json& obj, const char* part, const char* key) {
+    auto v = field(obj, key);
+    if (!v || *v <= 0) throw ScenarioError(std::string(part) + "." + key, "missing or not a positive number");
+    return *v;
+  };
+  json m;
+  m["name"] = text_field(model, "name");
+  m["layers"] = static_cast<int64_t>(need(model, "model", "layers"));
+  const int64_t hidden = static_cast<int64_t>(need(model, "model", "hidden"));
+  m["hidden"] = hidden;
+  m["heads"] = static_cast<int64_t>(need(model, "model", "heads"));
+  if (auto kv = field(model, "kv_heads")) m["kv_heads"] = static_cast<int64_t>(*kv);
+  m["ffn_hidden"] = static_cast<int64_t>(field(model, "ffn_hidden").value_or(4.0 * hidden));
+  m["seq_len"] = static_cast<int64_t>(
+      field(model, "seq_len").value_or(field(tr, "seq_len").value_or(0)));
+  if (m["seq_len"].get<int64_t>() <= 0) throw ScenarioError("model.seq_len", "missing");
+  m["vocab"] = static_cast<int64_t>(field(model, "vocab").value_or(51200));
+  if (!model.contains("vocab")) notes.push_back("vocab not given: 51200 assumed");
+  const std::string arch = lower(text_field(model, "arch") + " " + text_field(model, "ffn_act"));
+  if (arch.find("swiglu") != std::string::npos) m["ffn_act"] = "swiglu";
+
+  // Cluster: the GPU named in the record on the DGX node of its generation.
+  const std::string gpu_text = text_field(hw, "gpu");
+  const std::string gpu = gpu_preset(gpu_text);
+  if (gpu.empty()) throw ScenarioError("hardware.gpu", "unknown GPU \"" + gpu_text + "\"");
+  const int num_gpus = static_cast<int>(need(hw, "hardware", "num_gpus"));
+  int gpn = static_cast<int>(field(hw, "gpus_per_node").value_or(8));
+  if (num_gpus < gpn) gpn = num_gpus;
+  json cluster;
+  cluster["base"] = gpu.rfind("H", 0) == 0 ? (gpu.rfind("H800", 0) == 0 ? "h800-cluster" : "dgx-h100-superpod")
+                                           : "dgx-a100-superpod";
+  json g;
+  g["base"] = gpu;
+  if (auto peak = field(hw, "peak_tflops_bf16_fp16"))
+    g["peak_flops"] = {{"bf16", *peak * 1e12}, {"fp16", *peak * 1e12}};
+  cluster["gpu"] = g;
+  cluster["gpus_per_node"] = gpn;
+  cluster["nodes"] = (num_gpus + gpn - 1) / gpn;
+  if (gpu.rfind("V100", 0) == 0) {
+    // DGX-1/DGX-2 V100: NVLink2, 300 GB/s per GPU.
+    cluster["intra_node"] = {{"bandwidth", "300GBps"}};
+    cluster["network"] = {{"nic_bandwidth", "100Gbps"}, {"nics_per_node", 8}};
+  }
+  json network = cluster.value("network", json::object());
+  network_from_text(text_field(hw, "inter_node"), network, notes);
+  if (!network.empty()) cluster["network"] = network;
+
+  // Plan.
+  json p;
+  const int tp = static_cast<int>(field(par, "tp").value_or(1));
+  const int pp = static_cast<int>(field(par, "pp").value_or(1));
+  const int cp = static_cast<int>(field(par, "cp").value_or(1));
+  p["tp"] = tp;
+  p["pp"] = pp;
+  p["cp"] = cp;
+  p["ep"] = static_cast<int>(field(par, "ep").value_or(1));
+  p["dp"] = static_cast<int>(field(par, "dp").value_or(num_gpus / std::max(1, tp * pp * cp)));
+  if (par.contains("sp") && par["sp"].is_boolean()) p["sp"] = par["sp"];
+  if (auto z = field(par, "zero_stage")) p["zero_stage"] = static_cast<int>(*z);
+  const std::string sched = lower(text_field(par, "pipeline_schedule"));
+  if (sched.find("interleaved") != std::string::npos) {
+    static const std::regex kV(R"(v\s*=\s*([0-9]+))");
+    std::smatch mv;
+    int v = 2;
+    if (std::regex_search(sched, mv, kV)) v = std::stoi(mv[1].str());
+    p["schedule"] = "interleaved";
+    p["vpp"] = v;
+  }
+  const std::string ddp = lower(text_field(par, "ddp_impl"));
+  if (ddp == "local") {
+    p["overlap"] = {{"dp", false}};
+    notes.push_back("ddp_impl local: gradient all-reduce after the backward pass (no overlap)");
+  }
+  const double global_batch = need(tr, "training", "global_batch");
+  p["global_batch"] = static_cast<int64_t>(global_batch);
+  const int dp = p["dp"].get<int>();
+  if (auto mb = field(tr, "micro_batch")) p["micro_batch"] = static_cast<int64_t>(*mb);
+  else {
+    p["micro_batch"] = static_cast<int64_t>(std::max(1.0, global_batch / dp));
+    notes.push_back("micro_batch not given: global_batch / dp assumed");
+  }
+  const std::string prec = lower(text_field(tr, "precision"));
+  if (prec.find("fp8") != std::string::npos) p["precision"] = "fp8";
+  else if (prec.find("bf16") != std::string::npos) p["precision"] = "bf16";
+  else if (prec.find("fp16") != std::string::npos) p["precision"] = "fp16";
+  else if (prec.find("fp32") != std::string::npos) p["precision"] = "fp32";
+  const std::string rc = lower(text_field(tr, "recompute"));
+  if (rc.rfind("full", 0) == 0) p["recompute"] = "full";
+  else if (rc.rfind("selective", 0) == 0) p["recompute"] = "selective";
+  else if (rc == "none" || rc == "false") p["recompute"] = "none";
+  else if (!rc.empty()) p["recompute"] = "full";
+  // Attention kernel: fused (flash) only where the record says so.
+  const std::string attn = lower(text_field(model, "attn") + " " + text_field(rec, "notes"));
+  p["flash_attention"] = attn.find("flash") != std::string::npos;
+  if (!p["flash_attention"].get<bool>()) notes.push_back("no flash attention stated: unfused softmax assumed");
+
+  json s;
+  s["schema_version"] = 1;
+  s["name"] = text_field(rec, "id");
+  s["model"] = m;
+  s["cluster"] = cluster;
+  s["plan"] = p;
+  return s;
+}
+
+RunComparison compare_record(const json& rec, const LoadOptions& options) {
+  RunComparison out;
+  out.id = rec.is_object() ? text_field(rec, "id") : "";
+  if (!rec.is_object()) {
+    out.skipped_reason = "record is not an object";
+    return out;
+  }
+  const json measured = rec.value("measured", json::object());
+  const json hw = rec.value("hardware", json::object());
+  if (!measured.is_object()) {
+    out.skipped_reason = "measured is not an object";
+    return out;
+  }
+  try {
+    // --- collective micro-benchmarks (nccl-tests) ---
+    if (measured.contains("collective")) {
+      out.kind = "collective";
+      const std::string op = lower(text_field(measured, "collective"));
+      if (op.find("all_reduce") == std::string::npos && op.find("allreduce") == std::string::npos) {
+        out.skipped_reason = "only all-reduce records are compared";
+        return out;
+      }
+      std::optional<double> busbw = field(measured, "busbw_GBps");
+      if (!busbw) busbw = field(measured, "peak_busbw_GBps");
+      if (!busbw) busbw = field(measured, "busbw_GBps_avg");
+      if (!busbw) {
+        out.skipped_reason = "no bus bandwidth in the record";
+        return out;
+      }
+      const std::string gpu_text = text_field(hw, "gpu");
+      const int n = static_cast<int>(field(hw, "num_gpus").value_or(8));
+      json cluster = {{"base", gpu_preset(gpu_text).rfind("H", 0) == 0 ? "dgx-h100-superpod"
+                                                                        : "dgx-a100-superpod"}};
+      const int gpn = std::min(n, 8);
+      cluster["gpus_per_node"] = gpn;
+      cluster["nodes"] = (n + gpn - 1) / gpn;
+      json network = json::object();
+      network_from_text(gpu_text + " " + text_field(hw, "inter_node"), network, out.assumptions);
+      if (!network.empty()) cluster["network"] = network;
+      json sc = {{"schema_version", 1}, {"model", "gpt-1.7b"}, {"cluster", cluster},
+                 {"plan", {{"global_batch", 1}, {"dp", n}}}};
+      const Scenario scenario = parse_scenario(resolve_scenario_json(sc, options));
+      GroupShape g{n, scenario.cluster.nodes, gpn};
+      const double bytes = 1024.0 * 1024 * 1024;
+      const CollectiveCost cost = collective_cost(CollectiveOp::kAllReduce, CollectiveAlgo::kAuto, bytes, g,
+                                                  fabric_terms(scenario.cluster));
+      const double busbw_pred = bytes / cost.time_s * bus_bandwidth_factor(CollectiveOp::kAllReduce, n);
+      out.metrics.push_back({"busbw_bytes_per_s", busbw_pred, *busbw * 1e9});
+      out.assumptions.push_back("1 GiB all-reduce, algorithm auto (" + std::string(to_string(cost.algo)) + ")");
+      out.predicted = true;
+      return out;
+    }
+    // --- model-state memory (ZeRO paper) ---
+    if (auto gb = field(measured, "model_state_memory_gb_per_device")) {
+      out.kind = "memory";
+      const json model = rec.value("model", json::object());
+      const json par = rec.value("parallel", json::object());
+      auto params_b = field(model, "params_b");
+      if (!params_b) {
+        out.skipped_reason = "model.params_b missing";
+        return out;
+      }
+      const int stage = static_cast<int>(field(par, "zero_stage").value_or(0));
+      const int dp = static_cast<int>(field(par, "dp").value_or(1));
+      const MemoryBreakdown mb = model_state_bytes(*params_b * 1e9, stage, dp, Precision::kFp16);
+      out.metrics.push_back({"model_state_bytes", mb.params_bytes + mb.grads_bytes + mb.optimizer_bytes, *gb * 1e9});
+      out.predicted = true;
+      return out;
+    }
+    // --- training runs ---
+    out.kind = "training";
+    json sc = scenario_from_record(rec, out.assumptions);
+    out.scenario = sc;
+    Scenario scenario = parse_scenario(resolve_scenario_json(sc, options));
+    const bool recompute_given = sc["plan"].contains("recompute");
+    Result result = estimate(scenario);
+    if (!result.feasible && !recompute_given && result.step_time_s > 0) {
+      // The record does not say how activations were handled; a practitioner would have
+      // recomputed. Try selective, then full.
+      for (Recompute rc : {Recompute::kSelective, Recompute::kFull}) {
+        scenario.plan.recompute = rc;
+        result = estimate(scenario);
+        if (result.feasible) {
+          out.assumptions.push_back(std::string("recompute not given and none does not fit: ") +
+                                    to_string(rc) + " assumed");
+          out.scenario["plan"]["recompute"] = to_string(rc);
+          break;
+        }
+      }
+    }
+    if (result.step_time_s <= 0) {
+      out.skipped_reason = "plan not evaluable: " + result.reason;
+      return out;
+    }
+    if (!result.feasible) out.assumptions.push_back("predicted infeasible: " + result.reason);
+    const json tr = rec.value("training", json::object());
+    const double tokens_step = result.tokens_per_step;
+    std::optional<double> step_s = field(measured, "derived_iteration_time_s");
+    if (!step_s) {
+      if (auto ms = field(measured, "iteration_time_ms")) step_s = *ms / 1000;
+    }
+    std::optional<double> tokens_per_s = field(measured, "throughput_tokens_per_s");
+    if (tokens_per_s && *tokens_per_s <= 0) tokens_per_s.reset();
+    if (!tokens_per_s && step_s) tokens_per_s = tokens_step / *step_s;
+    if (!step_s && tokens_per_s) step_s = tokens_step / *tokens_per_s;
+    if (tokens_per_s) out.metrics.push_back({"tokens_per_s", result.tokens_per_s, *tokens_per_s});
+    if (step_s) out.metrics.push_back({"step_time_s", result.step_time_s, *step_s});
+    if (auto tf = field(measured, "tflops_per_gpu")) {
+      // Megatron reports hardware FLOPs (recompute included) per GPU.
+      out.metrics.push_back({"tflops_per_gpu", result.hardware_tflops_per_gpu, *tf});
+    }
+    if (auto mfu = field(measured, "mfu_pct")) out.metrics.push_back({"mfu", result.mfu, *mfu / 100});
+    if (out.metrics.empty()) {
+      out.skipped_reason = "no throughput, step time or TFLOP/s in the record";
+      return out;
+    }
+    out.predicted = true;
+  } catch (const ScenarioError& e) {
+    out.skipped_reason = std::string("cannot build a scenario: ") + e.what();
+  }
+  return out;
+}
+
+PublishedReport compare_published(const json& records, const LoadOptions& options) {
+  PublishedReport rep;
+  std::map<std::string, std::pair<double, int>> acc;
+  for (const auto& rec : records) {
+    rep.runs.push_back(compare_record(rec, options));
+    for (const auto& m : rep.runs.back().metrics) {
+      auto& [sum, n] = acc[m.metric];
+      sum += std::fabs(m.error());
+      ++n;
+    }
+  }
+  for (const auto& [metric, sn] : acc) {
+    rep.mape.emplace_back(metric, sn.first / sn.second);
+    rep.counts.emplace_back(metric, sn.second);
+  }
+  return rep;
+}
+
+std::string report_to_text(const PublishedReport& rep) {
+  std::ostringstream o;
+  char line[512];
+  std::snprintf(line, sizeof line, "%-62s %-16s %14s %14s %8s\n", "run", "metric", "predicted", "measured", "error");
+  o << line;
+  int skipped = 0;
+  for (const auto& r : rep.runs) {
+    if (!r.predicted) {
+      ++skipped;
+      std::snprintf(line, sizeof line, "%-62s skipped: %s\n", r.id.substr(0, 62).c_str(), r.skipped_reason.c_str());
+      o << line;
+      continue;
+    }
+    for (const auto& m : r.metrics) {
+      std::snprintf(line, sizeof line, "%-62s %-16s %14.4g %14.4g %+7.1f%%\n", r.id.substr(0, 62).c_str(),
+                    m.metric.c_str(), m.predicted, m.measured, 100 * m.error());
+      o << line;
+    }
+  }
+  o << "\nmean absolute percentage error per metric:\n";
+  for (std::size_t i = 0; i < rep.mape.size(); ++i) {
+    std::snprintf(line, sizeof line, "  %-20s %6.1f%%  over %d runs\n", rep.mape[i].first.c_str(),
+                  100 * rep.mape[i].second, rep.counts[i].second);
+    o << line;
+  }
+  std::snprintf(line, sizeof line, "  (%d records skipped)\n", skipped);
+  o << line;
+  return o.str();
+}
+
+json report_to_json(const PublishedReport& rep) {
+  json runs = json::array();
+  for (const auto& r : rep.runs) {
+    json metrics = json::array();
+    for (const auto& m : r.metrics)
+      metrics.push_back({{"metric", m.metric}, {"predicted", m.predicted}, {"measured", m.measured},
+                         {"error", m.error()}});
+    runs.push_back({{"id", r.id}, {"kind", r.kind}, {"predicted", r.predicted},
+                    {"skipped_reason", r.skipped_reason}, {"assumptions", r.assumptions},
+                    {"metrics", metrics}});
+  }
+  json mape = json::object();
+  for (std::size_t i = 0; i < rep.mape.size(); ++i)
+    mape[rep.mape[i].first] = {{"mape", rep.mape[i].second}, {"runs", rep.counts[i].second}};
+  return {{"runs", runs}, {"mape", mape}};
+}
+
+}  // namespace trainsim::validate

@@ -1,0 +1,53 @@
+// Predicting published measured runs (../shared/data/published_runs_visible.json format) and
+// reporting the error per metric (CONVENTIONS.md #12: the data cites its source; a prediction
+// outside the stated error fails the check).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "models/scenario_loader.hpp"
+
+namespace trainsim::validate {
+
+struct MetricComparison {
+  std::string metric;  // "tokens_per_s", "step_time_s", "tflops_per_gpu", "mfu", "busbw_bytes_per_s", "model_state_bytes"
+  double predicted = 0;
+  double measured = 0;
+  double error() const { return measured != 0 ? (predicted - measured) / measured : 0; }
+};
+
+struct RunComparison {
+  std::string id;
+  std::string kind;  // "training", "collective", "memory"
+  bool predicted = false;
+  std::string skipped_reason;  // why no prediction was made
+  std::vector<std::string> assumptions;
+  std::vector<MetricComparison> metrics;
+  nlohmann::json scenario;  // the scenario built from the record (training runs)
+};
+
+struct PublishedReport {
+  std::vector<RunComparison> runs;
+  // Mean absolute percentage error per metric over the runs that have it.
+  std::vector<std::pair<std::string, double>> mape;
+  std::vector<std::pair<std::string, int>> counts;
+};
+
+// Builds the scenario JSON (schema_version 1) a published training record describes.
+// Throws ScenarioError naming the record's field when it cannot.
+nlohmann::json scenario_from_record(const nlohmann::json& record, std::vector<std::string>& assumptions);
+
+RunComparison compare_record(const nlohmann::json& record, const LoadOptions& options);
+PublishedReport compare_published(const nlohmann::json& records, const LoadOptions& options);
+
+// Reads a published-runs file (a JSON list, or an object with a "runs" list).
+nlohmann::json read_published_file(const std::string& path);
+
+std::string report_to_text(const PublishedReport& report);
+nlohmann::json report_to_json(const PublishedReport& report);
+
+}  // namespace trainsim::validate
