@@ -1,4 +1,5 @@
 #include "models/estimate.hpp"
+#include "models/workload.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -126,19 +127,17 @@ std::string check_plan_structure(const Scenario& sc) {
   return "";
 }
 
-Result estimate(const Scenario& sc) {
+bool build_workload(const Scenario& sc, Workload& w, Result& r) {
   const ModelSpec& m = sc.model;
   const ClusterSpec& c = sc.cluster;
   const ParallelPlan& p = sc.plan;
   const GpuSpec& gpu = c.gpu;
-  Result r;
-  r.fidelity = "estimate";
   r.gpus = c.total_gpus();
   r.hbm_capacity_bytes = gpu.hbm_capacity_bytes;
   r.reason = check_plan_structure(sc);
   if (!r.reason.empty()) {
     r.feasible = false;
-    return r;
+    return false;
   }
 
   const int tp = p.tp, pp = p.pp, dp = p.dp, cp = p.cp, ep = p.ep, vpp = p.vpp;
@@ -159,7 +158,6 @@ Result estimate(const Scenario& sc) {
   const FabricTerms fabric = fabric_terms(c);
   const CollectiveAlgo algo = plan_algo(p);
   const GroupShape tp_group = group_shape(tp, 1, gpn);
-  const GroupShape cp_group = group_shape(cp, tp, gpn);
   const GroupShape dp_group = group_shape(dp * cp, tp, gpn);
   const GroupShape ep_group = group_shape(ep, int64_t{tp} * cp, gpn);
   const GroupShape expert_dp_group = group_shape(dp * cp / ep, int64_t{tp} * cp * ep, gpn);
@@ -254,21 +252,22 @@ Result estimate(const Scenario& sc) {
   }
 
   // ---- per-device micro-batch times ----
-  double worst_fb = -1, worst_f = 0, worst_b = 0, worst_w = 0;
-  double worst_compute = 0, worst_tp = 0, worst_ep = 0, worst_cp = 0;
+  double worst_fb = 0;  // the slowest device's forward + backward of one micro-batch
   const double logits_gemm_s = logits_forward_flops_per_token(m) * tokens_mb / tp / (peak * eff);
-  for (const DeviceLayers& d : devices) {
+  w.stages.assign(pp, StageWork{});
+  for (int di = 0; di < pp; ++di) {
+    const DeviceLayers& d = devices[di];
     const int dense_n = d.layers - d.moe_layers;
     auto sum = [&](double LayerComputeTimes::*field) {
       return dense_n * dense_t.*field + d.moe_layers * moe_t.*field;
     };
     double f = sum(&LayerComputeTimes::forward_s);
     double b = sum(&LayerComputeTimes::backward_s) + sum(&LayerComputeTimes::recompute_s);
-    double w = sum(&LayerComputeTimes::backward_weight_s);
+    double wgt = sum(&LayerComputeTimes::backward_weight_s);
     if (d.last) {
       f += logits_gemm_s;
       b += 2 * logits_gemm_s;
-      w += logits_gemm_s;
+      wgt += logits_gemm_s;
     }
     const double compute = f + b;
     double tp_s = d.layers * (tp_fwd + tp_bwd) * tp_collective_s;
@@ -279,17 +278,23 @@ Result estimate(const Scenario& sc) {
                             : 0.0;
     const double ep_s = d.moe_layers * (4 + (p.recompute == Recompute::kFull ? 2 : 0)) * ep_a2a_s;
     const double fb = compute + tp_s + cp_s + ep_s;
-    if (fb > worst_fb) {
-      worst_fb = fb;
-      const double comm_share = compute > 0 ? (tp_s + cp_s + ep_s) / compute : 0;
-      worst_f = f * (1 + comm_share);
-      worst_b = b * (1 + comm_share);
-      worst_w = w;
-      worst_compute = compute;
-      worst_tp = tp_s;
-      worst_ep = ep_s;
-      worst_cp = cp_s;
+    {
+      StageWork& sw = w.stages[di];
+      sw.layers = d.layers;
+      sw.moe_layers = d.moe_layers;
+      sw.first = d.first;
+      sw.last = d.last;
+      sw.forward_compute_s = f;
+      sw.backward_compute_s = b;
+      sw.backward_weight_s = wgt;
+      sw.tp_comm_s = tp_s;
+      sw.cp_comm_s = cp_s;
+      sw.ep_comm_s = ep_s;
+      const double share = compute > 0 ? (tp_s + cp_s + ep_s) / compute : 0;
+      sw.forward_s = f * (1 + share);
+      sw.backward_s = b * (1 + share);
     }
+    worst_fb = std::max(worst_fb, fb);
   }
 
   // ---- pipeline ----
@@ -300,17 +305,7 @@ Result estimate(const Scenario& sc) {
     pp_p2p_s = collective_cost(CollectiveOp::kSendRecv, algo, bytes, pp_pair, fabric).time_s;
     r.pp_bytes = 2.0 * micro_batches * bytes * (vpp > 1 ? vpp : 1);
   }
-  double mb_time = worst_fb;
-  double pp_exposed = 0;
-  if (pp > 1) {
-    // Fill and drain put 2(p-1) transfers (x vpp chunks) on the critical path; without overlap
-    // every micro-batch also waits for its send and receive.
-    pp_exposed = 2.0 * (pp - 1) * pp_p2p_s;
-    if (!p.overlap.pp) pp_exposed += 2.0 * micro_batches * pp_p2p_s * vpp;
-  }
-  BubbleInputs bin{pp, vpp, micro_batches, worst_f, worst_b, worst_w};
-  const double bubble = bubble_time_s(schedule, bin);
-  const double steady = micro_batches * mb_time;
+  const double mb_time = worst_fb;
 
   // ---- model states per device ----
   double max_stage_params = 0, max_stage_dense = 0, max_stage_expert = 0;
@@ -406,6 +401,8 @@ Result estimate(const Scenario& sc) {
     }
   }
   r.dp_bytes = dp_bytes_avg;
+  const double dp_s_gradients = dp_s;
+  double zero3_s = 0;
   if (p.zero_stage >= 3 && dp_group.ranks > 1) {
     // ZeRO-3 gathers parameters for every micro-batch's forward and backward (prefetched,
     // overlapped with compute) on top of the gradient reduce-scatter: 1.5x a DP all-reduce
@@ -413,16 +410,9 @@ Result estimate(const Scenario& sc) {
     const double ag_s = collective_cost(CollectiveOp::kAllGather, algo, max_stage_dense * sb.params,
                                         dp_group, fabric).time_s;
     const double per_mb_exposed = std::max(0.0, 2 * ag_s - mb_time);
-    dp_s = dp_s * 0.5 + micro_batches * per_mb_exposed + ag_s * 2 / std::max(1, micro_batches);
+    dp_s *= 0.5;  // reduce-scatter only
+    zero3_s = micro_batches * per_mb_exposed + ag_s * 2 / std::max(1, micro_batches);
     r.dp_bytes += micro_batches * 2 * max_stage_dense * sb.params * (dp_group.ranks - 1) / dp_group.ranks;
-  }
-  double dp_exposed = dp_s;
-  if (p.overlap.dp && dp_s > 0) {
-    // Reduction of each bucket starts when its gradients are ready during the last
-    // micro-batch's backward; the last bucket is always exposed.
-    const double last_bucket =
-        dp_s * std::min(1.0, dp_bucket_params(dp) / std::max(1.0, max_stage_params));
-    dp_exposed = std::max(last_bucket, dp_s - worst_b);
   }
 
   // ---- optimizer step ----
@@ -500,32 +490,6 @@ Result estimate(const Scenario& sc) {
   }
   offload_s += std::max(0.0, offload_act_s - micro_batches * mb_time);
 
-  // ---- step time and breakdown ----
-  const double step = steady + bubble + pp_exposed + dp_exposed + optimizer_s + offload_s;
-  r.step_time_s = step;
-  r.tokens_per_s = tokens_step / step;
-  r.model_tflops_per_gpu = flops.model / step / r.gpus / 1e12;
-  r.hardware_tflops_per_gpu = flops.hardware / step / r.gpus / 1e12;
-  r.mfu = flops.model / (step * r.gpus * peak);
-  r.hfu = flops.hardware / (step * r.gpus * peak);
-  r.bubble_fraction = pp > 1 ? bubble / (steady + bubble) : 0.0;
-  TimeBreakdown& bd = r.breakdown;
-  bd.compute_s = micro_batches * worst_compute;
-  bd.tp_comm_s = micro_batches * worst_tp;
-  bd.cp_comm_s = micro_batches * worst_cp;
-  bd.ep_comm_s = micro_batches * worst_ep;
-  bd.pp_comm_s = pp_exposed;
-  bd.dp_comm_s = dp_exposed;
-  bd.bubble_s = bubble;
-  bd.optimizer_s = optimizer_s;
-  bd.offload_s = offload_s;
-  r.exposed_comm_s = bd.tp_comm_s + bd.cp_comm_s + bd.ep_comm_s + bd.pp_comm_s + bd.dp_comm_s;
-  r.overlapped_comm_s = std::max(0.0, dp_s - dp_exposed);
-  const double layers_dev = devices.front().layers;
-  r.tp_bytes = micro_batches * layers_dev * (tp_fwd + tp_bwd) * tp_bytes_per_collective;
-  r.cp_bytes = micro_batches * layers_dev * cp_bytes_layer;
-  r.ep_bytes = micro_batches * devices.front().moe_layers * ep_bytes_layer;
-
   // ---- warnings and memory feasibility ----
   if (tp > gpn) r.warnings.push_back("plan.tp spans nodes: tensor-parallel traffic crosses the NICs");
   if (tp > m.kv_heads) r.warnings.push_back("plan.tp exceeds model.kv_heads: KV heads are replicated");
@@ -551,6 +515,108 @@ Result estimate(const Scenario& sc) {
                  " of host memory per node but cluster.host_memory is " + gib(c.host_memory_bytes);
     }
   }
+  const double layers_dev = devices.front().layers;
+  r.tp_bytes = micro_batches * layers_dev * (tp_fwd + tp_bwd) * tp_bytes_per_collective;
+  r.cp_bytes = micro_batches * layers_dev * cp_bytes_layer;
+  r.ep_bytes = micro_batches * devices.front().moe_layers * ep_bytes_layer;
+
+  // ---- what the step plays ----
+  w.schedule = schedule;
+  w.tp = tp;
+  w.pp = pp;
+  w.dp = dp;
+  w.cp = cp;
+  w.ep = ep;
+  w.vpp = vpp;
+  w.micro_batches = micro_batches;
+  w.p2p_bytes = pp > 1 ? act_bytes / tp : 0;
+  w.p2p_s = pp_p2p_s;
+  w.pp_pair = pp_pair;
+  w.fabric = fabric;
+  w.algo = algo;
+  w.dp_group = dp_group;
+  w.expert_dp_group = expert_dp_group;
+  w.grad_bytes_per_param = sb.grads;
+  w.dp_bucket_params = dp_bucket_params(dp);
+  w.overlap_dp = p.overlap.dp;
+  w.optimizer_s = optimizer_s;
+  w.offload_s = offload_s;
+  w.largest_stage_params = max_stage_params;
+  {
+    const double base = dp_time(nullptr);
+    w.dp_wire_ratio = base > 0 ? dp_s_gradients / base : 1.0;
+    for (int s = 0; s < pp; ++s) {
+      const double scale = max_stage_params > 0 ? (stage_dense[s] + stage_expert[s]) / max_stage_params : 0;
+      w.stages[s].dp_reduce_s = dp_s * scale;
+    }
+  }
+  w.zero3_gather_s = zero3_s;
+  r.micro_batches = micro_batches;
+  return true;
+}
+
+namespace {
+
+// The closed form of a workload: steady 1F1B-like state of the slowest stage, the schedule's
+// bubble formula, exposed transfers, the exposed part of the DP reduction, fixed costs.
+void compose_closed_form(const Scenario& sc, const Workload& w, Result& r) {
+  const StageWork* worst = &w.stages.front();
+  for (const StageWork& s : w.stages)
+    if (s.forward_s + s.backward_s > worst->forward_s + worst->backward_s) worst = &s;
+  const int m = w.micro_batches;
+  const double mb_time = worst->forward_s + worst->backward_s;
+  const double steady = m * mb_time;
+  const BubbleInputs bin{w.pp, w.vpp, m, worst->forward_s, worst->backward_s, worst->backward_weight_s};
+  const double bubble = bubble_time_s(w.schedule, bin);
+  double pp_exposed = 0;
+  if (w.pp > 1) {
+    // Fill and drain put 2(p-1) transfers on the critical path; without overlap every
+    // micro-batch also waits for its send and receive.
+    pp_exposed = 2.0 * (w.pp - 1) * w.p2p_s;
+    if (!sc.plan.overlap.pp) pp_exposed += 2.0 * m * w.p2p_s * w.vpp;
+  }
+  double dp_s = 0;
+  for (const StageWork& s : w.stages) dp_s = std::max(dp_s, s.dp_reduce_s);
+  dp_s += w.zero3_gather_s;
+  double dp_exposed = dp_s;
+  if (w.overlap_dp && dp_s > 0) {
+    // Reduction of each bucket starts when its gradients are ready during the last
+    // micro-batch's backward; the last bucket is always exposed.
+    const double last_bucket =
+        dp_s * std::min(1.0, w.dp_bucket_params / std::max(1.0, w.largest_stage_params));
+    dp_exposed = std::max(last_bucket, dp_s - worst->backward_s);
+  }
+  const double step = steady + bubble + pp_exposed + dp_exposed + w.optimizer_s + w.offload_s;
+  const double peak = sc.cluster.gpu.peak_flops(sc.plan.precision);
+  r.step_time_s = step;
+  r.tokens_per_s = r.tokens_per_step / step;
+  r.model_tflops_per_gpu = r.model_flops_per_step / step / r.gpus / 1e12;
+  r.hardware_tflops_per_gpu = r.hardware_flops_per_step / step / r.gpus / 1e12;
+  r.mfu = r.model_flops_per_step / (step * r.gpus * peak);
+  r.hfu = r.hardware_flops_per_step / (step * r.gpus * peak);
+  r.bubble_fraction = w.pp > 1 ? bubble / (steady + bubble) : 0.0;
+  TimeBreakdown& bd = r.breakdown;
+  bd.compute_s = m * (worst->forward_compute_s + worst->backward_compute_s);
+  bd.tp_comm_s = m * worst->tp_comm_s;
+  bd.cp_comm_s = m * worst->cp_comm_s;
+  bd.ep_comm_s = m * worst->ep_comm_s;
+  bd.pp_comm_s = pp_exposed;
+  bd.dp_comm_s = dp_exposed;
+  bd.bubble_s = bubble;
+  bd.optimizer_s = w.optimizer_s;
+  bd.offload_s = w.offload_s;
+  r.exposed_comm_s = bd.tp_comm_s + bd.cp_comm_s + bd.ep_comm_s + bd.pp_comm_s + bd.dp_comm_s;
+  r.overlapped_comm_s = std::max(0.0, dp_s - dp_exposed);
+}
+
+}  // namespace
+
+Result estimate(const Scenario& sc) {
+  Result r;
+  r.fidelity = "estimate";
+  Workload w;
+  if (!build_workload(sc, w, r)) return r;
+  compose_closed_form(sc, w, r);
   return r;
 }
 
