@@ -87,15 +87,28 @@ CollectiveCost tree(CollectiveOp op, double bytes, const GroupShape& g, const Fa
 CollectiveCost halving_doubling(CollectiveOp op, double bytes, const GroupShape& g,
                                 const FabricTerms& f) {
   // Rabenseifner: recursive halving reduce-scatter + recursive doubling all-gather,
-  // 2 log2(n) a + 2(n-1)/n S/B; a non-power-of-two n costs one extra exchange of S.
+  // 2 log2(n) a + 2(n-1)/n S/B; a non-power-of-two n costs one extra exchange of S. Across
+  // nodes the partners at distance 1, 2, 4, ... are inside the node first: (k-1)/k S crosses
+  // NVLink and only (m-1)/(m k) S each GPU's own NIC (k ranks per node, m nodes), the
+  // hierarchical algorithm's bandwidth term.
   CollectiveCost c;
   c.algo = CollectiveAlgo::kHalvingDoubling;
   const int n = g.ranks;
   const double passes = ring_passes(op);
   const bool pow2 = (n & (n - 1)) == 0;
-  c.latency_s = passes * log2_ceil(n) * step_latency(g, f) + (pow2 ? 0 : 2 * step_latency(g, f));
-  c.bandwidth_s = passes * (n - 1) / static_cast<double>(n) * bytes / ring_bandwidth(g, f) +
-                  (pow2 ? 0 : 2 * bytes / ring_bandwidth(g, f));
+  const double extra_s = pow2 ? 0 : 2 * step_latency(g, f);
+  const double extra_b = pow2 ? 0 : 2 * bytes / ring_bandwidth(g, f);
+  if (g.nodes > 1 && g.ranks_per_node > 1) {
+    const int k = g.ranks_per_node, m = g.nodes;
+    const double bn = f.nic_bandwidth_per_gpu_bytes_per_s / f.oversubscription;
+    c.latency_s = passes * (log2_ceil(k) * f.intra_latency_s + log2_ceil(m) * f.net_latency_s) + extra_s;
+    c.bandwidth_s = passes * ((k - 1) / static_cast<double>(k) * bytes / f.intra_bandwidth_bytes_per_s +
+                              (m - 1) / static_cast<double>(m) * bytes / k / bn) +
+                    extra_b;
+  } else {
+    c.latency_s = passes * log2_ceil(n) * step_latency(g, f) + extra_s;
+    c.bandwidth_s = passes * (n - 1) / static_cast<double>(n) * bytes / ring_bandwidth(g, f) + extra_b;
+  }
   c.time_s = c.latency_s + c.bandwidth_s;
   return c;
 }

@@ -4,6 +4,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <mutex>
 #include <set>
 #include <sstream>
 
@@ -42,7 +44,20 @@ struct PresetResolver {
     for (const auto& dir : dirs) {
       fs::path file = fs::path(dir) / kind / (name + ".json");
       std::error_code ec;
-      if (fs::is_regular_file(file, ec)) return read_json_file(file.string(), kind + " preset");
+      if (!fs::is_regular_file(file, ec)) continue;
+      // Sweeps resolve thousands of scenarios naming the same presets: read each file once.
+      static std::mutex cache_mutex;
+      static std::map<std::string, json> cache;
+      const std::string key = fs::absolute(file, ec).string();
+      {
+        std::lock_guard<std::mutex> lock(cache_mutex);
+        auto it = cache.find(key);
+        if (it != cache.end()) return it->second;
+      }
+      json loaded = read_json_file(file.string(), kind + " preset");
+      std::lock_guard<std::mutex> lock(cache_mutex);
+      cache.emplace(key, loaded);
+      return loaded;
     }
     std::string names;
     for (const auto& n : list_presets(kind, options)) names += (names.empty() ? "" : ", ") + n;
@@ -184,6 +199,8 @@ ModelSpec parse_model(const json& j, const std::string& path) {
   return m;
 }
 
+}  // namespace
+
 ClusterSpec parse_cluster(const json& j, const std::string& path) {
   JsonReader r(j, path);
   using units::Kind;
@@ -217,6 +234,25 @@ ClusterSpec parse_cluster(const json& j, const std::string& path) {
     c.network.latency_s = n.quantity_or("latency", Kind::kTime, 5e-6, 0, 1);
     c.network.oversubscription = n.number_or("oversubscription", 1.0, 1.0, 1024.0);
     c.network.efficiency = n.number_or("efficiency", 0.85, 0.01, 1.0);
+    c.network.routing = n.choice_or("routing", {"ecmp", "dmodk"}, "ecmp");
+    c.network.switch_radix = static_cast<int>(n.integer_or("switch_radix", 0, 0, 4096));
+    c.network.fat_tree_tiers = static_cast<int>(n.integer_or("fat_tree_tiers", 0, 0, 3));
+    c.network.dragonfly_nodes_per_router =
+        static_cast<int>(n.integer_or("dragonfly_nodes_per_router", 0, 0, 4096));
+    if (const json* dims = n.raw("torus_dims")) {
+      const std::string dpath = n.child_path("torus_dims");
+      if (!dims->is_array() || dims->size() < 2 || dims->size() > 3)
+        throw ScenarioError(dpath, "expected a list of 2 or 3 dimensions");
+      int64_t product = 1;
+      for (std::size_t i = 0; i < dims->size(); ++i) {
+        const int64_t d = json_to_integer((*dims)[i], dpath + "[" + std::to_string(i) + "]", 1, 65536);
+        product *= d;
+        c.network.torus_dims.push_back(static_cast<int>(d));
+      }
+      if (product != c.nodes)
+        throw ScenarioError(dpath, "the torus dimensions multiply to " + std::to_string(product) +
+                                       ", expected cluster.nodes (" + std::to_string(c.nodes) + ")");
+    }
     n.finish(kDocKeys);
   } else if (c.nodes > 1) {
     r.fail("network", "missing (required when nodes > 1): {topology, nic_bandwidth, ...}");
@@ -226,6 +262,13 @@ ClusterSpec parse_cluster(const json& j, const std::string& path) {
   r.finish(kDocKeys);
   return c;
 }
+
+json resolve_cluster_json(const json& cluster, const LoadOptions& options, const std::string& origin_dir) {
+  json wrapper = {{"cluster", cluster}};
+  return resolve_scenario_json(wrapper, options, origin_dir)["cluster"];
+}
+
+namespace {
 
 ParallelPlan parse_plan(const json& j, const std::string& path) {
   JsonReader r(j, path);
@@ -520,7 +563,13 @@ json to_json(const Scenario& s) {
                           {"nics_per_node", c.network.nics_per_node},
                           {"latency", c.network.latency_s},
                           {"oversubscription", c.network.oversubscription},
-                          {"efficiency", c.network.efficiency}};
+                          {"efficiency", c.network.efficiency},
+                          {"routing", c.network.routing}};
+  if (c.network.switch_radix) cluster["network"]["switch_radix"] = c.network.switch_radix;
+  if (c.network.fat_tree_tiers) cluster["network"]["fat_tree_tiers"] = c.network.fat_tree_tiers;
+  if (!c.network.torus_dims.empty()) cluster["network"]["torus_dims"] = c.network.torus_dims;
+  if (c.network.dragonfly_nodes_per_router)
+    cluster["network"]["dragonfly_nodes_per_router"] = c.network.dragonfly_nodes_per_router;
   json compression = json::array();
   for (const auto& st : p.compression)
     compression.push_back({{"from_step", st.from_step}, {"method", st.method},

@@ -34,6 +34,11 @@ nlohmann::json read_json_file(const std::string& file_path, const std::string& w
 nlohmann::json resolve_scenario_json(nlohmann::json raw, const LoadOptions& options,
                                      const std::string& origin_dir = "");
 
+// A cluster alone: expand its presets (resolve_cluster_json), then read it strictly.
+nlohmann::json resolve_cluster_json(const nlohmann::json& cluster, const LoadOptions& options,
+                                    const std::string& origin_dir = "");
+ClusterSpec parse_cluster(const nlohmann::json& resolved_cluster, const std::string& path = "cluster");
+
 // Strictly converts a resolved scenario JSON into a Scenario.
 Scenario parse_scenario(const nlohmann::json& resolved);
 

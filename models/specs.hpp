@@ -71,6 +71,12 @@ struct NetworkSpec {
   double latency_s = 0;
   double oversubscription = 1.0;  // >= 1; leaf-to-spine taper of a fat-tree
   double efficiency = 0.85;
+  std::string routing = "ecmp";  // "ecmp" (flow hash) or "dmodk" (destination-mod-k)
+  // Shape parameters for the topology builders (0 / empty = the builder's default).
+  int switch_radix = 0;
+  int fat_tree_tiers = 0;
+  std::vector<int> torus_dims;
+  int dragonfly_nodes_per_router = 0;
 };
 
 struct ClusterSpec {

@@ -1,0 +1,317 @@
+// `trainsim sweep SWEEP.json`: evaluates every plan of a sweep with the estimate tier, appends
+// one JSON row per plan as it finishes, simulates the best ones in child processes, and prints
+// the best plans, the Pareto front and why plans were rejected. Shards over mpirun ranks or a
+// batch scheduler's array tasks; --resume continues a killed sweep.
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <stdexcept>
+#include <string>
+#include <algorithm>
+#include <thread>
+
+#include "cli/child_runs.hpp"
+#include "cli/cli_args.hpp"
+#include "cli/command_registry.hpp"
+#include "cli/plan_row.hpp"
+#include "cli/sweep_rows.hpp"
+#include "models/estimate.hpp"
+#include "models/scenario_error.hpp"
+#include "models/sweep_spec.hpp"
+
+namespace trainsim::cli {
+namespace {
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+constexpr const char* kHelp =
+    R"(usage: trainsim sweep SWEEP.json [--out PREFIX] [--resume] [-j N] [--simulate-top K]
+                      [--all] [--quiet] [--merge-timeout S]
+
+Evaluates every plan of a sweep file (see README "Sweeps") with the estimate tier, in this
+process; then simulates the best K plans (by the objective) each in a child process, N at once.
+
+Output (PREFIX defaults to the sweep's name in the current folder):
+  PREFIX.rows.jsonl       one JSON row per plan, appended and flushed as each finishes
+  PREFIX.csv              the same rows as CSV
+  PREFIX.simulated.jsonl  the simulated rows
+  PREFIX.summary.txt      best plans, Pareto front (throughput, peak memory, GPUs), rejections
+
+options:
+  --resume            continue a killed sweep: rows already written are kept, none is run twice
+  -j N                child processes at once for the simulate stage (default: cores)
+  --simulate-top K    simulate the best K plans (default: the sweep's simulate_top, else 0)
+  --all               simulate every feasible plan
+  --quiet             no progress on stderr
+  --merge-timeout S   under mpirun, how long rank 0 waits for the other ranks (default 3600)
+  --slow-ms MS        sleep MS per plan (a testing aid for kill/resume tests)
+
+Sharding: under `mpirun -np K trainsim sweep ...` (OMPI_COMM_WORLD_RANK/SIZE) or a batch array
+(SLURM_ARRAY_TASK_ID/SLURM_ARRAY_TASK_COUNT) each rank takes plans i with i % K == rank and
+writes PREFIX.rank<r>of<K>.jsonl; under mpirun rank 0 merges them; array pieces are merged with
+`trainsim sweep-merge PREFIX`.
+)";
+
+struct Shard {
+  int rank = 0;
+  int count = 1;
+  bool mpi = false;
+};
+
+Shard detect_shard() {
+  Shard s;
+  auto env_int = [](const char* name) -> int {
+    const char* v = std::getenv(name);
+    return v ? std::atoi(v) : -1;
+  };
+  if (env_int("OMPI_COMM_WORLD_SIZE") > 1) {
+    s.rank = env_int("OMPI_COMM_WORLD_RANK");
+    s.count = env_int("OMPI_COMM_WORLD_SIZE");
+    s.mpi = true;
+  } else if (env_int("PMI_SIZE") > 1) {
+    s.rank = env_int("PMI_RANK");
+    s.count = env_int("PMI_SIZE");
+    s.mpi = true;
+  } else if (env_int("SLURM_ARRAY_TASK_COUNT") > 1 && env_int("SLURM_ARRAY_TASK_ID") >= 0) {
+    const int min = std::max(0, env_int("SLURM_ARRAY_TASK_MIN"));
+    s.rank = env_int("SLURM_ARRAY_TASK_ID") - min;
+    s.count = env_int("SLURM_ARRAY_TASK_COUNT");
+  }
+  if (s.rank < 0 || s.rank >= s.count) s = Shard{};
+  return s;
+}
+
+class Progress {
+ public:
+  Progress(std::size_t total, bool quiet) : total_(total), quiet_(quiet), tty_(isatty(2)) {
+    start_ = last_ = std::chrono::steady_clock::now();
+  }
+  void tick(std::size_t done) {
+    if (quiet_) return;
+    const auto now = std::chrono::steady_clock::now();
+    const double since = std::chrono::duration<double>(now - last_).count();
+    if (done < total_ && since < (tty_ ? 0.1 : 5.0)) return;
+    last_ = now;
+    const double elapsed = std::chrono::duration<double>(now - start_).count();
+    const double rate = elapsed > 0 ? done / elapsed : 0;
+    const double eta = rate > 0 ? (total_ - done) / rate : 0;
+    if (tty_) {
+      const int width = 30;
+      const int filled = total_ ? static_cast<int>(width * done / total_) : width;
+      std::fprintf(stderr, "\r[%s%s] %zu/%zu  %.0f plans/s  ETA %.0f s ", std::string(filled, '#').c_str(),
+                   std::string(width - filled, '.').c_str(), done, total_, rate, eta);
+      if (done >= total_) std::fprintf(stderr, "\n");
+    } else {
+      std::fprintf(stderr, "sweep: %zu/%zu plans, %.0f plans/s, ETA %.0f s\n", done, total_, rate, eta);
+    }
+  }
+
+ private:
+  std::size_t total_;
+  bool quiet_, tty_;
+  std::chrono::steady_clock::time_point start_, last_;
+};
+
+void write_outputs(const std::string& prefix, const std::map<long long, json>& rows, const SweepSpec& spec,
+                   const std::string& extra) {
+  write_rows_csv(prefix + ".csv", rows);
+  const std::string summary = summarize_rows(rows, spec.maximize, spec.objective.text(), spec.top_k) + extra;
+  std::ofstream(prefix + ".summary.txt") << summary;
+  std::cout << summary;
+}
+
+int run(int argc, char** argv) {
+  std::string sweep_file, prefix;
+  bool resume = false, quiet = false, all = false;
+  int jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  int simulate_top = -1;
+  int slow_ms = 0;
+  double merge_timeout_s = 3600;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--help" || a == "-h") {
+      std::fputs(kHelp, stdout);
+      return kExitOk;
+    } else if (a == "--out") {
+      prefix = option_value(argc, argv, i);
+    } else if (a == "--resume") {
+      resume = true;
+    } else if (a == "--quiet") {
+      quiet = true;
+    } else if (a == "--all") {
+      all = true;
+    } else if (a == "-j" || a == "--jobs") {
+      jobs = static_cast<int>(parse_int_option(a, option_value(argc, argv, i), 1, 1024));
+    } else if (a == "--simulate-top") {
+      simulate_top = static_cast<int>(parse_int_option(a, option_value(argc, argv, i), 0, 1000000));
+    } else if (a == "--slow-ms") {
+      slow_ms = static_cast<int>(parse_int_option(a, option_value(argc, argv, i), 0, 60000));
+    } else if (a == "--merge-timeout") {
+      merge_timeout_s = static_cast<double>(parse_int_option(a, option_value(argc, argv, i), 0, 86400 * 7));
+    } else if (!a.empty() && a[0] == '-') {
+      throw ScenarioError(a, "unknown option; see trainsim sweep --help");
+    } else if (sweep_file.empty()) {
+      sweep_file = a;
+    } else {
+      throw ScenarioError(a, "only one sweep file may be given");
+    }
+  }
+  if (sweep_file.empty()) throw ScenarioError("SWEEP", "missing; see trainsim sweep --help");
+  LoadOptions options;
+  options.preset_dirs = default_preset_dirs();
+  const SweepSpec spec = load_sweep_file(sweep_file, options);
+  if (prefix.empty()) prefix = spec.name;
+  if (simulate_top < 0) simulate_top = spec.simulate_top;
+  const std::vector<PlanOverrides> plans = expand_sweep(spec, options);
+  const Shard shard = detect_shard();
+  const std::string rows_path =
+      shard.count > 1 ? prefix + ".rank" + std::to_string(shard.rank) + "of" + std::to_string(shard.count) + ".jsonl"
+                      : prefix + ".rows.jsonl";
+
+  // The base resolved once; each plan applies its overrides to a copy.
+  const json base_resolved = resolve_scenario_json(spec.base_raw, options, spec.base_dir);
+  RowWriter writer(rows_path, resume);
+  std::size_t mine = 0;
+  for (std::size_t i = 0; i < plans.size(); ++i)
+    if (static_cast<int>(i % shard.count) == shard.rank) ++mine;
+  Progress progress(mine, quiet);
+  std::size_t done = 0;
+  for (std::size_t i = 0; i < plans.size(); ++i) {
+    if (static_cast<int>(i % shard.count) != shard.rank) continue;
+    ++done;
+    if (writer.done().count(static_cast<long long>(i))) continue;
+    json raw = base_resolved;
+    json overrides = json::object();
+    for (const auto& [path, value] : plans[i]) {
+      apply_override(raw, path, value.dump());
+      overrides[path] = value;
+    }
+    json row;
+    try {
+      const json resolved = resolve_scenario_json(raw, options, spec.base_dir);
+      const Scenario scenario = parse_scenario(resolved);
+      const Result result = estimate(scenario);
+      row = make_row(static_cast<long long>(i), overrides, scenario, result);
+      judge_row(row, to_json(scenario), spec.constraints, spec.objective);
+    } catch (const ScenarioError& e) {
+      // An axis value the loader rejects is a row with its reason, not the end of the sweep.
+      row = {{"index", static_cast<long long>(i)}, {"overrides", overrides}, {"feasible", false},
+             {"reason", std::string("invalid: ") + e.what()}, {"meets_constraints", false},
+             {"objective", nullptr}};
+    }
+    writer.add(row);
+    if (slow_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(slow_ms));
+    progress.tick(done);
+  }
+  progress.tick(mine);
+  std::fstream(rows_path + ".done", std::ios::out) << "done\n";
+
+  if (shard.count > 1 && !shard.mpi) {
+    std::cerr << "sweep: shard " << shard.rank << " of " << shard.count << " done (" << rows_path
+              << "); merge with: trainsim sweep-merge " << prefix << "\n";
+    return kExitOk;
+  }
+  std::vector<std::string> pieces = {rows_path};
+  if (shard.count > 1) {
+    if (shard.rank != 0) return kExitOk;
+    // Rank 0 waits for the other ranks' markers, then merges everything.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(merge_timeout_s);
+    for (int r = 1; r < shard.count; ++r) {
+      const std::string piece = prefix + ".rank" + std::to_string(r) + "of" + std::to_string(shard.count) + ".jsonl";
+      while (!fs::exists(piece + ".done") && std::chrono::steady_clock::now() < deadline)
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      if (!fs::exists(piece + ".done")) std::cerr << "sweep: rank " << r << " did not finish; merging what it wrote\n";
+      if (fs::exists(piece)) pieces.push_back(piece);
+    }
+  }
+  std::map<long long, json> rows = read_rows(pieces);
+  if (shard.count > 1) write_rows_jsonl(prefix + ".rows.jsonl", rows);
+
+  // Simulate stage: the best K feasible plans, each in a child process.
+  std::string extra;
+  std::vector<const json*> best;
+  for (const auto& [i, row] : rows)
+    if (row.value("feasible", false) && row.value("meets_constraints", false) && row["objective"].is_number())
+      best.push_back(&row);
+  std::sort(best.begin(), best.end(), [&](const json* a, const json* b) {
+    const double x = (*a)["objective"].get<double>(), y = (*b)["objective"].get<double>();
+    if (x != y) return spec.maximize ? x > y : x < y;
+    return (*a)["index"].get<long long>() < (*b)["index"].get<long long>();
+  });
+  const std::size_t k = all ? best.size() : std::min<std::size_t>(best.size(), simulate_top);
+  if (k > 0) {
+    RowWriter sim_writer(prefix + ".simulated.jsonl", resume);
+    std::vector<ChildRun> runs;
+    std::vector<long long> indexes;
+    for (std::size_t n = 0; n < k; ++n) {
+      const long long i = (*best[n])["index"].get<long long>();
+      if (sim_writer.done().count(i)) continue;
+      json raw = base_resolved;
+      for (const auto& [path, value] : plans[static_cast<std::size_t>(i)]) apply_override(raw, path, value.dump());
+      runs.push_back({resolve_scenario_json(raw, options, spec.base_dir).dump(), "", "", -1});
+      indexes.push_back(i);
+    }
+    Progress sim_progress(runs.size(), quiet);
+    std::size_t finished = 0;
+    int failures = 0;
+    run_children(self_executable(argv[0]), runs, jobs, {"--fidelity", "simulate", "--json"}, [&](std::size_t n) {
+      json row = {{"index", indexes[n]}};
+      try {
+        row["simulate"] = json::parse(runs[n].output);
+      } catch (const std::exception&) {
+        row["error"] = runs[n].error.empty() ? "exit code " + std::to_string(runs[n].exit_code) : runs[n].error;
+        ++failures;
+      }
+      sim_writer.add(row);
+      sim_progress.tick(++finished);
+    });
+    extra = "\nsimulated " + std::to_string(runs.size()) + " plans in child processes (" +
+            std::to_string(failures) + " failed): " + prefix + ".simulated.jsonl\n";
+  }
+  write_outputs(prefix, rows, spec, extra);
+  return kExitOk;
+}
+
+const CommandRegistrar kRegistrar("sweep", "evaluate a sweep of plans; rows, CSV, Pareto front", run);
+
+int merge(int argc, char** argv) {
+  std::vector<std::string> inputs;
+  std::string prefix;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--help" || a == "-h") {
+      std::fputs("usage: trainsim sweep-merge PREFIX [ROWS.jsonl ...]\n\n"
+                 "Merges the shard files PREFIX.rank<r>of<K>.jsonl (and any rows files given) into\n"
+                 "PREFIX.rows.jsonl and PREFIX.csv, sorted by plan index, each plan once.\n", stdout);
+      return kExitOk;
+    }
+    if (prefix.empty()) prefix = a;
+    else inputs.push_back(a);
+  }
+  if (prefix.empty()) throw ScenarioError("PREFIX", "missing; see trainsim sweep-merge --help");
+  const fs::path dir = fs::path(prefix).has_parent_path() ? fs::path(prefix).parent_path() : fs::path(".");
+  const std::string stem = fs::path(prefix).filename().string() + ".rank";
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind(stem, 0) == 0 && entry.path().extension() == ".jsonl") inputs.push_back(entry.path().string());
+  }
+  if (inputs.empty()) throw ScenarioError(prefix, "no shard files " + stem + "*.jsonl found");
+  std::sort(inputs.begin(), inputs.end());
+  const auto rows = read_rows(inputs);
+  write_rows_jsonl(prefix + ".rows.jsonl", rows);
+  write_rows_csv(prefix + ".csv", rows);
+  std::cout << "merged " << rows.size() << " rows from " << inputs.size() << " files into " << prefix
+            << ".rows.jsonl and " << prefix << ".csv\n";
+  return kExitOk;
+}
+
+const CommandRegistrar kMergeRegistrar("sweep-merge", "merge sharded sweep rows", merge);
+
+}  // namespace
+}  // namespace trainsim::cli

@@ -1,0 +1,158 @@
+#include "sim/collective_engine.hpp"
+
+#include <algorithm>
+#include <memory>
+#include <vector>
+
+namespace trainsim::sim {
+
+double CollectiveResult::busbw_bytes_per_s() const {
+  return algbw_bytes_per_s() * bus_bandwidth_factor(op, ranks);
+}
+
+namespace {
+
+struct Running : std::enable_shared_from_this<Running> {
+  Platform* platform = nullptr;
+  CollectivePlan plan;
+  CollectiveResult result;
+  CollectiveEngine::Callback on_done;
+  uint64_t id = 0;
+  std::size_t stage = 0;
+  double stage_start_s = 0;
+  // flow stage
+  std::size_t outstanding = 0;
+  double max_bandwidth_s = 0;
+  // ring-step stage, per ring: last step whose send finished / whose chunk arrived, per rank
+  std::vector<std::vector<int>> send_done, recv_done;
+
+  void start_stage() {
+    if (stage >= plan.stages.size()) {
+      result.end_s = platform->now_s();
+      result.time_s = result.end_s - result.start_s;
+      if (on_done) on_done(result);
+      return;
+    }
+    stage_start_s = platform->now_s();
+    const auto& s = plan.stages[stage];
+    if (s.ring_steps)
+      start_ring_steps(s.steps);
+    else
+      start_flows(s.flow);
+  }
+
+  void finish_stage() {
+    ++stage;
+    start_stage();
+  }
+
+  void start_flows(const FlowStage& f) {
+    outstanding = f.transfers.size();
+    max_bandwidth_s = 0;
+    if (outstanding == 0) {
+      auto self = shared_from_this();
+      platform->after(f.latency_s, [self] { self->finish_stage(); });
+      return;
+    }
+    const Topology& topo = platform->topology();
+    for (std::size_t i = 0; i < f.transfers.size(); ++i) {
+      const Transfer& t = f.transfers[i];
+      const uint64_t salt = id * 0x9e3779b97f4a7c15ull + i;
+      const double route_latency = topo.route(t.src_gpu, t.dst_gpu, salt).latency_s;
+      auto self = shared_from_this();
+      platform->start_transfer(
+          t.src_gpu, t.dst_gpu, t.bytes,
+          [self, route_latency] {
+            // The flow paid its route latency once; the stage's latency is added below.
+            self->max_bandwidth_s =
+                std::max(self->max_bandwidth_s,
+                         self->platform->now_s() - self->stage_start_s - route_latency);
+            if (--self->outstanding == 0) {
+              const auto& st = self->plan.stages[self->stage].flow;
+              const double end = self->stage_start_s + self->max_bandwidth_s + st.latency_s;
+              self->platform->after(end - self->platform->now_s(),
+                                    [self] { self->finish_stage(); });
+            }
+          },
+          salt);
+    }
+  }
+
+  void start_ring_steps(const RingStepStage& s) {
+    outstanding = 0;
+    send_done.assign(s.rings.size(), {});
+    recv_done.assign(s.rings.size(), {});
+    for (std::size_t r = 0; r < s.rings.size(); ++r) {
+      send_done[r].assign(s.rings[r].size(), s.steps - 1);  // step 0 in flight (see try_advance)
+      recv_done[r].assign(s.rings[r].size(), -1);
+      outstanding += s.rings[r].size() * static_cast<std::size_t>(s.steps);
+    }
+    if (outstanding == 0 || s.steps == 0) {
+      finish_stage();
+      return;
+    }
+    for (std::size_t r = 0; r < s.rings.size(); ++r)
+      for (std::size_t i = 0; i < s.rings[r].size(); ++i) send_step(r, i, 0);
+  }
+
+  void send_step(std::size_t r, std::size_t i, int k) {
+    const auto& s = plan.stages[stage].steps;
+    const auto& ring = s.rings[r];
+    const std::size_t next = (i + 1) % ring.size();
+    auto self = shared_from_this();
+    const uint64_t salt = id * 0x9e3779b97f4a7c15ull + (r << 20) + i;
+    platform->start_transfer(
+        ring[i], ring[next], s.chunk_bytes,
+        [self, r, i, next, k] {
+          self->send_done[r][i] = k;
+          self->recv_done[r][next] = k;
+          if (--self->outstanding == 0) {
+            self->finish_stage();
+            return;
+          }
+          self->try_advance(r, i);
+          self->try_advance(r, next);
+        },
+        salt);
+  }
+
+  // Rank i starts step k+1 once its step-k send is done and the step-k chunk has arrived.
+  void try_advance(std::size_t r, std::size_t i) {
+    const auto& s = plan.stages[stage].steps;
+    const int k = send_done[r][i];
+    if (k + 1 >= s.steps || recv_done[r][i] < k) return;
+    send_done[r][i] = k + s.steps;  // mark "step k+1 in flight" (restored on its completion)
+    send_step(r, i, k + 1);
+  }
+};
+
+}  // namespace
+
+void CollectiveEngine::start(const PlanRequest& request, Callback on_done) {
+  start(make_plan(platform_.topology(), request), request, std::move(on_done));
+}
+
+void CollectiveEngine::start(CollectivePlan plan, const PlanRequest& request, Callback on_done) {
+  auto run = std::make_shared<Running>();
+  run->platform = &platform_;
+  run->id = next_id_++;
+  run->result.op = request.op;
+  run->result.algo = plan.algo;
+  run->result.ranks = static_cast<int>(request.group.size());
+  run->result.bytes = request.bytes;
+  run->result.start_s = platform_.now_s();
+  run->result.channels = plan.channels;
+  run->result.transfers = plan.transfer_count();
+  run->plan = std::move(plan);
+  run->on_done = std::move(on_done);
+  run->start_stage();
+}
+
+CollectiveResult CollectiveEngine::run_one(const PlanRequest& request) {
+  CollectiveResult out;
+  start(request, [&out](const CollectiveResult& r) { out = r; });
+  platform_.run();
+  return out;
+}
+
+}  // namespace trainsim::sim

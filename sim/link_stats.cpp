@@ -1,0 +1,97 @@
+#include "sim/link_stats.hpp"
+
+#include <algorithm>
+#include <map>
+#include <numeric>
+
+namespace trainsim::sim {
+
+std::string directed_link_name(const Topology& topo, DirectedLink link) {
+  return topo.links()[link_of(link)].name + (is_down(link) ? ":down" : ":up");
+}
+
+LinkStats::LinkStats(const Topology& topo)
+    : topo_(topo), bytes_(topo.links().size() * 2, 0.0), series_(topo.links().size() * 2) {}
+
+void LinkStats::add_transfer(const Route& route, double bytes) {
+  for (DirectedLink l : route.links) bytes_[l] += bytes;
+}
+
+void LinkStats::add_interval(DirectedLink link, double start_s, double end_s, double bytes) {
+  if (end_s <= start_s) return;
+  series_[link].push_back({start_s, end_s, bytes / (end_s - start_s)});
+}
+
+void LinkStats::reset() {
+  std::fill(bytes_.begin(), bytes_.end(), 0.0);
+  for (auto& s : series_) s.clear();
+}
+
+std::vector<LinkLoad> LinkStats::hottest(std::size_t count, double t0, double t1) const {
+  std::vector<int> idx(bytes_.size());
+  std::iota(idx.begin(), idx.end(), 0);
+  count = std::min(count, idx.size());
+  // Hottest = busiest relative to its bandwidth (bytes / bandwidth = seconds busy).
+  auto busy = [&](int l) { return bytes_[l] / topo_.links()[link_of(l)].bandwidth_bytes_per_s; };
+  std::partial_sort(idx.begin(), idx.begin() + count, idx.end(),
+                    [&](int a, int b) { return busy(a) > busy(b); });
+  std::vector<LinkLoad> out;
+  for (std::size_t i = 0; i < count && bytes_[idx[i]] > 0; ++i) {
+    const auto& l = topo_.links()[link_of(idx[i])];
+    LinkLoad load;
+    load.link = idx[i];
+    load.name = directed_link_name(topo_, idx[i]);
+    load.kind = l.kind;
+    load.bytes = bytes_[idx[i]];
+    load.bandwidth_bytes_per_s = l.bandwidth_bytes_per_s;
+    if (t1 > t0) load.busy_share = load.bytes / (l.bandwidth_bytes_per_s * (t1 - t0));
+    out.push_back(load);
+  }
+  return out;
+}
+
+const std::vector<UtilisationSample>& LinkStats::series(DirectedLink link) const {
+  return series_[link];
+}
+
+namespace {
+void write_escaped(std::ostream& out, const std::string& s) {
+  out << '"';
+  for (char c : s) {
+    if (c == '"' || c == '\\') out << '\\';
+    out << c;
+  }
+  out << '"';
+}
+}  // namespace
+
+void LinkStats::write_chrome_trace(std::ostream& out,
+                                   const std::vector<DirectedLink>& links) const {
+  // Chrome trace event format, counter events: {"ph":"C","name":...,"ts":us,"args":{...}}.
+  out << "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n";
+  bool first = true;
+  out << "{\"ph\":\"M\",\"pid\":1,\"name\":\"process_name\",\"args\":{\"name\":\"links\"}}";
+  first = false;
+  for (DirectedLink l : links) {
+    // Overlapping samples of several transfers add up: sweep their start/end points.
+    std::map<double, double> delta;
+    for (const auto& s : series_[l]) {
+      delta[s.start_s] += s.bytes_per_s;
+      delta[s.end_s] -= s.bytes_per_s;
+    }
+    const double bw = topo_.links()[link_of(l)].bandwidth_bytes_per_s;
+    const std::string name = directed_link_name(topo_, l);
+    double level = 0;
+    for (const auto& [t, d] : delta) {
+      level += d;
+      const double pct = std::max(0.0, level / bw * 100.0);
+      out << (first ? "" : ",\n") << "{\"ph\":\"C\",\"pid\":1,\"name\":";
+      write_escaped(out, name);
+      out << ",\"ts\":" << t * 1e6 << ",\"args\":{\"utilisation_pct\":" << pct << "}}";
+      first = false;
+    }
+  }
+  out << "\n]}\n";
+}
+
+}  // namespace trainsim::sim

@@ -1,0 +1,59 @@
+// Per-link traffic: bytes carried by each direction of each link (always on, O(route length)
+// per transfer) and, when sampling is enabled, utilisation over time as piecewise-constant
+// intervals, written as Chrome/Perfetto counter tracks ("ph": "C") for the hottest links.
+#pragma once
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "sim/topology.hpp"
+
+namespace trainsim::sim {
+
+struct LinkLoad {
+  DirectedLink link = 0;
+  std::string name;  // "<link name>:up" / ":down"
+  LinkKind kind = LinkKind::kSwitch;
+  double bytes = 0;
+  double bandwidth_bytes_per_s = 0;
+  double busy_share = 0;  // bytes / (bandwidth * window): mean utilisation over the window
+};
+
+struct UtilisationSample {
+  double start_s = 0;
+  double end_s = 0;
+  double bytes_per_s = 0;
+};
+
+class LinkStats {
+ public:
+  explicit LinkStats(const Topology& topo);
+
+  void add_transfer(const Route& route, double bytes);
+  // Utilisation series: the engine reports, per link, bytes moved during [start_s, end_s].
+  void enable_sampling(bool on) { sampling_ = on; }
+  bool sampling() const { return sampling_; }
+  void add_interval(DirectedLink link, double start_s, double end_s, double bytes);
+  void reset();
+
+  // The `count` links busiest relative to their bandwidth, with their mean utilisation over
+  // [window_start_s, window_end_s].
+  std::vector<LinkLoad> hottest(std::size_t count, double window_start_s,
+                                double window_end_s) const;
+  const std::vector<UtilisationSample>& series(DirectedLink link) const;
+
+  // Chrome trace JSON (Perfetto reads it): one counter track per link in `links`
+  // ("utilisation_%"), timestamps in microseconds.
+  void write_chrome_trace(std::ostream& out, const std::vector<DirectedLink>& links) const;
+
+ private:
+  const Topology& topo_;
+  std::vector<double> bytes_;  // per directed link
+  std::vector<std::vector<UtilisationSample>> series_;
+  bool sampling_ = false;
+};
+
+std::string directed_link_name(const Topology& topo, DirectedLink link);
+
+}  // namespace trainsim::sim

@@ -1,0 +1,499 @@
+#include "sim/topology.hpp"
+
+#include <algorithm>
+#include <boost/graph/adjacency_list.hpp>
+#include <boost/graph/push_relabel_max_flow.hpp>
+#include <cmath>
+#include <limits>
+#include <unordered_map>
+
+#include "models/scenario_error.hpp"
+
+namespace trainsim::sim {
+namespace {
+
+struct EdgeProps {
+  int link = -1;  // TopologyLink index; -1 for a GPU-NIC attachment with no modelled link
+};
+using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::undirectedS,
+                                    boost::no_property, EdgeProps>;
+
+uint64_t mix(uint64_t x) {
+  // splitmix64 finaliser: a cheap well-spread hash for ECMP choices.
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+}  // namespace
+
+struct Topology::Impl {
+  Graph graph;
+  // dist_to[dst switch] = hops from every vertex (switches only; others max) to dst.
+  mutable std::unordered_map<int, std::vector<uint16_t>> dist_to;
+
+  const std::vector<uint16_t>& distances(int dst, const std::vector<TopologyVertex>& vs) const {
+    auto it = dist_to.find(dst);
+    if (it != dist_to.end()) return it->second;
+    // BFS over switch vertices only (routes never transit a node).
+    std::vector<uint16_t> d(vs.size(), std::numeric_limits<uint16_t>::max());
+    std::vector<int> queue{dst};
+    d[dst] = 0;
+    for (std::size_t head = 0; head < queue.size(); ++head) {
+      const int u = queue[head];
+      for (auto [e, end] = boost::out_edges(u, graph); e != end; ++e) {
+        const int v = static_cast<int>(boost::target(*e, graph));
+        if (vs[v].kind != VertexKind::kSwitch || d[v] != std::numeric_limits<uint16_t>::max())
+          continue;
+        d[v] = d[u] + 1;
+        queue.push_back(v);
+      }
+    }
+    return dist_to.emplace(dst, std::move(d)).first->second;
+  }
+};
+
+const char* to_string(LinkKind kind) {
+  switch (kind) {
+    case LinkKind::kNvlink:
+      return "nvlink";
+    case LinkKind::kNic:
+      return "nic";
+    case LinkKind::kSwitch:
+      return "switch";
+    case LinkKind::kPcie:
+      return "pcie";
+  }
+  return "?";
+}
+const char* to_string(RoutingPolicy p) { return p == RoutingPolicy::kEcmpHash ? "ecmp" : "dmodk"; }
+RoutingPolicy routing_policy_from_string(const std::string& name, const std::string& path) {
+  if (name == "ecmp") return RoutingPolicy::kEcmpHash;
+  if (name == "dmodk") return RoutingPolicy::kDestinationMod;
+  throw ScenarioError(path, "unknown routing policy \"" + name + "\"; expected one of ecmp, dmodk");
+}
+
+Topology::Topology(const ClusterSpec& cluster, const TopologyOptions& options)
+    : cluster_(cluster), options_(options), impl_(std::make_unique<Impl>()) {
+  if (cluster_.nodes < 1 || cluster_.gpus_per_node < 1)
+    throw ScenarioError("cluster", "a cluster needs at least one node and one GPU per node");
+  if (options_.switch_radix < 2) throw ScenarioError("switch_radix", "must be at least 2");
+  build();
+}
+Topology::~Topology() = default;
+Topology::Topology(Topology&&) noexcept = default;
+Topology& Topology::operator=(Topology&&) noexcept = default;
+
+int Topology::add_vertex(VertexKind kind, int node, int level, int index, std::string name) {
+  vertices_.push_back(TopologyVertex{kind, node, level, index, std::move(name)});
+  boost::add_vertex(impl_->graph);
+  max_level_ = std::max(max_level_, level);
+  return static_cast<int>(vertices_.size()) - 1;
+}
+
+int Topology::add_link(LinkKind kind, int a, int b, double bw, double latency, std::string name) {
+  links_.push_back(TopologyLink{std::move(name), kind, a, b, bw, latency});
+  const int id = static_cast<int>(links_.size()) - 1;
+  boost::add_edge(a, b, EdgeProps{id}, impl_->graph);
+  return id;
+}
+
+int Topology::nic_index_of(int gpu) const {
+  const int nics = std::max(1, cluster_.network.nics_per_node);
+  return local_of(gpu) * nics / cluster_.gpus_per_node;
+}
+int Topology::cpu_vertex(int node) const { return cpu_of_node_.empty() ? -1 : cpu_of_node_[node]; }
+
+int Topology::leaf_of_gpu(int gpu) const {
+  if (nic_link_.empty()) return -1;
+  const int nics = std::max(1, cluster_.network.nics_per_node);
+  const int l = nic_link_[node_of(gpu) * nics + nic_index_of(gpu)];
+  return l < 0 ? -1 : links_[l].b;
+}
+
+void Topology::build() {
+  const int G = cluster_.total_gpus();
+  for (int g = 0; g < G; ++g)
+    add_vertex(VertexKind::kGpu, node_of(g), 0, local_of(g), "gpu" + std::to_string(g));
+  build_node_local();
+  const bool has_network = cluster_.network.nic_bandwidth_bytes_per_s > 0;
+  if (!has_network) {
+    if (cluster_.nodes > 1)
+      throw ScenarioError("cluster.network", "a multi-node cluster needs a network");
+    kind_ = "single-node";
+    return;
+  }
+  const std::string& t = cluster_.network.topology;
+  kind_ = t.empty() ? "fat-tree" : t;
+  if (kind_ == "fat-tree")
+    build_fat_tree(false);
+  else if (kind_ == "rail-optimized")
+    build_fat_tree(true);
+  else if (kind_ == "single-switch")
+    build_single_switch();
+  else if (kind_ == "dragonfly")
+    build_dragonfly();
+  else if (kind_ == "torus")
+    build_torus();
+  else
+    throw ScenarioError("cluster.network.topology",
+                        "unknown topology \"" + kind_ +
+                            "\"; expected one of fat-tree, rail-optimized, dragonfly, torus, "
+                            "single-switch");
+}
+
+void Topology::build_node_local() {
+  const int N = cluster_.nodes, g = cluster_.gpus_per_node;
+  nvlink_of_gpu_.assign(cluster_.total_gpus(), -1);
+  pcie_of_gpu_.assign(cluster_.total_gpus(), -1);
+  // NVLink figures count both directions; one direction of a GPU's NVSwitch link carries half,
+  // times the sustained share (same as models' fabric_terms()).
+  const double nvl_bw =
+      cluster_.intra_node.bandwidth_bytes_per_s / 2 * cluster_.intra_node.efficiency;
+  const double nvl_lat = cluster_.intra_node.latency_s / 2;  // GPU->switch->GPU = latency_s
+  if (g > 1 && nvl_bw > 0) {
+    nvswitch_base_ = static_cast<int>(vertices_.size());
+    for (int n = 0; n < N; ++n)
+      add_vertex(VertexKind::kNvSwitch, n, 0, 0, "node" + std::to_string(n) + "_nvswitch");
+    for (int gpu = 0; gpu < N * g; ++gpu)
+      nvlink_of_gpu_[gpu] = add_link(LinkKind::kNvlink, gpu, nvswitch_base_ + node_of(gpu), nvl_bw,
+                                     nvl_lat, "nvlink_gpu" + std::to_string(gpu));
+  }
+  if (options_.pcie_links && cluster_.pcie_bandwidth_bytes_per_s > 0) {
+    for (int n = 0; n < N; ++n)
+      cpu_of_node_.push_back(
+          add_vertex(VertexKind::kCpu, n, 0, 0, "node" + std::to_string(n) + "_cpu"));
+    for (int gpu = 0; gpu < N * g; ++gpu)
+      pcie_of_gpu_[gpu] =
+          add_link(LinkKind::kPcie, gpu, cpu_of_node_[node_of(gpu)],
+                   cluster_.pcie_bandwidth_bytes_per_s, 1e-6, "pcie_gpu" + std::to_string(gpu));
+  }
+  if (cluster_.network.nic_bandwidth_bytes_per_s > 0) {
+    const int nics = std::max(1, cluster_.network.nics_per_node);
+    nic_vertex_.resize(static_cast<std::size_t>(N) * nics);
+    nic_link_.assign(static_cast<std::size_t>(N) * nics, -1);
+    for (int n = 0; n < N; ++n)
+      for (int k = 0; k < nics; ++k)
+        nic_vertex_[n * nics + k] = add_vertex(
+            VertexKind::kNic, n, 0, k, "node" + std::to_string(n) + "_nic" + std::to_string(k));
+    for (int gpu = 0; gpu < N * g; ++gpu)  // GPUDirect path via the PCIe switch: not a bottleneck
+      boost::add_edge(gpu, nic_vertex_[node_of(gpu) * nics + nic_index_of(gpu)], EdgeProps{-1},
+                      impl_->graph);
+  }
+}
+
+namespace {
+double port_bandwidth(const ClusterSpec& c) {
+  return c.network.nic_bandwidth_bytes_per_s * c.network.efficiency;
+}
+}  // namespace
+
+void Topology::build_single_switch() {
+  const int sw = add_vertex(VertexKind::kSwitch, -1, 1, 0, "switch0");
+  const int nics = std::max(1, cluster_.network.nics_per_node);
+  for (std::size_t i = 0; i < nic_vertex_.size(); ++i)
+    nic_link_[i] = add_link(LinkKind::kNic, nic_vertex_[i], sw, port_bandwidth(cluster_),
+                            cluster_.network.latency_s / 2,
+                            "nic_node" + std::to_string(i / nics) + "_" + std::to_string(i % nics));
+}
+
+void Topology::build_fat_tree(bool rail_optimized) {
+  const int N = cluster_.nodes;
+  const int nics = std::max(1, cluster_.network.nics_per_node);
+  const int down_ports = std::max(1, options_.switch_radix / 2);
+  std::vector<int> leaves;
+  std::vector<int> leaf_of_nic(nic_vertex_.size());
+  if (rail_optimized) {
+    // NIC r of every node on rail r's leaf; one leaf per rail per down_ports nodes (a DGX
+    // SuperPOD "scalable unit" is 32 nodes on 8 rail leaves).
+    const int groups = (N + down_ports - 1) / down_ports;
+    for (int grp = 0; grp < groups; ++grp)
+      for (int r = 0; r < nics; ++r)
+        leaves.push_back(add_vertex(VertexKind::kSwitch, -1, 1, static_cast<int>(leaves.size()),
+                                    "leaf_su" + std::to_string(grp) + "_rail" + std::to_string(r)));
+    for (int n = 0; n < N; ++n)
+      for (int r = 0; r < nics; ++r)
+        leaf_of_nic[n * nics + r] = leaves[(n / down_ports) * nics + r];
+  } else {
+    const int nodes_per_leaf = std::max(1, down_ports / nics);
+    const int count = (N + nodes_per_leaf - 1) / nodes_per_leaf;
+    for (int i = 0; i < count; ++i)
+      leaves.push_back(add_vertex(VertexKind::kSwitch, -1, 1, i, "leaf" + std::to_string(i)));
+    for (int n = 0; n < N; ++n)
+      for (int r = 0; r < nics; ++r) leaf_of_nic[n * nics + r] = leaves[n / nodes_per_leaf];
+  }
+  for (std::size_t i = 0; i < nic_vertex_.size(); ++i)
+    nic_link_[i] = add_link(LinkKind::kNic, nic_vertex_[i], leaf_of_nic[i],
+                            port_bandwidth(cluster_), cluster_.network.latency_s / 2,
+                            "nic_node" + std::to_string(i / nics) + "_" + std::to_string(i % nics));
+  int tiers = options_.fat_tree_tiers;
+  if (tiers <= 0)
+    tiers =
+        leaves.size() <= 1 ? 1 : (static_cast<int>(leaves.size()) <= options_.switch_radix ? 2 : 3);
+  build_upper_tiers(leaves, tiers);
+}
+
+void Topology::build_upper_tiers(const std::vector<int>& leaves, int tiers) {
+  if (tiers <= 1) {
+    if (leaves.size() > 1) {  // one big switch above all leaves
+      const int top = add_vertex(VertexKind::kSwitch, -1, 2, 0, "spine0");
+      for (int leaf : leaves)
+        add_link(LinkKind::kSwitch, leaf, top, 1e18, options_.switch_hop_latency_s,
+                 vertices_[leaf].name + "_up");
+    }
+    return;
+  }
+  const double port = port_bandwidth(cluster_);
+  const double o = std::max(1.0, cluster_.network.oversubscription);
+  const int half = std::max(1, options_.switch_radix / 2);
+  // Uplinks per leaf: half the radix divided by the taper; the aggregate uplink bandwidth is the
+  // leaf's attached NIC bandwidth / oversubscription, split evenly over the uplinks.
+  const int spines = std::max(1, static_cast<int>(std::floor(half / o)));
+  std::vector<double> leaf_down(vertices_.size(), 0.0);
+  for (const auto& l : links_)
+    if (l.kind == LinkKind::kNic) leaf_down[l.b] += port;
+  const double lat = options_.switch_hop_latency_s;
+  if (tiers == 2) {
+    std::vector<int> spine;
+    for (int s = 0; s < spines; ++s)
+      spine.push_back(add_vertex(VertexKind::kSwitch, -1, 2, s, "spine" + std::to_string(s)));
+    for (int leaf : leaves)
+      for (int s = 0; s < spines; ++s)
+        add_link(LinkKind::kSwitch, leaf, spine[s], leaf_down[leaf] / o / spines, lat,
+                 vertices_[leaf].name + "_spine" + std::to_string(s));
+    return;
+  }
+  // Three tiers: pods of `half` leaves, each with `spines` aggregation switches; aggregation
+  // switch j of every pod connects to the `half` core switches of plane j (non-blocking above
+  // the leaves: the taper is applied once, at the leaf).
+  const int pods = (static_cast<int>(leaves.size()) + half - 1) / half;
+  std::vector<int> core;
+  for (int j = 0; j < spines; ++j)
+    for (int c = 0; c < half; ++c)
+      core.push_back(add_vertex(VertexKind::kSwitch, -1, 3, j * half + c,
+                                "core_p" + std::to_string(j) + "_" + std::to_string(c)));
+  for (int p = 0; p < pods; ++p) {
+    std::vector<int> agg;
+    for (int j = 0; j < spines; ++j)
+      agg.push_back(add_vertex(VertexKind::kSwitch, -1, 2, p * spines + j,
+                               "agg_pod" + std::to_string(p) + "_" + std::to_string(j)));
+    double pod_up = 0;
+    for (int i = p * half; i < std::min<int>((p + 1) * half, leaves.size()); ++i) {
+      const int leaf = leaves[i];
+      for (int j = 0; j < spines; ++j)
+        add_link(LinkKind::kSwitch, leaf, agg[j], leaf_down[leaf] / o / spines, lat,
+                 vertices_[leaf].name + "_agg" + std::to_string(j));
+      pod_up += leaf_down[leaf] / o / spines;  // into each aggregation switch
+    }
+    for (int j = 0; j < spines; ++j)
+      for (int c = 0; c < half; ++c)
+        add_link(LinkKind::kSwitch, agg[j], core[j * half + c], pod_up / half, lat,
+                 vertices_[agg[j]].name + "_core" + std::to_string(c));
+  }
+}
+
+void Topology::build_dragonfly() {
+  // Balanced dragonfly (Kim et al. ISCA'08): p nodes per router, a = 2p routers per group, all
+  // routers of a group fully connected, one global link between every pair of groups.
+  const int N = cluster_.nodes;
+  const int nics = std::max(1, cluster_.network.nics_per_node);
+  const int p = std::max(1, options_.dragonfly_nodes_per_router);
+  const int a = 2 * p;
+  const int routers = (N + p - 1) / p;
+  const int groups = (routers + a - 1) / a;
+  const double port = port_bandwidth(cluster_);
+  std::vector<int> router;
+  for (int r = 0; r < routers; ++r)
+    router.push_back(add_vertex(VertexKind::kSwitch, -1, 1, r,
+                                "router_g" + std::to_string(r / a) + "_" + std::to_string(r % a)));
+  for (std::size_t i = 0; i < nic_vertex_.size(); ++i)
+    nic_link_[i] = add_link(LinkKind::kNic, nic_vertex_[i], router[(i / nics) / p], port,
+                            cluster_.network.latency_s / 2,
+                            "nic_node" + std::to_string(i / nics) + "_" + std::to_string(i % nics));
+  const double lat = options_.switch_hop_latency_s;
+  // Router links carry a node's full injection (nics ports) so the local/global mesh is not
+  // thinner than the NICs feeding it.
+  const double wide = port * nics;
+  for (int grp = 0; grp < groups; ++grp) {
+    const int lo = grp * a, hi = std::min(routers, lo + a);
+    for (int i = lo; i < hi; ++i)
+      for (int j = i + 1; j < hi; ++j)
+        add_link(LinkKind::kSwitch, router[i], router[j], wide, lat,
+                 "local_" + std::to_string(i) + "_" + std::to_string(j));
+  }
+  for (int gi = 0; gi < groups; ++gi)
+    for (int gj = gi + 1; gj < groups; ++gj) {
+      const int size_i = std::min(a, routers - gi * a), size_j = std::min(a, routers - gj * a);
+      const int ri = gi * a + gj % size_i, rj = gj * a + gi % size_j;
+      add_link(LinkKind::kSwitch, router[ri], router[rj], wide, lat,
+               "global_g" + std::to_string(gi) + "_g" + std::to_string(gj));
+    }
+}
+
+void Topology::build_torus() {
+  // One router per node; routers form a 2D/3D torus with wrap-around links (a dimension of
+  // size 2 gets a single link, as a wrap would duplicate it).
+  const int N = cluster_.nodes;
+  const int nics = std::max(1, cluster_.network.nics_per_node);
+  std::vector<int> dims = options_.torus_dims;
+  if (dims.empty()) {
+    int d0 = static_cast<int>(std::sqrt(static_cast<double>(N)));
+    while (d0 > 1 && N % d0 != 0) --d0;
+    dims = {d0, N / d0};
+  }
+  long prod = 1;
+  for (int d : dims) prod *= std::max(1, d);
+  if (prod != N)
+    throw ScenarioError("torus_dims", "the product of the torus dimensions (" +
+                                          std::to_string(prod) + ") must equal the node count (" +
+                                          std::to_string(N) + ")");
+  const double port = port_bandwidth(cluster_);
+  std::vector<int> router;
+  for (int n = 0; n < N; ++n)
+    router.push_back(add_vertex(VertexKind::kSwitch, -1, 1, n, "router" + std::to_string(n)));
+  for (std::size_t i = 0; i < nic_vertex_.size(); ++i)
+    nic_link_[i] = add_link(LinkKind::kNic, nic_vertex_[i], router[i / nics], port,
+                            cluster_.network.latency_s / 2,
+                            "nic_node" + std::to_string(i / nics) + "_" + std::to_string(i % nics));
+  long stride = 1;
+  for (std::size_t d = 0; d < dims.size(); ++d) {
+    const int size = dims[d];
+    for (int n = 0; n < N; ++n) {
+      const int coord = static_cast<int>((n / stride) % size);
+      if (size < 2 || (size == 2 && coord == 1)) continue;
+      const int next = static_cast<int>(n + ((coord + 1) % size - coord) * stride);
+      add_link(LinkKind::kSwitch, router[n], router[next], port * nics,
+               options_.switch_hop_latency_s,
+               "torus_d" + std::to_string(d) + "_" + std::to_string(n));
+    }
+    stride *= size;
+  }
+}
+
+Route Topology::route(int src, int dst, uint64_t salt) const {
+  Route r;
+  auto use = [&](int link, bool down) {
+    r.links.push_back(directed(link, down));
+    r.latency_s += links_[link].latency_s;
+  };
+  if (src == dst) return r;
+  if (node_of(src) == node_of(dst)) {
+    if (nvlink_of_gpu_[src] < 0) return r;  // no intra-node link modelled
+    use(nvlink_of_gpu_[src], false);
+    use(nvlink_of_gpu_[dst], true);
+    return r;
+  }
+  const int nics = std::max(1, cluster_.network.nics_per_node);
+  const int src_nic = nic_link_[node_of(src) * nics + nic_index_of(src)];
+  const int dst_nic = nic_link_[node_of(dst) * nics + nic_index_of(dst)];
+  use(src_nic, false);
+  int u = links_[src_nic].b;
+  const int target = links_[dst_nic].b;
+  if (u != target) {
+    const auto& dist = impl_->distances(target, vertices_);
+    if (dist[u] == std::numeric_limits<uint16_t>::max())
+      throw std::logic_error("topology: no route between switches " + vertices_[u].name + " and " +
+                             vertices_[target].name);
+    uint64_t key = options_.routing == RoutingPolicy::kEcmpHash
+                       ? mix(mix(static_cast<uint64_t>(src) * 0x100000001b3ull + dst) ^ salt)
+                       : static_cast<uint64_t>(dst);
+    int hop = 0;
+    while (u != target) {
+      // Candidates: every edge to a switch one hop closer (parallel cables count separately).
+      int chosen_edge_link = -1, chosen_v = -1, count = 0;
+      for (auto [e, end] = boost::out_edges(u, impl_->graph); e != end; ++e) {
+        const int v = static_cast<int>(boost::target(*e, impl_->graph));
+        if (vertices_[v].kind == VertexKind::kSwitch && dist[v] + 1 == dist[u]) ++count;
+      }
+      uint64_t pick;
+      if (options_.routing == RoutingPolicy::kEcmpHash) {
+        pick = mix(key + hop) % count;
+      } else {
+        pick = key % count;  // destination-mod-k: next digit of the destination at each level
+        key /= count;
+      }
+      for (auto [e, end] = boost::out_edges(u, impl_->graph); e != end; ++e) {
+        const int v = static_cast<int>(boost::target(*e, impl_->graph));
+        if (vertices_[v].kind != VertexKind::kSwitch || dist[v] + 1 != dist[u]) continue;
+        if (pick-- == 0) {
+          chosen_edge_link = impl_->graph[*e].link;
+          chosen_v = v;
+          break;
+        }
+      }
+      use(chosen_edge_link, links_[chosen_edge_link].a != u);
+      u = chosen_v;
+      ++hop;
+    }
+  }
+  use(dst_nic, true);
+  return r;
+}
+
+int Topology::switch_hops(int src, int dst) const {
+  if (node_of(src) == node_of(dst)) return -1;
+  const int a = leaf_of_gpu(src), b = leaf_of_gpu(dst);
+  if (a == b) return 0;
+  return impl_->distances(b, vertices_)[a];
+}
+
+int Topology::lowest_common_switch(int src, int dst) const {
+  if (node_of(src) == node_of(dst)) return nvswitch_base_ < 0 ? -1 : nvswitch_base_ + node_of(src);
+  const Route r = route(src, dst, 0);
+  // The highest vertex on the route (by level) is where the two branches meet.
+  int best = -1;
+  for (DirectedLink d : r.links) {
+    const auto& l = links_[link_of(d)];
+    for (int v : {l.a, l.b})
+      if (vertices_[v].kind == VertexKind::kSwitch &&
+          (best < 0 || vertices_[v].level > vertices_[best].level))
+        best = v;
+  }
+  return best;
+}
+
+double Topology::bisection_bandwidth_bytes_per_s() const {
+  using namespace boost;
+  using Traits = adjacency_list_traits<vecS, vecS, directedS>;
+  using FlowGraph =
+      adjacency_list<vecS, vecS, directedS, no_property,
+                     property<edge_capacity_t, double,
+                              property<edge_residual_capacity_t, double,
+                                       property<edge_reverse_t, Traits::edge_descriptor>>>>;
+  const int V = static_cast<int>(vertices_.size());
+  FlowGraph fg(V + 2);
+  auto cap = get(edge_capacity, fg);
+  auto rev = get(edge_reverse, fg);
+  auto add = [&](int a, int b, double c) {
+    auto e1 = boost::add_edge(a, b, fg).first;
+    auto e2 = boost::add_edge(b, a, fg).first;
+    cap[e1] = c;
+    cap[e2] = 0;
+    rev[e1] = e2;
+    rev[e2] = e1;
+  };
+  const double inf = 1e30;
+  for (const auto& l : links_) {
+    if (l.kind == LinkKind::kPcie) continue;
+    add(l.a, l.b, l.bandwidth_bytes_per_s);
+    add(l.b, l.a, l.bandwidth_bytes_per_s);
+  }
+  for (auto [e, end] = boost::edges(impl_->graph); e != end; ++e)
+    if (impl_->graph[*e].link < 0) {
+      const int a = static_cast<int>(source(*e, impl_->graph)),
+                b = static_cast<int>(target(*e, impl_->graph));
+      add(a, b, inf);
+      add(b, a, inf);
+    }
+  const int G = gpu_count(), s = V, t = V + 1;
+  for (int g = 0; g < G; ++g) {
+    if (g < G / 2)
+      add(s, g, inf);
+    else
+      add(g, t, inf);
+  }
+  return push_relabel_max_flow(fg, s, t);
+}
+
+}  // namespace trainsim::sim

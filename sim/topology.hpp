@@ -1,0 +1,142 @@
+// The cluster's network as a graph (Boost.Graph), independent of SimGrid: every GPU, NVSwitch,
+// NIC port and network switch is a vertex, every NVLink / NIC / switch-to-switch cable / PCIe
+// lane group is an edge carrying one split-duplex link. The simulator turns the links into
+// SimGrid links (platform.cpp); analysis (hop distances, switch levels, bisection bandwidth) and
+// route choice (shortest paths, ECMP by flow hash or destination-mod-k) happen here, so they are
+// unit-tested without an event engine (CONVENTIONS.md #2).
+//
+//   rail-optimized, 2 tiers (GPU i of every node on rail i's leaf):
+//
+//          spine0 ....... spineS            level 2
+//          /    \          /   \            (every leaf to every spine)
+//     leaf(r0) leaf(r1) ... leaf(r7)        level 1, one per rail (per 32 nodes)
+//        |        |           |
+//     nic0     nic1   ...   nic7            NIC links (one per GPU on DGX nodes)
+//        |        |           |
+//      gpu0 --- gpu1 -NVSwitch- gpu7        NVLink links to the node's NVSwitch
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "models/specs.hpp"
+
+namespace trainsim::sim {
+
+enum class VertexKind { kGpu, kNvSwitch, kNic, kSwitch, kCpu };
+enum class LinkKind { kNvlink, kNic, kSwitch, kPcie };
+// How a flow picks among equal-cost next hops: a hash of (source, destination, flow salt) as
+// switches' ECMP does, or destination-mod-k (deterministic, conflict-free for shift patterns
+// such as rings on fat-trees; what "topology-aware routing" means in scenarios/claims).
+enum class RoutingPolicy { kEcmpHash, kDestinationMod };
+
+const char* to_string(LinkKind kind);
+const char* to_string(RoutingPolicy policy);
+RoutingPolicy routing_policy_from_string(const std::string& name, const std::string& path);
+
+// Knobs the ClusterSpec does not carry (yet): shapes of the switch fabric.
+struct TopologyOptions {
+  int switch_radix = 64;        // ports per network switch; half go down, half up in a fat-tree
+  int fat_tree_tiers = 0;       // 0 = smallest that fits (2 or 3); 1 = all leaves on one switch
+  std::vector<int> torus_dims;  // nodes per dimension; empty = near-square 2D (3D from 512 nodes)
+  int dragonfly_nodes_per_router = 4;  // p; routers per group a = 2p (balanced dragonfly)
+  double switch_hop_latency_s = 0;     // added per switch-to-switch link (0: all network latency
+                                    // sits on the NIC links so any route costs network.latency_s)
+  RoutingPolicy routing = RoutingPolicy::kEcmpHash;
+  bool pcie_links = true;  // one GPU<->CPU PCIe link per GPU (for offload in the step simulator)
+};
+
+struct TopologyVertex {
+  VertexKind kind = VertexKind::kGpu;
+  int node = -1;  // owning node (GPUs, NVSwitches, NICs, CPUs); -1 for network switches
+  int level = 0;  // 0 for node-local vertices; 1 leaf / router, 2 spine, 3 core
+  int index = 0;  // GPU local index, NIC index within the node, or switch number at its level
+  std::string name;
+};
+
+// One split-duplex link; "up" is the direction from vertex a to vertex b.
+struct TopologyLink {
+  std::string name;
+  LinkKind kind = LinkKind::kSwitch;
+  int a = -1, b = -1;
+  double bandwidth_bytes_per_s = 0;  // per direction, protocol efficiency already applied
+  double latency_s = 0;
+};
+
+// A directed use of a link: link index * 2 + (0 = up a->b, 1 = down b->a).
+using DirectedLink = int32_t;
+inline DirectedLink directed(int link, bool down) { return link * 2 + (down ? 1 : 0); }
+inline int link_of(DirectedLink d) { return d >> 1; }
+inline bool is_down(DirectedLink d) { return (d & 1) != 0; }
+
+struct Route {
+  std::vector<DirectedLink> links;
+  double latency_s = 0;
+};
+
+class Topology {
+ public:
+  Topology(const ClusterSpec& cluster, const TopologyOptions& options = {});
+  ~Topology();
+  Topology(Topology&&) noexcept;
+  Topology& operator=(Topology&&) noexcept;
+
+  const ClusterSpec& cluster() const { return cluster_; }
+  const TopologyOptions& options() const { return options_; }
+  const std::string& kind() const { return kind_; }  // "single-node", "fat-tree", ...
+  int gpu_count() const { return cluster_.total_gpus(); }
+  int node_of(int gpu) const { return gpu / cluster_.gpus_per_node; }
+  int local_of(int gpu) const { return gpu % cluster_.gpus_per_node; }
+  // NIC index (within the node) a GPU's network traffic leaves through: GPU i uses NIC
+  // i * nics / gpus_per_node, so two GPUs share a NIC on a node with half as many NICs.
+  int nic_index_of(int gpu) const;
+  int leaf_of_gpu(int gpu) const;  // vertex of the switch the GPU's NIC plugs into; -1 if none
+
+  const std::vector<TopologyVertex>& vertices() const { return vertices_; }
+  const std::vector<TopologyLink>& links() const { return links_; }
+  int gpu_vertex(int gpu) const { return gpu; }  // GPUs are vertices 0..G-1
+  int cpu_vertex(int node) const;                // -1 without PCIe links
+
+  // The links a transfer from GPU src to GPU dst crosses. flow_salt varies the ECMP choice
+  // between flows of the same pair. Cost O(hops) after a per-destination-switch BFS (cached).
+  Route route(int src_gpu, int dst_gpu, uint64_t flow_salt = 0) const;
+  // Switch-to-switch hops between the two GPUs' leaves (0 under one leaf; -1 same node).
+  int switch_hops(int src_gpu, int dst_gpu) const;
+  // Vertex of the lowest switch above both GPUs (the NVSwitch for one node); -1 if none.
+  int lowest_common_switch(int src_gpu, int dst_gpu) const;
+  // Highest switch level in the fabric (0 single node, 1 one leaf, 2 leaf-spine, 3 three-tier).
+  int levels() const { return max_level_; }
+  // Max-flow / min-cut bandwidth (bytes/s, one direction) between GPUs [0, G/2) and [G/2, G)
+  // over NIC and switch links (Boost push-relabel): the fabric's bisection bandwidth.
+  double bisection_bandwidth_bytes_per_s() const;
+
+ private:
+  struct Impl;
+  void build();
+  int add_vertex(VertexKind kind, int node, int level, int index, std::string name);
+  int add_link(LinkKind kind, int a, int b, double bw, double latency, std::string name);
+  void build_node_local();
+  void build_fat_tree(bool rail_optimized);
+  void build_upper_tiers(const std::vector<int>& leaves, int tiers);
+  void build_dragonfly();
+  void build_torus();
+  void build_single_switch();
+
+  ClusterSpec cluster_;
+  TopologyOptions options_;
+  std::string kind_;
+  std::vector<TopologyVertex> vertices_;
+  std::vector<TopologyLink> links_;
+  std::vector<int> nvlink_of_gpu_;  // link index or -1
+  std::vector<int> nic_link_;       // per (node * nics + nic): link index NIC<->leaf, or -1
+  std::vector<int> nic_vertex_;     // per (node * nics + nic)
+  std::vector<int> pcie_of_gpu_;
+  std::vector<int> cpu_of_node_;
+  int nvswitch_base_ = -1;  // vertex of node 0's NVSwitch (nodes consecutive), -1 if none
+  int max_level_ = 0;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace trainsim::sim

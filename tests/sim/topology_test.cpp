@@ -1,0 +1,117 @@
+// Topology analysis without SimGrid: structure, routes, hop distances, bisection bandwidth,
+// and topology-aware orders (hand-counted references).
+#include "sim/topology.hpp"
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "sim/rank_order.hpp"
+#include "sim_test_util.hpp"
+
+namespace trainsim::sim {
+namespace {
+
+using testing::test_cluster;
+
+TEST(Topology, RailOptimizedKeepsEachRailOnItsOwnLeaf) {
+  // 4 DGX-like nodes, 8 rails: GPU i of every node on rail i's leaf; 2 tiers.
+  Topology t(test_cluster(4, 8, 600e9, 25e9, 8, "rail-optimized"));
+  EXPECT_EQ(t.levels(), 2);
+  for (int local = 0; local < 8; ++local) {
+    SCOPED_TRACE(local);
+    EXPECT_EQ(t.leaf_of_gpu(local), t.leaf_of_gpu(8 * 3 + local));
+    EXPECT_EQ(t.switch_hops(local, 8 * 3 + local), 0);  // same rail: leaf only
+  }
+  EXPECT_NE(t.leaf_of_gpu(0), t.leaf_of_gpu(1));
+  EXPECT_EQ(t.switch_hops(0, 8 + 1), 2);  // rail 0 -> spine -> rail 1
+  // Same rail: NIC up, NIC down; cross rail adds leaf->spine->leaf.
+  EXPECT_EQ(t.route(0, 8).links.size(), 2u);
+  EXPECT_EQ(t.route(0, 9).links.size(), 4u);
+  EXPECT_EQ(t.route(0, 1).links.size(), 2u);  // NVLink up + NVLink down
+  EXPECT_DOUBLE_EQ(t.route(0, 9).latency_s, 5e-6);
+  EXPECT_DOUBLE_EQ(t.route(0, 1).latency_s, 2e-6);
+}
+
+TEST(Topology, EcmpSpreadsFlowsAndDestinationModIsDeterministic) {
+  TopologyOptions opts;
+  opts.switch_radix = 8;  // 4 spines
+  const ClusterSpec c = test_cluster(16, 1, 0, 25e9, 1, "fat-tree");
+  Topology ecmp(c, opts);
+  std::set<int> spines_used;
+  for (uint64_t salt = 0; salt < 64; ++salt)
+    spines_used.insert(link_of(ecmp.route(0, 15, salt).links[1]));
+  EXPECT_EQ(spines_used.size(), 4u);
+  opts.routing = RoutingPolicy::kDestinationMod;
+  Topology dmodk(c, opts);
+  std::set<int> uplinks;
+  for (int dst = 4; dst < 8; ++dst) uplinks.insert(link_of(dmodk.route(0, dst).links[1]));
+  EXPECT_EQ(uplinks.size(), 4u);  // consecutive destinations take distinct uplinks
+  EXPECT_EQ(dmodk.route(0, 5, 1).links, dmodk.route(0, 5, 2).links);
+}
+
+TEST(Topology, BisectionBandwidthReflectsOversubscription) {
+  TopologyOptions opts;
+  opts.switch_radix = 4;  // 2 single-NIC nodes per leaf
+  const ClusterSpec full = test_cluster(8, 1, 0, 25e9, 1, "fat-tree", 1.0);
+  const ClusterSpec tapered = test_cluster(8, 1, 0, 25e9, 1, "fat-tree", 2.0);
+  // Non-blocking: half the GPUs send at full NIC rate, 4 x 25 GB/s.
+  EXPECT_NEAR(Topology(full, opts).bisection_bandwidth_bytes_per_s(), 100e9, 1e3);
+  EXPECT_NEAR(Topology(tapered, opts).bisection_bandwidth_bytes_per_s(), 50e9, 1e3);
+}
+
+TEST(Topology, ThreeTierFatTreeAndOtherShapesRouteEverywhere) {
+  TopologyOptions opts;
+  opts.switch_radix = 4;
+  const ClusterSpec ft = test_cluster(16, 1, 0, 25e9, 1, "fat-tree");
+  Topology t3(ft, opts);  // 8 leaves > radix 4: three tiers
+  EXPECT_EQ(t3.levels(), 3);
+  EXPECT_EQ(t3.switch_hops(0, 15), 4);  // leaf-agg-core-agg-leaf
+  EXPECT_EQ(t3.switch_hops(0, 3), 2);   // same pod
+  EXPECT_EQ(t3.vertices()[t3.lowest_common_switch(0, 15)].level, 3);
+
+  TopologyOptions df;
+  df.dragonfly_nodes_per_router = 2;  // 4 routers per group
+  Topology dragonfly(test_cluster(32, 1, 0, 25e9, 1, "dragonfly"), df);
+  for (int dst = 1; dst < 32; ++dst)
+    EXPECT_LE(dragonfly.switch_hops(0, dst), 3);  // local-global-local
+
+  TopologyOptions torus;
+  torus.torus_dims = {4, 4, 2};
+  Topology t(test_cluster(32, 1, 0, 25e9, 1, "torus"), torus);
+  EXPECT_EQ(t.switch_hops(0, 1), 1);
+  EXPECT_EQ(t.switch_hops(0, 3), 1);               // wrap-around
+  EXPECT_EQ(t.switch_hops(0, 2 + 2 * 4 + 16), 5);  // 2 + 2 + 1
+}
+
+TEST(RankOrder, TopologyAwareOrderGroupsNodesUnderTheirLeaf) {
+  TopologyOptions opts;
+  opts.switch_radix = 4;
+  Topology t(test_cluster(8, 1, 0, 25e9, 1, "fat-tree", 2.0), opts);
+  const std::vector<int> scattered = {0, 2, 4, 6, 1, 3, 5, 7};
+  const auto order = topology_aware_order(t, scattered);
+  EXPECT_EQ(order, (std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7}));
+}
+
+TEST(RankOrder, ChannelRingsLeaveEachNodeThroughADifferentNic) {
+  Topology t(test_cluster(4, 8, 600e9, 25e9, 8, "rail-optimized"));
+  std::vector<int> group(32);
+  for (int i = 0; i < 32; ++i) group[i] = i;
+  const auto rings = channel_rings(t, group);
+  ASSERT_EQ(rings.size(), 8u);
+  std::set<int> exit_nics;
+  for (const auto& ring : rings) {
+    EXPECT_EQ(std::set<int>(ring.begin(), ring.end()).size(), 32u);  // a permutation
+    // Node-crossing edges stay on one rail (same NIC index on both ends), except the wrap.
+    for (std::size_t i = 0; i + 1 < ring.size(); ++i) {
+      if (t.node_of(ring[i]) != t.node_of(ring[i + 1])) {
+        EXPECT_EQ(t.nic_index_of(ring[i]), t.nic_index_of(ring[i + 1]));
+      }
+    }
+    exit_nics.insert(t.nic_index_of(ring[7]));
+  }
+  EXPECT_EQ(exit_nics.size(), 8u);
+}
+
+}  // namespace
+}  // namespace trainsim::sim
