@@ -5,11 +5,16 @@
 #include <string>
 
 #include "cli/command_registry.hpp"
+#include "cli/fidelity_registry.hpp"
 #include "models/scenario_error.hpp"
 
 namespace trainsim::cli {
 std::map<std::string, Command>& command_registry() {
   static std::map<std::string, Command> registry;
+  return registry;
+}
+std::map<std::string, FidelityFn>& fidelity_registry() {
+  static std::map<std::string, FidelityFn> registry;
   return registry;
 }
 }  // namespace trainsim::cli

@@ -7,6 +7,7 @@
 
 #include "cli/cli_args.hpp"
 #include "cli/command_registry.hpp"
+#include "cli/fidelity_registry.hpp"
 #include "models/estimate.hpp"
 #include "models/result_json.hpp"
 #include "models/scenario_error.hpp"
@@ -16,7 +17,8 @@ namespace trainsim::cli {
 namespace {
 
 constexpr const char* kHelp =
-    R"(usage: trainsim run SCENARIO [--set path=value ...] [--fidelity estimate] [--json]
+    R"(usage: trainsim run SCENARIO [--set path=value ...] [--fidelity estimate|simulate] [--json]
+                    [--trace out.json]
 
 Predicts step time, throughput, MFU/HFU, memory per GPU and pipeline stage, bubble and exposed
 communication for the plan in SCENARIO (a scenario JSON file; see README "Scenario format").
@@ -24,7 +26,9 @@ communication for the plan in SCENARIO (a scenario JSON file; see README "Scenar
 options:
   --set path=value   override one field before loading, e.g. --set plan.tp=4
                      --set cluster.nodes=64 --set plan.schedule=interleaved (repeatable)
-  --fidelity TIER    estimate (closed form, microseconds). The simulate tier is not in this build.
+  --fidelity TIER    simulate (SimGrid step simulation; the default where it is built) or
+                     estimate (closed form, microseconds)
+  --trace FILE       write a Chrome/Perfetto trace of the simulated step (simulate tier)
   --json             print exactly one JSON object on stdout (keys documented in README)
   --presets DIR      extra folder with models/, clusters/, gpus/ presets (repeatable)
 
@@ -34,7 +38,8 @@ exit codes: 0 feasible, 2 bad input (the message names the JSON path), 3 plan in
 int run(int argc, char** argv) {
   std::string scenario_path;
   bool as_json = false;
-  std::string fidelity = "estimate";
+  std::string fidelity = fidelity_registry().count("simulate") ? "simulate" : "estimate";
+  FidelityOptions fidelity_options;
   LoadOptions options;
   std::vector<std::string> extra_dirs;
   for (int i = 1; i < argc; ++i) {
@@ -50,6 +55,8 @@ int run(int argc, char** argv) {
       options.overrides.push_back(parse_set(a.substr(6)));
     } else if (a == "--fidelity") {
       fidelity = option_value(argc, argv, i);
+    } else if (a == "--trace") {
+      fidelity_options.trace_path = option_value(argc, argv, i);
     } else if (a == "--presets") {
       extra_dirs.push_back(option_value(argc, argv, i));
     } else if (!a.empty() && a[0] == '-') {
@@ -61,16 +68,27 @@ int run(int argc, char** argv) {
     }
   }
   if (scenario_path.empty()) throw ScenarioError("SCENARIO", "missing; see trainsim run --help");
-  if (fidelity != "estimate")
-    throw ScenarioError("--fidelity", "\"" + fidelity +
-                                          "\" is not available in this build; expected \"estimate\"");
+  if (fidelity != "estimate" && !fidelity_registry().count(fidelity)) {
+    std::string names = "estimate";
+    for (const auto& [name, fn] : fidelity_registry()) names += ", " + name;
+    throw ScenarioError("--fidelity", "\"" + fidelity + "\" is not available in this build; expected one of " + names);
+  }
+  if (!fidelity_options.trace_path.empty() && fidelity == "estimate")
+    throw ScenarioError("--trace", "a trace needs --fidelity simulate");
   options.preset_dirs = extra_dirs;
   for (const auto& d : default_preset_dirs()) options.preset_dirs.push_back(d);
 
   const Scenario scenario = load_scenario_file(scenario_path, options);
-  const Result result = estimate(scenario);
+  Result result;
+  nlohmann::json extra = nlohmann::json::object();
+  if (fidelity == "estimate") {
+    result = estimate(scenario);
+  } else {
+    fidelity_registry().at(fidelity)(scenario, fidelity_options, result, extra);
+  }
   if (as_json) {
     nlohmann::json out = result_to_json(result);
+    for (auto it = extra.begin(); it != extra.end(); ++it) out[it.key()] = it.value();
     out["scenario"] = to_json(scenario);
     out["trainsim_version"] = TRAINSIM_VERSION;
     out["calibration"] = "defaults (GPU presets)";

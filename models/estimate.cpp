@@ -1,4 +1,5 @@
 #include "models/estimate.hpp"
+#include "models/timeline.hpp"
 #include "models/workload.hpp"
 
 #include <algorithm>
@@ -403,16 +404,21 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r) {
   r.dp_bytes = dp_bytes_avg;
   const double dp_s_gradients = dp_s;
   double zero3_s = 0;
-  if (p.zero_stage >= 3 && dp_group.ranks > 1) {
+  if (p.zero_stage >= 3 && (dp_group.ranks > 1 || expert_dp_group.ranks > 1)) {
     // ZeRO-3 gathers parameters for every micro-batch's forward and backward (prefetched,
     // overlapped with compute) on top of the gradient reduce-scatter: 1.5x a DP all-reduce
-    // when there is one micro-batch.
-    const double ag_s = collective_cost(CollectiveOp::kAllGather, algo, max_stage_dense * sb.params,
-                                        dp_group, fabric).time_s;
+    // when there is one micro-batch. Expert parameters are gathered over the expert-DP group.
+    const double ag_s =
+        collective_cost(CollectiveOp::kAllGather, algo, max_stage_dense * sb.params, dp_group, fabric).time_s +
+        collective_cost(CollectiveOp::kAllGather, algo, max_stage_expert * sb.params, expert_dp_group, fabric).time_s;
     const double per_mb_exposed = std::max(0.0, 2 * ag_s - mb_time);
     dp_s *= 0.5;  // reduce-scatter only
     zero3_s = micro_batches * per_mb_exposed + ag_s * 2 / std::max(1, micro_batches);
-    r.dp_bytes += micro_batches * 2 * max_stage_dense * sb.params * (dp_group.ranks - 1) / dp_group.ranks;
+    auto gathered = [](double params, const GroupShape& g) {
+      return g.ranks > 1 ? params * (g.ranks - 1) / g.ranks : 0.0;
+    };
+    r.dp_bytes += micro_batches * 2 * sb.params *
+                  (gathered(max_stage_dense, dp_group) + gathered(max_stage_expert, expert_dp_group));
   }
 
   // ---- optimizer step ----
@@ -567,7 +573,20 @@ void compose_closed_form(const Scenario& sc, const Workload& w, Result& r) {
   const double mb_time = worst->forward_s + worst->backward_s;
   const double steady = m * mb_time;
   const BubbleInputs bin{w.pp, w.vpp, m, worst->forward_s, worst->backward_s, worst->backward_weight_s};
-  const double bubble = bubble_time_s(w.schedule, bin);
+  double bubble = bubble_time_s(w.schedule, bin);
+  if (w.pp > 1 && m < 2 * w.pp) {
+    // The closed forms assume the pipeline fills (m >= p, and DualPipe's (p/2-1) term assumes
+    // p > 2). With few micro-batches play the schedule instead: p x m x 3 ops, cheap here.
+    std::vector<StageCosts> costs;
+    // Interleaving splits a device's layers into vpp chunks; DualPipe's two directions each
+    // hold a full stage (hence its two parameter copies), so its per-pass cost is the stage's.
+    const int chunks = w.vpp;
+    for (const StageWork& s : w.stages)
+      costs.push_back({s.forward_s / chunks, (s.backward_s - s.backward_weight_s) / chunks,
+                       s.backward_weight_s / chunks});
+    const Timeline t = play_schedule(w.schedule, w.pp, w.vpp, m, costs, 0.0);
+    bubble = std::max(0.0, t.makespan_s - steady);
+  }
   double pp_exposed = 0;
   if (w.pp > 1) {
     // Fill and drain put 2(p-1) transfers on the critical path; without overlap every

@@ -1,0 +1,31 @@
+// Fidelity tiers by name (CONVENTIONS.md #7). "estimate" is always there; "simulate" registers
+// itself from simulate_command.cpp when the SimGrid layer is built.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "models/result.hpp"
+#include "models/specs.hpp"
+
+namespace trainsim::cli {
+
+struct FidelityOptions {
+  std::string trace_path;  // write a Chrome/Perfetto trace here when not empty
+  bool progress = false;   // JSON progress lines on stderr
+};
+
+// Fills `result` (and extra JSON keys, e.g. hottest links, in `extra`).
+using FidelityFn =
+    std::function<void(const Scenario&, const FidelityOptions&, Result& result, nlohmann::json& extra)>;
+
+std::map<std::string, FidelityFn>& fidelity_registry();
+
+struct FidelityRegistrar {
+  FidelityRegistrar(const std::string& name, FidelityFn fn) { fidelity_registry()[name] = std::move(fn); }
+};
+
+}  // namespace trainsim::cli
