@@ -324,6 +324,8 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r) {
     if (d.last && (pp > 1 || !m.tied_embeddings)) dense += v * h / tp;
     stage_dense[s] = dense;
     stage_expert[s] = expert;
+    w.stages[s].dense_params = dense;    // workload.hpp: read by the simulate tier
+    w.stages[s].expert_params = expert;
     if (dense + expert > max_stage_params) {
       max_stage_params = dense + expert;
       max_stage_dense = dense;

@@ -132,7 +132,22 @@ std::optional<PipeOp> PipelineRunner::pick(int device) {
   const int hold_limit = schedule_ == ScheduleKind::kZbH2 ? 2 * pp_ - 1 : pp_ + (schedule_ == ScheduleKind::kDualPipe);
   if (!d.ready_w.empty() && d.f_done - d.w_done >= hold_limit) return take(d.ready_w);
   if (!d.ready_b.empty()) return take(d.ready_b);
-  if (!d.ready_f.empty() && in_flight < limit) return take(d.ready_f);
+  if (schedule_ == ScheduleKind::kDualPipe) {
+    // Each direction keeps its own 1F1B limit (p - s for its stage s; the two sum to p + 1):
+    // one shared limit lets both directions fill a device with forwards whose backwards wait
+    // on the other end, which deadlocks once m/2 exceeds it.
+    for (auto it = d.ready_f.begin(); it != d.ready_f.end(); ++it) {
+      const int dir = it->chunk;
+      const int dir_limit = dir == 0 ? pp_ - device : device + 1;
+      if (in_flight < limit && d.f_dir[dir] - d.b_dir[dir] < dir_limit) {
+        PipeOp op = *it;
+        d.ready_f.erase(it);
+        return op;
+      }
+    }
+  } else if (!d.ready_f.empty() && in_flight < limit) {
+    return take(d.ready_f);
+  }
   if (!d.ready_w.empty()) return take(d.ready_w);
   return std::nullopt;
 }
@@ -148,6 +163,7 @@ std::vector<Handoff> PipelineRunner::finish(int device, const PipeOp& op) {
   switch (op.kind) {
     case PipeOpKind::kForward: {
       ++d.f_done;
+      ++d.f_dir[dir];
       if (vs < last) {
         const int nd = device_of(vs + 1, dir);
         out.push_back({nd, PipeOp{PipeOpKind::kForward, op.micro_batch, chunk_of(vs + 1, dir), !split},
@@ -159,6 +175,7 @@ std::vector<Handoff> PipelineRunner::finish(int device, const PipeOp& op) {
     }
     case PipeOpKind::kBackward: {
       ++d.b_done;
+      ++d.b_dir[dir];
       if (!split) ++d.w_done;
       if (vs > 0) {
         const int nd = device_of(vs - 1, dir);

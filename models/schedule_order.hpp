@@ -71,6 +71,7 @@ class PipelineRunner {
   struct Device {
     std::set<PipeOp> ready_f, ready_b, ready_w;
     int f_done = 0, b_done = 0, w_done = 0, f_total = 0;
+    int f_dir[2] = {0, 0}, b_dir[2] = {0, 0};  // DualPipe: per direction
     std::vector<PipeOp> order;  // static order (interleaved)
     std::size_t next = 0;
     std::set<PipeOp> arrived;   // static order: inputs present

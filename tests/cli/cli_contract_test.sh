@@ -64,8 +64,11 @@ check degrees 3 'but the cluster has 32' -- "$T" run "$good" --set plan.dp=8
 check oom 3 'INFEASIBLE: out of memory' -- "$T" run "$good" --set model=gpt3-175b --set plan.dp=32 --set plan.global_batch=32 --set plan.micro_batch=1
 check oom-json 3 '"feasible": false' -- "$T" run "$good" --set model=gpt3-175b --set plan.global_batch=32 --set plan.micro_batch=1 --json
 
-for cmd in run validate; do
-  check "help-$cmd" 0 'usage: trainsim' -- "$T" "$cmd" --help
+# Determinism: the same scenario gives byte-identical JSON.
+check deterministic 0 '^same$' -- bash -c "a=\$('$T' run '$S/default.json' --json --fidelity estimate); b=\$('$T' run '$S/default.json' --json --fidelity estimate); [ \"\$a\" = \"\$b\" ] && echo same"
+
+for cmd in $("$T" --help | awk '/^commands:/{on=1; next} on && !NF {exit} on {print $1}'); do
+  check "help-$cmd" 0 'usage' -- "$T" "$cmd" --help
 done
 check help-top 0 'commands:' -- "$T" --help
 

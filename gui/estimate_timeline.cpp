@@ -1,0 +1,136 @@
+#include "gui/estimate_timeline.hpp"
+
+#include <QCoreApplication>
+#include <algorithm>
+
+#include "gui/format.hpp"
+#include "models/pipeline_schedule.hpp"
+#include "models/schedule_order.hpp"
+#include "models/timeline.hpp"
+
+// Translation context of this file's strings (a free function has no EstimateTimelineText::tr() of its own).
+class EstimateTimelineText {
+  Q_DECLARE_TR_FUNCTIONS(EstimateTimelineText)
+};
+
+namespace trainsim::gui {
+
+GanttTrace estimate_timeline(const Evaluation& ev) {
+  GanttTrace g;
+  if (!ev.loaded) {
+    g.title = EstimateTimelineText::tr("No timeline: the scenario does not load");
+    return g;
+  }
+  const Scenario& sc = ev.scenario;
+  const Result& r = ev.result;
+  const int pp = std::max(1, sc.plan.pp);
+  const int vpp = std::max(1, sc.plan.vpp);
+  const int m = std::max(1, r.micro_batches);
+  // Per micro-batch per chunk: F = work / (k·m·v) with backward = 2F (k = 3), or 3F when full
+  // recompute re-runs the forward (k = 4); W is half of the backward (zero-bubble split). Exposed
+  // TP/CP/EP communication sits inside the layers, so it stretches F and B alike.
+  const bool full_recompute = sc.plan.recompute == Recompute::kFull;
+  const double k = full_recompute ? 4.0 : 3.0;
+  const auto& b = r.breakdown;
+  const double work_s = b.compute_s + b.tp_comm_s + b.cp_comm_s + b.ep_comm_s;
+  const double forward_s = work_s / (k * m * vpp);
+  const double backward_total_s = (k - 1.0) * forward_s;
+  int max_layers = 1;
+  for (const auto& s : r.per_stage) max_layers = std::max(max_layers, s.layers);
+  std::vector<StageCosts> costs(pp);
+  for (int s = 0; s < pp; ++s) {
+    // The estimate's compute is the critical (largest) stage's; lighter stages scale by layers.
+    const double scale = s < static_cast<int>(r.per_stage.size()) && r.per_stage[s].layers > 0
+                             ? static_cast<double>(r.per_stage[s].layers) / max_layers
+                             : 1.0;
+    costs[s].forward_s = forward_s * scale;
+    costs[s].backward_s = 0.5 * backward_total_s * scale;
+    costs[s].backward_weight_s = 0.5 * backward_total_s * scale;
+  }
+  // One activation (or gradient) transfer: the per-GPU PP bytes over the sends of a step, at the
+  // inter-node NIC rate (stages usually sit on different nodes), plus the network latency.
+  double p2p_s = 0;
+  if (pp > 1) {
+    const double sends = 2.0 * m * vpp;
+    const auto& net = sc.cluster.network;
+    const double bw = std::max(1.0, net.nic_bandwidth_bytes_per_s * std::max(0.05, net.efficiency));
+    p2p_s = r.pp_bytes / sends / bw + net.latency_s;
+  }
+  const Timeline t = play_schedule(schedule_kind(sc.plan.schedule), pp, vpp, m, costs, p2p_s);
+
+  for (int s = 0; s < pp; ++s) {
+    g.lanes << EstimateTimelineText::tr("stage %1").arg(s);
+    g.lanes << EstimateTimelineText::tr("stage %1 comm").arg(s);
+    g.hatch_idle.push_back(true);
+    g.hatch_idle.push_back(false);
+  }
+  const bool split = sc.plan.schedule.rfind("zb", 0) == 0 || sc.plan.schedule == "dualpipe";
+  for (const auto& op : t.ops) {
+    GanttEvent e;
+    e.lane = 2 * op.stage;
+    e.start_s = op.start_s;
+    e.duration_s = op.end_s - op.start_s;
+    QString kind;
+    switch (op.op.kind) {
+      case PipeOpKind::kForward: kind = "F"; break;
+      case PipeOpKind::kBackward: kind = op.op.with_weight_grad ? "B+W" : "B"; break;
+      case PipeOpKind::kBackwardWeight: kind = "W"; break;
+    }
+    e.category = kind;
+    e.name = (kind == "B+W" ? QString("B") : kind) + QString::number(op.op.micro_batch) +
+             (vpp > 1 || sc.plan.schedule == "dualpipe" ? "." + QString::number(op.op.chunk) : QString());
+    e.detail = EstimateTimelineText::tr("%1 micro-batch %2, chunk %3 on stage %4\n%5 → %6 (%7)")
+                   .arg(kind)
+                   .arg(op.op.micro_batch)
+                   .arg(op.op.chunk)
+                   .arg(op.stage)
+                   .arg(format_seconds(op.start_s), format_seconds(op.end_s), format_seconds(e.duration_s));
+    g.events.push_back(e);
+    // The send this op triggers: F goes downstream, B upstream (chunk boundaries wrap).
+    const bool sends_forward = op.op.kind == PipeOpKind::kForward;
+    const bool sends_backward = op.op.kind == PipeOpKind::kBackward;
+    if (pp > 1 && p2p_s > 0 && (sends_forward || sends_backward)) {
+      GanttEvent c;
+      c.lane = 2 * op.stage + 1;
+      c.start_s = op.end_s;
+      c.duration_s = p2p_s;
+      c.category = "p2p";
+      c.name = sends_forward ? "→" : "←";
+      c.detail = EstimateTimelineText::tr("p2p send of %1 micro-batch %2 (%3)").arg(kind).arg(op.op.micro_batch).arg(format_seconds(p2p_s));
+      g.events.push_back(c);
+    }
+  }
+  // After the flush: exposed DP gradient sync, then the optimizer step, on every stage.
+  const double flush_s = t.makespan_s;
+  for (int s = 0; s < pp; ++s) {
+    double at = flush_s;
+    if (b.dp_comm_s > 0) {
+      g.events.push_back({2 * s + 1, EstimateTimelineText::tr("DP sync"), "dp", at, b.dp_comm_s,
+                          EstimateTimelineText::tr("exposed data-parallel gradient sync (%1)").arg(format_seconds(b.dp_comm_s))});
+      at += b.dp_comm_s;
+    }
+    if (b.offload_s > 0) {
+      g.events.push_back({2 * s, EstimateTimelineText::tr("offload"), "offload", at, b.offload_s,
+                          EstimateTimelineText::tr("exposed offload traffic (%1)").arg(format_seconds(b.offload_s))});
+      at += b.offload_s;
+    }
+    if (b.optimizer_s > 0)
+      g.events.push_back({2 * s, EstimateTimelineText::tr("optimizer"), "optimizer", at, b.optimizer_s,
+                          EstimateTimelineText::tr("optimizer step (%1)").arg(format_seconds(b.optimizer_s))});
+  }
+  g.title = EstimateTimelineText::tr("%1 schedule, PP %2, vpp %3, %4 micro-batches: pipeline %5, played bubble %6 (estimate %7)")
+                .arg(QString::fromStdString(sc.plan.schedule))
+                .arg(pp)
+                .arg(vpp)
+                .arg(m)
+                .arg(format_seconds(t.makespan_s), format_percent(t.bubble_fraction), format_percent(r.bubble_fraction));
+  g.legend_note = EstimateTimelineText::tr("From the estimate: per micro-batch and chunk F = stage compute / (%1·m·vpp), B = %2 F%3; "
+                     "exposed TP/CP/EP communication is folded into F and B; p2p = PP bytes per send / NIC rate. "
+                     "Hatched = idle (bubble). DP ranks run the same timeline.")
+                      .arg(k)
+                      .arg(k - 1.0)
+                      .arg(split ? EstimateTimelineText::tr(" split into B (input grad) and W (weight grad), half each") : QString());
+  return g;
+}
+
+}  // namespace trainsim::gui

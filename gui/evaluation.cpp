@@ -1,0 +1,39 @@
+#include "gui/evaluation.hpp"
+
+#include <chrono>
+#include <exception>
+
+#include "models/estimate.hpp"
+#include "models/scenario_error.hpp"
+#include "models/scenario_loader.hpp"
+
+namespace trainsim::gui {
+
+const std::vector<std::string>& gui_preset_dirs() {
+  static const std::vector<std::string> dirs = default_preset_dirs();
+  return dirs;
+}
+
+Evaluation evaluate_scenario(const nlohmann::json& raw, const std::string& origin_dir) {
+  const auto t0 = std::chrono::steady_clock::now();
+  Evaluation ev;
+  ev.raw = raw;
+  try {
+    LoadOptions options;
+    options.preset_dirs = gui_preset_dirs();
+    ev.resolved = resolve_scenario_json(raw, options, origin_dir);
+    ev.scenario = parse_scenario(ev.resolved);
+    ev.result = estimate(ev.scenario);
+    ev.loaded = true;
+  } catch (const ScenarioError& e) {
+    ev.error_path = e.path();
+    ev.error_message = e.what();
+  } catch (const std::exception& e) {
+    // nlohmann type errors and the like: still bad input, without a path.
+    ev.error_message = e.what();
+  }
+  ev.evaluate_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return ev;
+}
+
+}  // namespace trainsim::gui

@@ -1,0 +1,34 @@
+// One evaluation of the scenario being edited: raw JSON -> loader -> estimate. Everything a
+// view needs, in one value, so that views are pure functions of it.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "models/result.hpp"
+#include "models/specs.hpp"
+
+namespace trainsim::gui {
+
+struct Evaluation {
+  bool loaded = false;       // the loader accepted the scenario (scenario/result valid)
+  std::string error_path;    // ScenarioError::path() when not loaded
+  std::string error_message; // ScenarioError::what() (names the path) when not loaded
+  nlohmann::json raw;        // what the user edits (presets by name)
+  nlohmann::json resolved;   // presets expanded, SI units
+  Scenario scenario;
+  Result result;
+  double evaluate_s = 0;     // wall time of load + estimate (the < 50 ms budget of issue 7)
+};
+
+// Resolves, parses and estimates. Never throws: bad input comes back as error_path/message.
+// origin_dir: the scenario file's folder, searched for presets first (as the CLI does).
+Evaluation evaluate_scenario(const nlohmann::json& raw, const std::string& origin_dir);
+
+// The preset folders the GUI searches (the loader's defaults).
+const std::vector<std::string>& gui_preset_dirs();
+
+}  // namespace trainsim::gui

@@ -1,0 +1,1122 @@
+<?xml version='1.0' encoding='utf-8'?>
+<TS version="2.1" language="zh_CN">
+<context>
+    <name>EstimateTimelineText</name>
+    <message>
+        <source>No timeline: the scenario does not load</source>
+        <translation>无时间线：场景无法加载</translation>
+    </message>
+    <message>
+        <source>stage %1</source>
+        <translation>阶段 %1</translation>
+    </message>
+    <message>
+        <source>stage %1 comm</source>
+        <translation>阶段 %1 通信</translation>
+    </message>
+    <message>
+        <source>%1 micro-batch %2, chunk %3 on stage %4
+%5 → %6 (%7)</source>
+        <translation>%1 微批次 %2，块 %3，阶段 %4
+%5 → %6（%7）</translation>
+    </message>
+    <message>
+        <source>p2p send of %1 micro-batch %2 (%3)</source>
+        <translation>%1 微批次 %2 的点对点发送（%3）</translation>
+    </message>
+    <message>
+        <source>DP sync</source>
+        <translation>DP 同步</translation>
+    </message>
+    <message>
+        <source>exposed data-parallel gradient sync (%1)</source>
+        <translation>暴露的数据并行梯度同步（%1）</translation>
+    </message>
+    <message>
+        <source>offload</source>
+        <translation>卸载</translation>
+    </message>
+    <message>
+        <source>exposed offload traffic (%1)</source>
+        <translation>暴露的卸载传输（%1）</translation>
+    </message>
+    <message>
+        <source>optimizer</source>
+        <translation>优化器</translation>
+    </message>
+    <message>
+        <source>optimizer step (%1)</source>
+        <translation>优化器更新（%1）</translation>
+    </message>
+    <message>
+        <source>%1 schedule, PP %2, vpp %3, %4 micro-batches: pipeline %5, played bubble %6 (estimate %7)</source>
+        <translation>%1 调度，PP %2，vpp %3，%4 个微批次：流水线 %5，回放气泡 %6（估算 %7）</translation>
+    </message>
+    <message>
+        <source>From the estimate: per micro-batch and chunk F = stage compute / (%1·m·vpp), B = %2 F%3; exposed TP/CP/EP communication is folded into F and B; p2p = PP bytes per send / NIC rate. Hatched = idle (bubble). DP ranks run the same timeline.</source>
+        <translation>来自估算：每个微批次每个块 F = 阶段计算时间 / (%1·m·vpp)，B = %2 F%3；暴露的 TP/CP/EP 通信计入 F 和 B；点对点 = 每次发送的 PP 字节 / 网卡速率。斜线 = 空闲（气泡）。各 DP 副本的时间线相同。</translation>
+    </message>
+    <message>
+        <source> split into B (input grad) and W (weight grad), half each</source>
+        <translation>，拆分为 B（输入梯度）和 W（权重梯度），各占一半</translation>
+    </message>
+</context>
+<context>
+    <name>QObject</name>
+    <message>
+        <source>cannot write %1</source>
+        <translation>无法写入 %1</translation>
+    </message>
+    <message>
+        <source>SVG export is not in this build (Qt SVG missing); save as .png</source>
+        <translation>此版本不支持 SVG 导出（缺少 Qt SVG）；请保存为 .png</translation>
+    </message>
+</context>
+<context>
+    <name>trainsim::gui::BreakdownView</name>
+    <message>
+        <source>Compute</source>
+        <translation>计算</translation>
+    </message>
+    <message>
+        <source>TP communication</source>
+        <translation>TP 通信</translation>
+    </message>
+    <message>
+        <source>PP communication</source>
+        <translation>PP 通信</translation>
+    </message>
+    <message>
+        <source>DP communication</source>
+        <translation>DP 通信</translation>
+    </message>
+    <message>
+        <source>EP communication</source>
+        <translation>EP 通信</translation>
+    </message>
+    <message>
+        <source>CP communication</source>
+        <translation>CP 通信</translation>
+    </message>
+    <message>
+        <source>Pipeline bubble</source>
+        <translation>流水线气泡</translation>
+    </message>
+    <message>
+        <source>Optimizer</source>
+        <translation>优化器</translation>
+    </message>
+    <message>
+        <source>Offload</source>
+        <translation>卸载</translation>
+    </message>
+    <message>
+        <source>Part</source>
+        <translation>组成</translation>
+    </message>
+    <message>
+        <source>Time</source>
+        <translation>时间</translation>
+    </message>
+    <message>
+        <source>Share</source>
+        <translation>占比</translation>
+    </message>
+    <message>
+        <source>Step time breakdown: no result (the scenario does not load)</source>
+        <translation>步时间分解：无结果（场景无法加载）</translation>
+    </message>
+    <message>
+        <source>milliseconds per step</source>
+        <translation>每步毫秒</translation>
+    </message>
+    <message>
+        <source>Where the step time goes (%1 per step, %2)</source>
+        <translation>步时间去向（每步 %1，%2）</translation>
+    </message>
+    <message>
+        <source>Step time</source>
+        <translation>步时间</translation>
+    </message>
+    <message>
+        <source>Critical pipeline stage, exposed time only: communication hidden behind compute is not counted (%1 overlapped). MFU %2, HFU %3, bubble %4 of the step.</source>
+        <translation>关键流水线阶段，仅计暴露时间：被计算掩盖的通信不计入（重叠 %1）。MFU %2，HFU %3，气泡占步时间 %4。</translation>
+    </message>
+    <message>
+        <source>seconds per step</source>
+        <translation>每步秒数</translation>
+    </message>
+</context>
+<context>
+    <name>trainsim::gui::CompareView</name>
+    <message>
+        <source>pinned plan</source>
+        <translation>固定的方案</translation>
+    </message>
+    <message>
+        <source>Pin current as A</source>
+        <translation>将当前方案固定为 A</translation>
+    </message>
+    <message>
+        <source>Load A from file…</source>
+        <translation>从文件加载 A…</translation>
+    </message>
+    <message>
+        <source>Quantity</source>
+        <translation>指标</translation>
+    </message>
+    <message>
+        <source>A: %1</source>
+        <translation>A：%1</translation>
+    </message>
+    <message>
+        <source>B: current</source>
+        <translation>B：当前</translation>
+    </message>
+    <message>
+        <source>Change B vs A</source>
+        <translation>B 相对 A 的变化</translation>
+    </message>
+    <message>
+        <source>A = %1 (%2), B = the plan being edited.</source>
+        <translation>A = %1（%2），B = 正在编辑的方案。</translation>
+    </message>
+    <message>
+        <source>Pin a plan as A (or load one from a file), then edit the plan: B follows your edits.</source>
+        <translation>将一个方案固定为 A（或从文件加载），然后编辑方案：B 随编辑更新。</translation>
+    </message>
+    <message>
+        <source>Scenario</source>
+        <translation>场景</translation>
+    </message>
+    <message>
+        <source>Model</source>
+        <translation>模型</translation>
+    </message>
+    <message>
+        <source>Cluster</source>
+        <translation>集群</translation>
+    </message>
+    <message>
+        <source>Schedule</source>
+        <translation>调度</translation>
+    </message>
+    <message>
+        <source>Micro / global batch</source>
+        <translation>微批次 / 全局批次</translation>
+    </message>
+    <message>
+        <source>ZeRO, recompute, precision</source>
+        <translation>ZeRO、重计算、精度</translation>
+    </message>
+    <message>
+        <source>Feasible</source>
+        <translation>可行</translation>
+    </message>
+    <message>
+        <source>yes</source>
+        <translation>是</translation>
+    </message>
+    <message>
+        <source>no: %1</source>
+        <translation>否：%1</translation>
+    </message>
+    <message>
+        <source>Step time</source>
+        <translation>步时间</translation>
+    </message>
+    <message>
+        <source>Throughput</source>
+        <translation>吞吐量</translation>
+    </message>
+    <message>
+        <source>tokens/s</source>
+        <translation>token/秒</translation>
+    </message>
+    <message>
+        <source>Bubble</source>
+        <translation>气泡</translation>
+    </message>
+    <message>
+        <source>Exposed comm</source>
+        <translation>暴露通信</translation>
+    </message>
+    <message>
+        <source>Peak memory per GPU</source>
+        <translation>每 GPU 峰值内存</translation>
+    </message>
+    <message>
+        <source>differs</source>
+        <translation>不同</translation>
+    </message>
+    <message>
+        <source>A</source>
+        <translation>A</translation>
+    </message>
+    <message>
+        <source>B</source>
+        <translation>B</translation>
+    </message>
+    <message>
+        <source>Step time: A vs B</source>
+        <translation>步时间：A 对比 B</translation>
+    </message>
+    <message>
+        <source>seconds per step</source>
+        <translation>每步秒数</translation>
+    </message>
+    <message>
+        <source>milliseconds per step</source>
+        <translation>每步毫秒</translation>
+    </message>
+</context>
+<context>
+    <name>trainsim::gui::GanttWidget</name>
+    <message>
+        <source>No timeline</source>
+        <translation>无时间线</translation>
+    </message>
+    <message>
+        <source>F forward</source>
+        <translation>F 前向</translation>
+    </message>
+    <message>
+        <source>B backward (input grad)</source>
+        <translation>B 反向（输入梯度）</translation>
+    </message>
+    <message>
+        <source>B backward (input + weight grad)</source>
+        <translation>B 反向（输入 + 权重梯度）</translation>
+    </message>
+    <message>
+        <source>W weight grad</source>
+        <translation>W 权重梯度</translation>
+    </message>
+    <message>
+        <source>p2p send</source>
+        <translation>点对点发送</translation>
+    </message>
+    <message>
+        <source>DP gradient sync</source>
+        <translation>DP 梯度同步</translation>
+    </message>
+    <message>
+        <source>optimizer</source>
+        <translation>优化器</translation>
+    </message>
+    <message>
+        <source>offload</source>
+        <translation>卸载</translation>
+    </message>
+    <message>
+        <source>idle (bubble)</source>
+        <translation>空闲（气泡）</translation>
+    </message>
+</context>
+<context>
+    <name>trainsim::gui::MainWindow</name>
+    <message>
+        <source>Simulation cancelled.</source>
+        <translation>仿真已取消。</translation>
+    </message>
+    <message>
+        <source>Load plan A</source>
+        <translation>加载方案 A</translation>
+    </message>
+    <message>
+        <source>Scenario JSON (*.json)</source>
+        <translation>场景 JSON (*.json)</translation>
+    </message>
+    <message>
+        <source>Cannot load plan A</source>
+        <translation>无法加载方案 A</translation>
+    </message>
+    <message>
+        <source>Open scenario</source>
+        <translation>打开场景</translation>
+    </message>
+    <message>
+        <source>Scenario JSON (*.json);;All files (*)</source>
+        <translation>场景 JSON (*.json);;所有文件 (*)</translation>
+    </message>
+    <message>
+        <source>Save failed</source>
+        <translation>保存失败</translation>
+    </message>
+    <message>
+        <source>Save scenario</source>
+        <translation>保存场景</translation>
+    </message>
+    <message>
+        <source>Load sweep results</source>
+        <translation>加载扫描结果</translation>
+    </message>
+    <message>
+        <source>Sweep results (*.jsonl *.json *.csv);;All files (*)</source>
+        <translation>扫描结果 (*.jsonl *.json *.csv);;所有文件 (*)</translation>
+    </message>
+    <message>
+        <source>Cannot load sweep</source>
+        <translation>无法加载扫描结果</translation>
+    </message>
+    <message>
+        <source>Load Chrome/Perfetto trace</source>
+        <translation>加载 Chrome/Perfetto 跟踪</translation>
+    </message>
+    <message>
+        <source>Trace JSON (*.json);;All files (*)</source>
+        <translation>跟踪 JSON (*.json);;所有文件 (*)</translation>
+    </message>
+    <message>
+        <source>Cannot load trace</source>
+        <translation>无法加载跟踪</translation>
+    </message>
+    <message>
+        <source>About trainsim</source>
+        <translation>关于 trainsim</translation>
+    </message>
+    <message>
+        <source>trainsim-gui: explore parallelism plans for large-model training.
+Live numbers come from the estimate tier (closed form, in-process); Simulate runs the trainsim command-line tool as a child process.</source>
+        <translation>trainsim-gui：探索大模型训练的并行方案。
+实时数字来自估算层（解析公式，进程内计算）；“仿真”以子进程运行 trainsim 命令行工具。</translation>
+    </message>
+    <message>
+        <source>Timeline</source>
+        <translation>时间线</translation>
+    </message>
+    <message>
+        <source>Memory</source>
+        <translation>内存</translation>
+    </message>
+    <message>
+        <source>Breakdown</source>
+        <translation>时间分解</translation>
+    </message>
+    <message>
+        <source>Topology</source>
+        <translation>拓扑</translation>
+    </message>
+    <message>
+        <source>Sweep</source>
+        <translation>扫描</translation>
+    </message>
+    <message>
+        <source>Compare</source>
+        <translation>对比</translation>
+    </message>
+    <message>
+        <source>&amp;File</source>
+        <translation>文件(&amp;F)</translation>
+    </message>
+    <message>
+        <source>&amp;Open scenario…</source>
+        <translation>打开场景(&amp;O)…</translation>
+    </message>
+    <message>
+        <source>&amp;Save scenario</source>
+        <translation>保存场景(&amp;S)</translation>
+    </message>
+    <message>
+        <source>Save scenario &amp;as…</source>
+        <translation>场景另存为(&amp;A)…</translation>
+    </message>
+    <message>
+        <source>Load s&amp;weep results…</source>
+        <translation>加载扫描结果(&amp;W)…</translation>
+    </message>
+    <message>
+        <source>Load &amp;trace (Chrome/Perfetto)…</source>
+        <translation>加载跟踪(&amp;T)（Chrome/Perfetto）…</translation>
+    </message>
+    <message>
+        <source>&amp;Export current view (PNG/SVG)…</source>
+        <translation>导出当前视图(&amp;E)（PNG/SVG）…</translation>
+    </message>
+    <message>
+        <source>&amp;Export current view (PNG)…</source>
+        <translation>导出当前视图(&amp;E)（PNG）…</translation>
+    </message>
+    <message>
+        <source>Export &amp;Perfetto trace…</source>
+        <translation>导出 Perfetto 跟踪(&amp;P)…</translation>
+    </message>
+    <message>
+        <source>&amp;Quit</source>
+        <translation>退出(&amp;Q)</translation>
+    </message>
+    <message>
+        <source>&amp;Run</source>
+        <translation>运行(&amp;R)</translation>
+    </message>
+    <message>
+        <source>&amp;Simulate (child process)</source>
+        <translation>仿真(&amp;S)（子进程）</translation>
+    </message>
+    <message>
+        <source>&amp;Cancel simulation</source>
+        <translation>取消仿真(&amp;C)</translation>
+    </message>
+    <message>
+        <source>Cancel</source>
+        <translation>取消</translation>
+    </message>
+    <message>
+        <source>&amp;Language</source>
+        <translation>语言(&amp;L)</translation>
+    </message>
+    <message>
+        <source>&amp;Help</source>
+        <translation>帮助(&amp;H)</translation>
+    </message>
+    <message>
+        <source>&amp;About</source>
+        <translation>关于(&amp;A)</translation>
+    </message>
+    <message>
+        <source>Unsaved changes</source>
+        <translation>未保存的更改</translation>
+    </message>
+    <message>
+        <source>Save the changes to the scenario?</source>
+        <translation>是否保存对场景的更改？</translation>
+    </message>
+    <message>
+        <source>untitled</source>
+        <translation>未命名</translation>
+    </message>
+    <message>
+        <source>Cannot read %1</source>
+        <translation>无法读取 %1</translation>
+    </message>
+    <message>
+        <source>as opened</source>
+        <translation>打开时</translation>
+    </message>
+    <message>
+        <source>Opened %1</source>
+        <translation>已打开 %1</translation>
+    </message>
+    <message>
+        <source>Saved %1</source>
+        <translation>已保存 %1</translation>
+    </message>
+    <message>
+        <source>Loaded plan from sweep: %1</source>
+        <translation>已从扫描加载方案：%1</translation>
+    </message>
+    <message>
+        <source>Simulated timeline</source>
+        <translation>仿真时间线</translation>
+    </message>
+    <message>
+        <source>Simulated, but its trace could not be read: %1</source>
+        <translation>仿真完成，但无法读取其跟踪：%1</translation>
+    </message>
+    <message>
+        <source>Simulation finished (%1).</source>
+        <translation>仿真完成（%1）。</translation>
+    </message>
+    <message>
+        <source>Simulation failed: %1</source>
+        <translation>仿真失败：%1</translation>
+    </message>
+    <message>
+        <source>Simulation failed</source>
+        <translation>仿真失败</translation>
+    </message>
+    <message>
+        <source>Scenario JSON</source>
+        <translation>场景 JSON</translation>
+    </message>
+    <message>
+        <source>The scenario as the command-line tool reads it; presets by name, any field may be added.</source>
+        <translation>命令行工具读取的场景；预设按名称引用，可添加任意字段。</translation>
+    </message>
+    <message>
+        <source>Not a JSON object.</source>
+        <translation>不是 JSON 对象。</translation>
+    </message>
+    <message>
+        <source>PNG image (*.png);;SVG drawing (*.svg)</source>
+        <translation>PNG 图像 (*.png);;SVG 矢量图 (*.svg)</translation>
+    </message>
+    <message>
+        <source>PNG image (*.png)</source>
+        <translation>PNG 图像 (*.png)</translation>
+    </message>
+    <message>
+        <source>Export view</source>
+        <translation>导出视图</translation>
+    </message>
+    <message>
+        <source>Export failed</source>
+        <translation>导出失败</translation>
+    </message>
+    <message>
+        <source>Exported %1</source>
+        <translation>已导出 %1</translation>
+    </message>
+    <message>
+        <source>Export Perfetto trace</source>
+        <translation>导出 Perfetto 跟踪</translation>
+    </message>
+    <message>
+        <source>There is no timeline to export (the scenario does not load).</source>
+        <translation>没有可导出的时间线（场景无法加载）。</translation>
+    </message>
+    <message>
+        <source>the simulated timeline</source>
+        <translation>仿真时间线</translation>
+    </message>
+    <message>
+        <source>the estimate's timeline (no simulation has run)</source>
+        <translation>估算的时间线（尚未运行仿真）</translation>
+    </message>
+    <message>
+        <source>Export Perfetto trace: %1</source>
+        <translation>导出 Perfetto 跟踪：%1</translation>
+    </message>
+    <message>
+        <source>Chrome trace JSON (*.json)</source>
+        <translation>Chrome 跟踪 JSON (*.json)</translation>
+    </message>
+    <message>
+        <source>Exported %1 (open it in ui.perfetto.dev or chrome://tracing)</source>
+        <translation>已导出 %1（可在 ui.perfetto.dev 或 chrome://tracing 中打开）</translation>
+    </message>
+</context>
+<context>
+    <name>trainsim::gui::MemoryView</name>
+    <message>
+        <source>Memory per GPU: no result (the scenario does not load)</source>
+        <translation>每 GPU 内存：无结果（场景无法加载）</translation>
+    </message>
+    <message>
+        <source>Parameters</source>
+        <translation>参数</translation>
+    </message>
+    <message>
+        <source>Gradients</source>
+        <translation>梯度</translation>
+    </message>
+    <message>
+        <source>Optimizer state</source>
+        <translation>优化器状态</translation>
+    </message>
+    <message>
+        <source>Activations</source>
+        <translation>激活</translation>
+    </message>
+    <message>
+        <source>Buffers and other</source>
+        <translation>缓冲区及其他</translation>
+    </message>
+    <message>
+        <source>HBM capacity (%1)</source>
+        <translation>HBM 容量（%1）</translation>
+    </message>
+    <message>
+        <source>Pipeline stage</source>
+        <translation>流水线阶段</translation>
+    </message>
+    <message>
+        <source>GiB per GPU</source>
+        <translation>每 GPU GiB</translation>
+    </message>
+    <message>
+        <source>Memory per GPU by pipeline stage: peak %1 of %2 HBM%3</source>
+        <translation>各流水线阶段每 GPU 内存：峰值 %1 / HBM %2%3</translation>
+    </message>
+    <message>
+        <source> (does not fit)</source>
+        <translation>（放不下）</translation>
+    </message>
+</context>
+<context>
+    <name>trainsim::gui::ScenarioPanel</name>
+    <message>
+        <source>Model</source>
+        <translation>模型</translation>
+    </message>
+    <message>
+        <source>Preset</source>
+        <translation>预设</translation>
+    </message>
+    <message>
+        <source>Layers</source>
+        <translation>层数</translation>
+    </message>
+    <message>
+        <source>Hidden size</source>
+        <translation>隐藏维度</translation>
+    </message>
+    <message>
+        <source>Attention heads</source>
+        <translation>注意力头数</translation>
+    </message>
+    <message>
+        <source>Sequence length</source>
+        <translation>序列长度</translation>
+    </message>
+    <message>
+        <source>Cluster</source>
+        <translation>集群</translation>
+    </message>
+    <message>
+        <source>GPU</source>
+        <translation>GPU</translation>
+    </message>
+    <message>
+        <source>Nodes</source>
+        <translation>节点数</translation>
+    </message>
+    <message>
+        <source>GPUs per node</source>
+        <translation>每节点 GPU 数</translation>
+    </message>
+    <message>
+        <source>Parallelism</source>
+        <translation>并行方式</translation>
+    </message>
+    <message>
+        <source>TP</source>
+        <translation>TP</translation>
+    </message>
+    <message>
+        <source>PP</source>
+        <translation>PP</translation>
+    </message>
+    <message>
+        <source>DP</source>
+        <translation>DP</translation>
+    </message>
+    <message>
+        <source>CP</source>
+        <translation>CP</translation>
+    </message>
+    <message>
+        <source>EP</source>
+        <translation>EP</translation>
+    </message>
+    <message>
+        <source>vpp</source>
+        <translation>vpp</translation>
+    </message>
+    <message>
+        <source>Schedule</source>
+        <translation>调度</translation>
+    </message>
+    <message>
+        <source>Sequence parallel (SP)</source>
+        <translation>序列并行（SP）</translation>
+    </message>
+    <message>
+        <source>Batch</source>
+        <translation>批次</translation>
+    </message>
+    <message>
+        <source>Micro-batch</source>
+        <translation>微批次</translation>
+    </message>
+    <message>
+        <source>Global batch</source>
+        <translation>全局批次</translation>
+    </message>
+    <message>
+        <source>Memory and precision</source>
+        <translation>内存与精度</translation>
+    </message>
+    <message>
+        <source>ZeRO stage</source>
+        <translation>ZeRO 阶段</translation>
+    </message>
+    <message>
+        <source>Recompute</source>
+        <translation>重计算</translation>
+    </message>
+    <message>
+        <source>Precision</source>
+        <translation>精度</translation>
+    </message>
+    <message>
+        <source>optimizer</source>
+        <translation>优化器</translation>
+    </message>
+    <message>
+        <source>params</source>
+        <translation>参数</translation>
+    </message>
+    <message>
+        <source>activations</source>
+        <translation>激活</translation>
+    </message>
+    <message>
+        <source>Offload</source>
+        <translation>卸载</translation>
+    </message>
+    <message>
+        <source>Gradient compression stages</source>
+        <translation>梯度压缩阶段</translation>
+    </message>
+    <message>
+        <source>Add stage</source>
+        <translation>添加阶段</translation>
+    </message>
+    <message>
+        <source>Remove stage</source>
+        <translation>删除阶段</translation>
+    </message>
+    <message>
+        <source>Edit scenario JSON…</source>
+        <translation>编辑场景 JSON…</translation>
+    </message>
+    <message>
+        <source>From step</source>
+        <translation>起始步</translation>
+    </message>
+    <message>
+        <source>Method</source>
+        <translation>方法</translation>
+    </message>
+    <message>
+        <source>Top-k ratio</source>
+        <translation>Top-k 比例</translation>
+    </message>
+    <message>
+        <source>Rank</source>
+        <translation>秩</translation>
+    </message>
+    <message>
+        <source>auto: derived from the GPU count / (TP·PP·CP)</source>
+        <translation>auto：由 GPU 数 / (TP·PP·CP) 推出</translation>
+    </message>
+    <message>
+        <source>Virtual pipeline stages (model chunks per GPU); &gt; 1 needs the interleaved schedule</source>
+        <translation>虚拟流水线阶段（每 GPU 的模型块数）；大于 1 需要 interleaved 调度</translation>
+    </message>
+    <message>
+        <source>Each row starts a compression stage at a training step (plan.compression)</source>
+        <translation>每行在某训练步开始一个压缩阶段（plan.compression）</translation>
+    </message>
+    <message>
+        <source>Invalid scenario: %1</source>
+        <translation>场景无效：%1</translation>
+    </message>
+    <message>
+        <source>Infeasible plan: %1</source>
+        <translation>方案不可行：%1</translation>
+    </message>
+    <message>
+        <source>inline: %1</source>
+        <translation>内联：%1</translation>
+    </message>
+    <message>
+        <source>%1 GPUs, %2, %3 NICs per node</source>
+        <translation>%1 个 GPU，%2，每节点 %3 块网卡</translation>
+    </message>
+</context>
+<context>
+    <name>trainsim::gui::SimulateRunner</name>
+    <message>
+        <source>The trainsim command-line tool was not found (set TRAINSIM_CLI to its path).</source>
+        <translation>找不到 trainsim 命令行工具（请将 TRAINSIM_CLI 设为其路径）。</translation>
+    </message>
+    <message>
+        <source>Cannot write a temporary scenario file.</source>
+        <translation>无法写入临时场景文件。</translation>
+    </message>
+    <message>
+        <source>Cannot start %1: %2</source>
+        <translation>无法启动 %1：%2</translation>
+    </message>
+    <message>
+        <source>Simulating…</source>
+        <translation>仿真中…</translation>
+    </message>
+    <message>
+        <source>The simulation crashed.</source>
+        <translation>仿真崩溃。</translation>
+    </message>
+    <message>
+        <source>trainsim exited with code %1:
+%2</source>
+        <translation>trainsim 以代码 %1 退出：
+%2</translation>
+    </message>
+    <message>
+        <source>(no message)</source>
+        <translation>（无消息）</translation>
+    </message>
+    <message>
+        <source>trainsim printed no result JSON.</source>
+        <translation>trainsim 未输出结果 JSON。</translation>
+    </message>
+    <message>
+        <source>Done</source>
+        <translation>完成</translation>
+    </message>
+</context>
+<context>
+    <name>trainsim::gui::SummaryBar</name>
+    <message>
+        <source>Step time</source>
+        <translation>步时间</translation>
+    </message>
+    <message>
+        <source>Throughput</source>
+        <translation>吞吐量</translation>
+    </message>
+    <message>
+        <source>MFU</source>
+        <translation>MFU</translation>
+    </message>
+    <message>
+        <source>HFU</source>
+        <translation>HFU</translation>
+    </message>
+    <message>
+        <source>Bubble</source>
+        <translation>气泡</translation>
+    </message>
+    <message>
+        <source>Exposed comm</source>
+        <translation>暴露通信</translation>
+    </message>
+    <message>
+        <source>Peak memory / HBM</source>
+        <translation>峰值内存 / HBM</translation>
+    </message>
+    <message>
+        <source>GPUs</source>
+        <translation>GPU 数</translation>
+    </message>
+    <message>
+        <source>Bad input: %1</source>
+        <translation>输入错误：%1</translation>
+    </message>
+    <message>
+        <source>tokens/s</source>
+        <translation>token/秒</translation>
+    </message>
+    <message>
+        <source>Feasible. %1 result, computed in %2.</source>
+        <translation>可行。%1 结果，用时 %2。</translation>
+    </message>
+    <message>
+        <source>Infeasible: %1 (figures show what the plan would need)</source>
+        <translation>不可行：%1（图中数字为该方案所需）</translation>
+    </message>
+    <message>
+        <source>Warning: %1</source>
+        <translation>警告：%1</translation>
+    </message>
+</context>
+<context>
+    <name>trainsim::gui::SweepView</name>
+    <message>
+        <source>Load sweep results</source>
+        <translation>加载扫描结果</translation>
+    </message>
+    <message>
+        <source>Sweep results (*.jsonl *.json *.csv);;All files (*)</source>
+        <translation>扫描结果 (*.jsonl *.json *.csv);;所有文件 (*)</translation>
+    </message>
+    <message>
+        <source>Cannot load %1: %2</source>
+        <translation>无法加载 %1：%2</translation>
+    </message>
+    <message>
+        <source>Load sweep…</source>
+        <translation>加载扫描…</translation>
+    </message>
+    <message>
+        <source>Loaded plan %1 from the sweep</source>
+        <translation>已从扫描加载方案 %1</translation>
+    </message>
+    <message>
+        <source>No sweep loaded</source>
+        <translation>未加载扫描</translation>
+    </message>
+    <message>
+        <source>Load sweep results (JSON Lines or CSV rows with plan fields and step_time_s, tokens_per_s, memory.peak_bytes, feasible) to compare plans; click a point to load its plan.</source>
+        <translation>加载扫描结果（JSON Lines 或 CSV，每行含方案字段及 step_time_s、tokens_per_s、memory.peak_bytes、feasible）以比较方案；点击某点即加载该方案。</translation>
+    </message>
+    <message>
+        <source>tokens/s</source>
+        <translation>token/秒</translation>
+    </message>
+    <message>
+        <source>million tokens/s</source>
+        <translation>百万 token/秒</translation>
+    </message>
+    <message>
+        <source>thousand tokens/s</source>
+        <translation>千 token/秒</translation>
+    </message>
+    <message>
+        <source>feasible plans</source>
+        <translation>可行方案</translation>
+    </message>
+    <message>
+        <source>infeasible plans</source>
+        <translation>不可行方案</translation>
+    </message>
+    <message>
+        <source>Pareto front</source>
+        <translation>帕累托前沿</translation>
+    </message>
+    <message>
+        <source>HBM capacity</source>
+        <translation>HBM 容量</translation>
+    </message>
+    <message>
+        <source>peak memory per GPU (GiB)</source>
+        <translation>每 GPU 峰值内存（GiB）</translation>
+    </message>
+    <message>
+        <source>Throughput against memory: %1 plans, %2 on the Pareto front</source>
+        <translation>吞吐量与内存：%1 个方案，%2 个在帕累托前沿上</translation>
+    </message>
+    <message>
+        <source>%1
+%2, %3 per GPU, step %4%5</source>
+        <translation>%1
+%2，每 GPU %3，步时间 %4%5</translation>
+    </message>
+    <message>
+        <source> (infeasible)</source>
+        <translation>（不可行）</translation>
+    </message>
+    <message>
+        <source>%1: %2 rows (%3 infeasible%4). Click a point to load that plan.</source>
+        <translation>%1：%2 行（%3 行不可行%4）。点击某点即加载该方案。</translation>
+    </message>
+    <message>
+        <source>, %1 lines skipped</source>
+        <translation>，跳过 %1 行</translation>
+    </message>
+</context>
+<context>
+    <name>trainsim::gui::TimelineView</name>
+    <message>
+        <source>Load Chrome/Perfetto trace</source>
+        <translation>加载 Chrome/Perfetto 跟踪</translation>
+    </message>
+    <message>
+        <source>Trace JSON (*.json);;All files (*)</source>
+        <translation>跟踪 JSON (*.json);;所有文件 (*)</translation>
+    </message>
+    <message>
+        <source>Cannot load %1: %2</source>
+        <translation>无法加载 %1：%2</translation>
+    </message>
+    <message>
+        <source>Zoom in</source>
+        <translation>放大</translation>
+    </message>
+    <message>
+        <source>Zoom out</source>
+        <translation>缩小</translation>
+    </message>
+    <message>
+        <source>Fit</source>
+        <translation>适应窗口</translation>
+    </message>
+    <message>
+        <source>Load trace…</source>
+        <translation>加载跟踪…</translation>
+    </message>
+    <message>
+        <source>Show estimate</source>
+        <translation>显示估算</translation>
+    </message>
+    <message>
+        <source>Mouse wheel zooms around the cursor; drag or Shift+wheel pans</source>
+        <translation>滚轮以光标为中心缩放；拖动或 Shift+滚轮平移</translation>
+    </message>
+    <message>
+        <source>%1 events on %2 lanes</source>
+        <translation>%2 条泳道上共 %1 个事件</translation>
+    </message>
+    <message>
+        <source>Trace: %1</source>
+        <translation>跟踪：%1</translation>
+    </message>
+</context>
+<context>
+    <name>trainsim::gui::TopologyView</name>
+    <message>
+        <source>No topology: the scenario does not load</source>
+        <translation>无拓扑：场景无法加载</translation>
+    </message>
+    <message>
+        <source>%1: %2 nodes × %3 %4 = %5 GPUs, %6 network, %7 × %8 NICs per node</source>
+        <translation>%1：%2 个节点 × %3 块 %4 = %5 个 GPU，%6 网络，每节点 %7 × %8 网卡</translation>
+    </message>
+    <message>
+        <source>node %1</source>
+        <translation>节点 %1</translation>
+    </message>
+    <message>
+        <source>+%1 GPUs</source>
+        <translation>另有 %1 个 GPU</translation>
+    </message>
+    <message>
+        <source>NVSwitch / NVLink</source>
+        <translation>NVSwitch / NVLink</translation>
+    </message>
+    <message>
+        <source>… %1 more nodes</source>
+        <translation>… 另有 %1 个节点</translation>
+    </message>
+    <message>
+        <source>switch</source>
+        <translation>交换机</translation>
+    </message>
+    <message>
+        <source>rail %1 leaf</source>
+        <translation>轨道 %1 叶交换机</translation>
+    </message>
+    <message>
+        <source>leaf %1</source>
+        <translation>叶交换机 %1</translation>
+    </message>
+    <message>
+        <source>spine %1</source>
+        <translation>脊交换机 %1</translation>
+    </message>
+    <message>
+        <source>%1 network (routers not drawn)</source>
+        <translation>%1 网络（未画出路由器）</translation>
+    </message>
+    <message>
+        <source>link utilisation (estimated)</source>
+        <translation>链路利用率（估算）</translation>
+    </message>
+    <message>
+        <source>NVLink per GPU: %1 — %2 per step (%3)</source>
+        <translation>每 GPU NVLink：%1 — 每步 %2（%3）</translation>
+    </message>
+    <message>
+        <source>no intra-node groups</source>
+        <translation>无节点内通信组</translation>
+    </message>
+    <message>
+        <source>NIC: %1 — %2 per GPU per step (%3)</source>
+        <translation>网卡：%1 — 每 GPU 每步 %2（%3）</translation>
+    </message>
+    <message>
+        <source>no inter-node groups</source>
+        <translation>无跨节点通信组</translation>
+    </message>
+    <message>
+        <source>Leaf–spine uplinks: %1 (NIC load × oversubscription %2)</source>
+        <translation>叶–脊上行链路：%1（网卡负载 × 超额订阅 %2）</translation>
+    </message>
+    <message>
+        <source>Estimated from bytes per GPU per group over the step time; a simulation reports per-link values.</source>
+        <translation>由每 GPU 每组通信字节数除以步时间估算；仿真会给出每条链路的实际值。</translation>
+    </message>
+</context>
+</TS>

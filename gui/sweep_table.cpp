@@ -1,0 +1,170 @@
+#include "gui/sweep_table.hpp"
+
+#include <QFile>
+#include <QFileInfo>
+#include <QStringList>
+#include <algorithm>
+#include <set>
+#include <stdexcept>
+
+#include <nlohmann/json.hpp>
+
+namespace trainsim::gui {
+namespace {
+
+// Bare column names that are plan fields (a sweep may write "tp" rather than "plan.tp").
+const std::set<std::string> kPlanKeys = {"tp", "pp", "dp", "cp", "ep", "sp", "vpp", "schedule", "micro_batch",
+                                         "global_batch", "zero_stage", "recompute", "precision",
+                                         "collective_algorithm", "placement"};
+
+void flatten(const nlohmann::json& j, const std::string& prefix, std::map<std::string, nlohmann::json>& out) {
+  if (j.is_object()) {
+    for (auto it = j.begin(); it != j.end(); ++it) flatten(*it, prefix.empty() ? it.key() : prefix + "." + it.key(), out);
+  } else {
+    out[prefix] = j;
+  }
+}
+
+double number(const std::map<std::string, nlohmann::json>& f, std::initializer_list<const char*> keys) {
+  for (const char* k : keys) {
+    auto it = f.find(k);
+    if (it == f.end()) continue;
+    if (it->second.is_number()) return it->second.get<double>();
+    if (it->second.is_string()) {
+      bool ok = false;
+      const double v = QString::fromStdString(it->second.get<std::string>()).toDouble(&ok);
+      if (ok) return v;
+    }
+  }
+  return 0;
+}
+
+bool row_from_fields(const std::map<std::string, nlohmann::json>& f, SweepRow& row) {
+  row.step_time_s = number(f, {"step_time_s"});
+  row.tokens_per_s = number(f, {"tokens_per_s"});
+  row.peak_bytes = number(f, {"memory.peak_bytes", "peak_bytes", "peak_memory_bytes"});
+  if (auto it = f.find("feasible"); it != f.end()) {
+    if (it->second.is_boolean()) row.feasible = it->second.get<bool>();
+    else if (it->second.is_string()) row.feasible = it->second.get<std::string>() == "true" || it->second.get<std::string>() == "1";
+    else if (it->second.is_number()) row.feasible = it->second.get<double>() != 0;
+  }
+  for (const auto& [key, value] : f) {
+    std::string path;
+    if (key.rfind("plan.", 0) == 0) path = key;
+    else if (key.rfind("scenario.plan.", 0) == 0) path = key.substr(9);
+    else if (kPlanKeys.count(key)) path = "plan." + key;
+    if (path.empty() || value.is_null()) continue;
+    row.plan[path] = value.dump();
+  }
+  if (row.plan.empty() || (row.tokens_per_s <= 0 && row.step_time_s <= 0)) return false;
+  QStringList parts;
+  for (const char* k : {"tp", "pp", "dp", "cp", "ep"})
+    if (auto it = row.plan.find(std::string("plan.") + k); it != row.plan.end())
+      parts << QString("%1%2").arg(QString(k).toUpper(), QString::fromStdString(it->second));
+  for (const auto& [k, v] : row.plan) {
+    const QString key = QString::fromStdString(k).mid(5);
+    if (QStringList{"tp", "pp", "dp", "cp", "ep"}.contains(key)) continue;
+    parts << QString("%1=%2").arg(key, QString::fromStdString(v).remove('"'));
+  }
+  row.label = parts.join(' ');
+  return true;
+}
+
+QStringList split_csv_line(const QString& line) {
+  QStringList out;
+  QString cur;
+  bool quoted = false;
+  for (int i = 0; i < line.size(); ++i) {
+    const QChar c = line[i];
+    if (quoted) {
+      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') { cur += '"'; ++i; }
+      else if (c == '"') quoted = false;
+      else cur += c;
+    } else if (c == '"') {
+      quoted = true;
+    } else if (c == ',') {
+      out << cur;
+      cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  out << cur;
+  return out;
+}
+
+}  // namespace
+
+std::vector<int> pareto_front(const std::vector<SweepRow>& rows) {
+  std::vector<int> idx;
+  for (int i = 0; i < static_cast<int>(rows.size()); ++i)
+    if (rows[i].feasible && rows[i].tokens_per_s > 0) idx.push_back(i);
+  // Sweep by memory ascending (ties: throughput descending); a row is on the front when it beats
+  // the best throughput of every row using no more memory.
+  std::sort(idx.begin(), idx.end(), [&](int a, int b) {
+    return rows[a].peak_bytes != rows[b].peak_bytes ? rows[a].peak_bytes < rows[b].peak_bytes
+                                                    : rows[a].tokens_per_s > rows[b].tokens_per_s;
+  });
+  std::vector<int> front;
+  double best = -1;
+  for (int i : idx)
+    if (rows[i].tokens_per_s > best) {
+      front.push_back(i);
+      best = rows[i].tokens_per_s;
+    }
+  return front;
+}
+
+SweepTable parse_sweep_text(const QString& text, bool csv) {
+  SweepTable t;
+  const QStringList lines = text.split('\n');
+  if (csv) {
+    QStringList header;
+    for (const QString& raw_line : lines) {
+      const QString line = raw_line.trimmed();
+      if (line.isEmpty() || line.startsWith('#')) continue;
+      const QStringList cells = split_csv_line(line);
+      if (header.isEmpty()) {
+        header = cells;
+        continue;
+      }
+      std::map<std::string, nlohmann::json> f;
+      for (int i = 0; i < header.size() && i < cells.size(); ++i) {
+        const std::string v = cells[i].trimmed().toStdString();
+        if (v.empty()) continue;
+        // Cells that parse as JSON (numbers, true/false) keep their type; others are strings.
+        nlohmann::json value = nlohmann::json::parse(v, nullptr, false);
+        f[header[i].trimmed().toStdString()] = value.is_discarded() ? nlohmann::json(v) : value;
+      }
+      SweepRow row;
+      if (row_from_fields(f, row)) t.rows.push_back(row);
+      else ++t.skipped_lines;
+    }
+  } else {
+    for (const QString& raw_line : lines) {
+      const QByteArray line = raw_line.trimmed().toUtf8();
+      if (line.isEmpty()) continue;
+      const auto j = nlohmann::json::parse(line.constBegin(), line.constEnd(), nullptr, false);
+      std::map<std::string, nlohmann::json> f;
+      SweepRow row;
+      if (j.is_object()) flatten(j, "", f);
+      if (j.is_object() && row_from_fields(f, row)) t.rows.push_back(row);
+      else ++t.skipped_lines;
+    }
+  }
+  t.pareto = pareto_front(t.rows);
+  return t;
+}
+
+SweepTable load_sweep_file(const QString& file_path) {
+  QFile f(file_path);
+  if (!f.open(QIODevice::ReadOnly)) throw std::runtime_error("cannot open " + file_path.toStdString());
+  const QString text = QString::fromUtf8(f.readAll());
+  const bool csv = QFileInfo(file_path).suffix().toLower() == "csv";
+  SweepTable t = parse_sweep_text(text, csv);
+  if (t.rows.empty())
+    throw std::runtime_error(file_path.toStdString() + ": no rows with plan fields and step_time_s/tokens_per_s");
+  return t;
+}
+
+}  // namespace trainsim::gui

@@ -1,0 +1,440 @@
+#include "kernels/calibration.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <functional>
+#include <random>
+#include <sstream>
+#include <vector>
+
+#include "kernels/alpha_beta_fit.hpp"
+#include "kernels/collective_check.hpp"
+#include "kernels/compressed_collectives.hpp"
+#include "kernels/json_writer.hpp"
+#include "kernels/numeric_formats.hpp"
+#include "kernels/op_check.hpp"
+#include "kernels/ring_collectives.hpp"
+
+namespace trainsim::kernels {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Median time of fn() (synchronised), repeated until min_time_s has passed (at least 3 runs,
+// at most max_iters), after one warm-up run.
+double median_time(Backend& be, const std::function<void()>& fn, double min_time_s, int max_iters = 200) {
+  fn();
+  be.synchronize();
+  std::vector<double> t;
+  auto start = Clock::now();
+  while (int(t.size()) < max_iters) {
+    auto t0 = Clock::now();
+    fn();
+    be.synchronize();
+    t.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
+    if (t.size() >= 3 && std::chrono::duration<double>(Clock::now() - start).count() >= min_time_s) break;
+  }
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+struct GemmShape { int m, n, k; const char* label; };
+
+struct GemmPoint {
+  DType type;
+  GemmShape shape;
+  double time_s = 0, flop = 0, flop_per_s = 0;
+  size_t wrong = 0, sampled = 0;
+};
+
+// Times one GEMM and checks 64 sampled output elements against float64 dot products.
+GemmPoint gemm_point(Backend& be, DType t, GemmShape s, double min_time, uint64_t seed) {
+  GemmPoint p{t, s};
+  auto a = random_floats(size_t(s.m) * s.k, seed), b = random_floats(size_t(s.k) * s.n, seed + 1);
+  auto round_to = [&](std::vector<float>& v) {
+    if (t == DType::kBF16) for (auto& x : v) x = round_bf16(x);
+    if (t == DType::kF16) for (auto& x : v) x = round_fp16(x);
+  };
+  round_to(a);
+  round_to(b);
+  const size_t eb = dtype_bytes(t);
+  DeviceArray<float> fa(be, a.size()), fb(be, b.size());
+  fa.upload(a);
+  fb.upload(b);
+  DeviceArray<uint8_t> da(be, a.size() * eb), db(be, b.size() * eb), dc(be, size_t(s.m) * s.n * eb);
+  be.convert(DType::kF32, t, a.size(), fa.data(), da.data());
+  be.convert(DType::kF32, t, b.size(), fb.data(), db.data());
+  fa.reset();
+  fb.reset();
+  p.time_s = median_time(be, [&] { be.gemm(t, false, false, s.m, s.n, s.k, 1.0f, da.data(), db.data(), 0.0f, dc.data()); },
+                         min_time);
+  p.flop = 2.0 * s.m * s.n * s.k;
+  p.flop_per_s = p.flop / p.time_s;
+  std::mt19937_64 rng(seed + 2);
+  double rtol = t == DType::kBF16 ? 8e-3 : (t == DType::kF16 ? 1e-3 : 1e-5);
+  double atol = (t == DType::kF32 ? 1e-5 : 1e-3) * std::sqrt(double(s.k));
+  for (int i = 0; i < 64; ++i) {
+    size_t r = rng() % s.m, c = rng() % s.n;
+    double ref = 0;
+    for (int q = 0; q < s.k; ++q) ref += double(a[r * s.k + q]) * b[size_t(q) * s.n + c];
+    float got = 0;
+    if (t == DType::kF32) {
+      be.copy_to_host(&got, dc.data() + (r * s.n + c) * 4, 4);
+    } else {
+      uint16_t h;
+      be.copy_to_host(&h, dc.data() + (r * s.n + c) * 2, 2);
+      got = t == DType::kBF16 ? bf16_to_float(h) : fp16_to_float(h);
+    }
+    if (!(std::fabs(got - ref) <= atol + rtol * std::fabs(ref))) ++p.wrong;
+    ++p.sampled;
+  }
+  return p;
+}
+
+std::string now_utc() {
+  std::time_t t = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  return buf;
+}
+
+std::string fabric_of(const Communicator& comm) {
+  if (comm.size() == 1) return "none";
+  const char* local = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+  const char* world = std::getenv("OMPI_COMM_WORLD_SIZE");
+  if (local && world && std::string(local) != std::string(world)) return "inter_node";
+  return "intra_node";
+}
+
+struct MemOp {
+  std::string op, shape;
+  double bytes = 0, flop = 0, time_s = 0;
+};
+
+}  // namespace
+
+CalibrationOutcome run_calibration(Backend& be, Communicator& comm, const CalibrationOptions& opts) {
+  CalibrationOutcome outcome;
+  const bool root = comm.rank() == 0;
+  const bool cuda = be.name() == "cuda";
+  const bool quick = opts.quick;
+  const double mt = opts.min_time_per_point_s;
+  std::ostringstream sum;
+  JsonWriter w;
+  w.begin_object();
+  w.kv("format", "trainsim-calibration").kv("version", 1);
+  w.kv("tool", "trainsim calibrate " + opts.tool_version);
+  w.kv("backend", be.name()).kv("device", be.device_name()).kv("created_utc", now_utc());
+  w.kv("ranks", comm.size()).kv("communicator", comm.name());
+
+  // 1. Every op against the float64 reference (rank 0; the others wait).
+  size_t wrong = 0;
+  if (root) {
+    auto checks = check_ops(be, {.seed = 11, .large = opts.large_checks});
+    w.key("op_checks").begin_array();
+    sum << "# op checks (" << be.name() << ", " << be.device_name() << ")\n"
+        << "#  op                         shape                                elements   max_abs_err  #wrong\n";
+    for (const auto& c : checks) {
+      w.begin_object().kv("op", c.op).kv("shape", c.shape).kv("elements", uint64_t(c.elements))
+          .kv("max_abs_error", c.max_abs_error).kv("wrong", uint64_t(c.wrong)).end_object();
+      char line[256];
+      std::snprintf(line, sizeof line, "  %-28s %-36s %9zu %12.3e %7zu\n", c.op.c_str(), c.shape.c_str(),
+                    c.elements, c.max_abs_error, c.wrong);
+      sum << line;
+      wrong += c.wrong;
+    }
+    w.end_array();
+  }
+
+  // 2. Compute sweep (rank 0): peak by a large GEMM, then efficiency vs shape.
+  if (root && !opts.check_only && wrong == 0) {
+    std::vector<DType> types = cuda ? std::vector<DType>{DType::kBF16, DType::kF16, DType::kF32}
+                                    : std::vector<DType>{DType::kF32, DType::kBF16};
+    // Peak: measured, not a datasheet figure (the cpu's turbo and AVX clocks make its
+    // datasheet useless; on a GPU the measured peak is what a well-shaped GEMM reaches). It is
+    // the best FLOP/s of a large square GEMM and of every GEMM in the sweep, per dtype.
+    std::vector<double> peak(3, 0.0);
+    std::vector<GemmPoint> peak_points, points;
+    for (DType t : types) {
+      int n = cuda ? (t == DType::kF32 ? 4096 : 8192) : (t == DType::kF32 ? (quick ? 512 : 1024) : 512);
+      peak_points.push_back(gemm_point(be, t, {n, n, n, "peak"}, mt, 100));
+      wrong += peak_points.back().wrong;
+      peak[int(t)] = std::max(peak[int(t)], peak_points.back().flop_per_s);
+    }
+    std::vector<GemmShape> shapes;
+    std::vector<int> squares = cuda ? std::vector<int>{256, 512, 1024, 2048, 4096, 8192}
+                                    : (quick ? std::vector<int>{64, 128, 256} : std::vector<int>{64, 128, 256, 512, 768});
+    for (int n : squares) shapes.push_back({n, n, n, "square"});
+    // Transformer shapes (tokens x hidden): QKV, attention out, MLP up, MLP down.
+    int tok = cuda ? 8192 : (quick ? 256 : 512), h = cuda ? 4096 : (quick ? 256 : 512);
+    shapes.push_back({tok, 3 * h, h, "qkv"});
+    shapes.push_back({tok, h, h, "attn_out"});
+    shapes.push_back({tok, 4 * h, h, "mlp_up"});
+    shapes.push_back({tok, h, 4 * h, "mlp_down"});
+    for (const auto& s : opts.model_gemm_shapes) shapes.push_back({s[0], s[1], s[2], "model"});
+    for (DType t : types)
+      for (const auto& s : shapes) {
+        if (!cuda && t != DType::kF32 && s.m * double(s.n) * s.k > 3e7 && std::string(s.label) != "model")
+          continue;  // emulated narrow GEMMs: small shapes only
+        points.push_back(gemm_point(be, t, s, mt, 200 + s.m + s.n));
+        wrong += points.back().wrong;
+        peak[int(t)] = std::max(peak[int(t)], points.back().flop_per_s);
+      }
+    w.key("peak_flop_per_s").begin_object();
+    sum << "# peak = best GEMM FLOP/s per dtype (large square GEMM and the sweep)\n";
+    for (const auto& p : peak_points) {
+      w.key(to_string(p.type)).begin_object().kv("flop_per_s", peak[int(p.type)])
+          .kv("large_gemm_flop_per_s", p.flop_per_s).kv("large_gemm_n", p.shape.n)
+          .kv("wrong", uint64_t(p.wrong)).end_object();
+      char line[160];
+      std::snprintf(line, sizeof line, "  %-5s peak %10.4f TFLOP/s (large gemm %d^3: %10.4f TFLOP/s, #wrong %zu)\n",
+                    to_string(p.type), peak[int(p.type)] / 1e12, p.shape.n, p.flop_per_s / 1e12, p.wrong);
+      sum << line;
+    }
+    w.end_object();
+    w.key("gemm").begin_array();
+    sum << "# gemm efficiency = achieved / peak of the same dtype\n";
+    for (const auto& p : points) {
+      const auto& s = p.shape;
+      double eff = peak[int(p.type)] > 0 ? p.flop_per_s / peak[int(p.type)] : 0;
+      w.begin_object().kv("dtype", to_string(p.type)).kv("label", s.label).kv("m", s.m).kv("n", s.n).kv("k", s.k)
+          .kv("time_s", p.time_s).kv("flop", p.flop).kv("flop_per_s", p.flop_per_s).kv("efficiency", eff)
+          .kv("sampled", uint64_t(p.sampled)).kv("wrong", uint64_t(p.wrong)).end_object();
+      char line[200];
+      std::snprintf(line, sizeof line, "  gemm %-5s %-8s m=%-5d n=%-5d k=%-5d %10.3f ms %9.4f TFLOP/s eff %5.3f #wrong %zu\n",
+                    to_string(p.type), s.label, s.m, s.n, s.k, p.time_s * 1e3, p.flop_per_s / 1e12, eff, p.wrong);
+      sum << line;
+    }
+    w.end_array();
+
+    // Memory-bound and attention ops. Bytes are the minimum traffic (each input read once,
+    // each output written once); efficiency is against the measured copy bandwidth.
+    std::vector<MemOp> mem;
+    std::vector<size_t> sizes = cuda ? std::vector<size_t>{size_t(1) << 24, size_t(1) << 27}
+                                     : (quick ? std::vector<size_t>{size_t(1) << 18} : std::vector<size_t>{size_t(1) << 18, size_t(1) << 21});
+    // Memory bandwidth: a copy larger than the last-level cache.
+    double copy_bw = 0;
+    {
+      size_t n = cuda ? (size_t(1) << 28) : (quick ? (size_t(1) << 22) : (size_t(1) << 23));
+      DeviceArray<float> x(be, n), y(be, n);
+      x.zero();
+      double t = median_time(be, [&] { be.copy_device(y.data(), x.data(), n * 4); }, mt);
+      copy_bw = 8.0 * n / t;
+      mem.push_back({"copy", "n=" + std::to_string(n), 8.0 * n, 0, t});
+    }
+    for (size_t n : sizes) {
+      DeviceArray<float> x(be, n), y(be, n), g(be, n), m(be, n), v(be, n);
+      auto hx = random_floats(n, 5);
+      x.upload(hx);
+      g.upload(hx);
+      m.zero();
+      v.zero();
+      std::string sh = "n=" + std::to_string(n);
+      auto add = [&](const std::string& op, double bytes, double flop, const std::function<void()>& fn) {
+        mem.push_back({op, sh, bytes, flop, median_time(be, fn, mt)});
+      };
+      add("copy", 8.0 * n, 0, [&] { be.copy_device(y.data(), x.data(), n * 4); });
+      add("gelu_fwd", 8.0 * n, 0, [&] { be.gelu_fwd(n, x.data(), y.data()); });
+      add("gelu_bwd", 12.0 * n, 0, [&] { be.gelu_bwd(n, x.data(), g.data(), y.data()); });
+      int cols = 1024, rows = int(n / cols);
+      DeviceArray<float> gamma(be, cols), beta(be, cols), mean(be, rows), rstd(be, rows);
+      gamma.upload(std::vector<float>(cols, 1.0f));
+      beta.zero();
+      add("layernorm_fwd", 8.0 * n, 0, [&] { be.layernorm_fwd(rows, cols, x.data(), gamma.data(), beta.data(), 1e-5f, y.data(), mean.data(), rstd.data()); });
+      int f = 512, srows = int(n / (2 * f));
+      add("swiglu_fwd", 6.0 * n, 0, [&] { be.swiglu_fwd(srows, f, x.data(), y.data()); });
+      int vocab = cuda ? 50304 : 8192, xrows = int(n / vocab);
+      if (xrows > 0) {
+        DeviceArray<int32_t> tg(be, xrows);
+        tg.zero();
+        DeviceArray<float> losses(be, xrows);
+        add("softmax_xent", 8.0 * xrows * vocab, 0, [&] { be.softmax_xent(xrows, vocab, x.data(), tg.data(), losses.data(), y.data(), 1.0f); });
+      }
+      add("adamw", 28.0 * n, 0, [&] { be.adamw(n, y.data(), g.data(), m.data(), v.data(), 1e-3f, 0.9f, 0.95f, 1e-8f, 0.0f, 1); });
+      for (QuantFormat qf : {QuantFormat::kInt8, QuantFormat::kInt4, QuantFormat::kFp8E4M3}) {
+        size_t pb = quant_payload_bytes(qf, n, 128);
+        DeviceArray<uint8_t> payload(be, pb);
+        add(std::string("quantize_") + to_string(qf), 4.0 * n + pb, 0, [&] { be.quantize(qf, n, 128, x.data(), payload.data()); });
+        add(std::string("dequantize_") + to_string(qf), 4.0 * n + pb, 0, [&] { be.dequantize(qf, n, 128, payload.data(), y.data(), false); });
+      }
+      DeviceArray<uint8_t> sp(be, sparse24_payload_bytes(n));
+      add("sparsify_2of4", 4.0 * n + sparse24_payload_bytes(n), 0, [&] { be.sparsify_2of4(n, x.data(), sp.data()); });
+      size_t k = n / 100;
+      DeviceArray<float> tv(be, k);
+      DeviceArray<int32_t> ti(be, k);
+      add("top_k_1pct", 4.0 * n + 8.0 * k, 0, [&] { be.top_k(n, k, x.data(), tv.data(), ti.data()); });
+    }
+    // Attention: causal FLOPs, fwd 2*b*h*s^2*d (two s x s x d matmuls, half masked),
+    // bwd 2.5x fwd (five matmuls instead of two; FlashAttention-2 paper's convention).
+    std::vector<int> seqs = cuda ? std::vector<int>{512, 1024, 2048} : (quick ? std::vector<int>{128} : std::vector<int>{128, 256, 512});
+    for (int s : seqs) {
+      int b = cuda ? 2 : 1, hh = cuda ? 16 : 4, d = cuda ? 128 : 64;
+      size_t n = size_t(b) * s * hh * d;
+      DeviceArray<float> q(be, n), kk(be, n), vv(be, n), o(be, n), lse(be, size_t(b) * hh * s), dq(be, n), dk(be, n), dv(be, n);
+      auto hq = random_floats(n, 9);
+      q.upload(hq);
+      kk.upload(hq);
+      vv.upload(hq);
+      std::string sh = "batch=" + std::to_string(b) + " seq=" + std::to_string(s) + " heads=" + std::to_string(hh) +
+                       " head_dim=" + std::to_string(d);
+      double fl = 2.0 * b * hh * double(s) * s * d;
+      mem.push_back({"attention_fwd", sh, 16.0 * n, fl,
+                     median_time(be, [&] { be.attention_fwd(b, s, hh, d, q.data(), kk.data(), vv.data(), o.data(), lse.data()); }, mt)});
+      mem.push_back({"attention_bwd", sh, 32.0 * n, 2.5 * fl,
+                     median_time(be, [&] { be.attention_bwd(b, s, hh, d, q.data(), kk.data(), vv.data(), o.data(), lse.data(), o.data(), dq.data(), dk.data(), dv.data()); }, mt)});
+    }
+    w.kv("memory_bandwidth_bytes_per_s", copy_bw);
+    w.key("ops").begin_array();
+    sum << "# other ops (efficiency: bandwidth ops vs copy bandwidth " << copy_bw / 1e9
+        << " GB/s; attention vs f32 peak)\n";
+    for (const auto& m : mem) {
+      w.begin_object().kv("op", m.op).kv("shape", m.shape).kv("time_s", m.time_s).kv("bytes", m.bytes);
+      double eff;
+      if (m.flop > 0) {
+        double fps = m.flop / m.time_s;
+        eff = peak[int(DType::kF32)] > 0 ? fps / peak[int(DType::kF32)] : 0;
+        w.kv("flop", m.flop).kv("flop_per_s", fps).kv("efficiency", eff);
+      } else {
+        double bps = m.bytes / m.time_s;
+        eff = copy_bw > 0 ? bps / copy_bw : 0;
+        w.kv("bytes_per_s", bps).kv("efficiency", eff);
+      }
+      w.end_object();
+      char line[220];
+      std::snprintf(line, sizeof line, "  %-18s %-44s %10.3f ms  %8.2f GB/s  eff %5.3f\n", m.op.c_str(), m.shape.c_str(),
+                    m.time_s * 1e3, m.bytes / m.time_s / 1e9, eff);
+      sum << line;
+    }
+    w.end_array();
+  }
+
+  // 3. Collectives (all ranks), nccl-tests style, then an alpha-beta fit per op.
+  comm.idle_barrier();  // the other ranks slept while rank 0 timed the ops
+  double wrong_all = double(wrong);
+  comm.all_reduce_f64(&wrong_all, 1, ReduceOp::kMax);  // ranks agree whether to go on
+  if (wrong_all == 0) {
+    size_t cap = opts.max_collective_bytes ? opts.max_collective_bytes
+                                                 : (cuda ? (size_t(1) << 30) : (quick ? (size_t(1) << 20) : (size_t(1) << 24)));
+    std::vector<size_t> sizes;
+    if (opts.check_only) cap = std::min<size_t>(cap, 64u << 10);
+    for (size_t b = 8; b <= cap; b *= (quick || opts.check_only ? 16 : 4)) sizes.push_back(b);
+    if (sizes.back() != cap) sizes.push_back(cap);
+    const std::string fabric = fabric_of(comm);
+    if (root) {
+      w.key("collectives").begin_array();
+      sum << "# collectives over " << comm.size() << " rank(s), " << comm.name() << ", fabric " << fabric << "\n"
+          << "#  op                 size(B)     time(us)  algbw(GB/s)  busbw(GB/s)  #wrong\n";
+    }
+    auto emit = [&](const std::string& op, const std::vector<CollectiveRun>& runs, CollectiveKind kind,
+                    const std::string& algorithm) {
+      std::vector<double> xs, ts;
+      for (const auto& r : runs) { xs.push_back(double(r.bytes)); ts.push_back(std::max(r.time_s, 1e-9)); }
+      auto fit = fit_alpha_beta(xs, ts);
+      if (!root) return;
+      double bf = bus_bandwidth_factor(kind, comm.size());
+      w.begin_object().kv("op", op).kv("algorithm", algorithm).kv("fabric", fabric).kv("ranks", comm.size())
+          .kv("alpha_s", fit.alpha_s).kv("beta_s_per_byte", fit.beta_s_per_byte)
+          .kv("bandwidth_bytes_per_s", fit.beta_s_per_byte > 0 ? 1.0 / fit.beta_s_per_byte : 0.0)
+          .kv("bus_bandwidth_bytes_per_s", fit.beta_s_per_byte > 0 ? bf / fit.beta_s_per_byte : 0.0)
+          .kv("fit_max_rel_error", fit.max_rel_error);
+      w.key("samples").begin_array();
+      for (const auto& r : runs) {
+        w.begin_object().kv("bytes", uint64_t(r.bytes)).kv("time_s", r.time_s).kv("algbw_bytes_per_s", r.algbw_bytes_per_s)
+            .kv("busbw_bytes_per_s", r.busbw_bytes_per_s).kv("wrong", uint64_t(r.wrong)).end_object();
+        char line[200];
+        std::snprintf(line, sizeof line, "  %-18s %11zu %12.2f %12.3f %12.3f %7zu\n", op.c_str(), r.bytes, r.time_s * 1e6,
+                      r.algbw_bytes_per_s / 1e9, r.busbw_bytes_per_s / 1e9, r.wrong);
+        sum << line;
+      }
+      w.end_array().end_object();
+      char line[200];
+      std::snprintf(line, sizeof line, "  fit %-14s [%s] alpha %.3f us  beta^-1 %.3f GB/s  busbw %.3f GB/s  (max rel err %.2f)\n",
+                    op.c_str(), algorithm.c_str(), fit.alpha_s * 1e6, fit.beta_s_per_byte > 0 ? 1e-9 / fit.beta_s_per_byte : 0.0,
+                    fit.beta_s_per_byte > 0 ? 1e-9 * bf / fit.beta_s_per_byte : 0.0, fit.max_rel_error);
+      sum << line;
+    };
+    for (auto kind : {CollectiveKind::kAllReduce, CollectiveKind::kReduceScatter, CollectiveKind::kAllGather,
+                      CollectiveKind::kAllToAll, CollectiveKind::kSendRecv}) {
+      std::vector<CollectiveRun> runs;
+      for (size_t b : sizes) {
+        int iters = b <= (64u << 10) ? 20 : (b <= (4u << 20) ? 5 : 2);
+        runs.push_back(run_collective(be, comm, kind, b, 2, iters));
+        wrong += root ? runs.back().wrong : 0;
+      }
+      emit(to_string(kind), runs, kind, comm.name());
+    }
+    // All-reduces we implement ourselves, checked against the exact sum within `tol` and timed
+    // including everything they do: the ring over send/recv (algorithm "ring"), and the
+    // compressed all-reduce (quantize, all-to-all, dequantize+sum, quantize, all-gather,
+    // dequantize) with per-64 scales.
+    const int p = comm.size();
+    auto custom_all_reduce = [&](const std::string& op, size_t unit_elems, double tol,
+                                 const std::function<void(float*, size_t)>& fn) {
+      std::vector<CollectiveRun> runs;
+      const size_t unit = unit_elems * sizeof(float);
+      for (size_t b : sizes) {
+        if (b < unit) continue;
+        size_t n = b / unit * unit / sizeof(float);
+        std::vector<float> h(n);
+        for (size_t i = 0; i < n; ++i) h[i] = float((comm.rank() + 1) * int(i % 7 + 1));
+        DeviceArray<float> x(be, n);
+        x.upload(h);
+        int iters = b <= (64u << 10) ? 10 : 2;  // in place: values grow by p per run, finite for these counts
+        fn(x.data(), n);
+        be.synchronize();
+        comm.barrier();
+        auto t0 = Clock::now();
+        for (int i = 0; i < iters; ++i) fn(x.data(), n);
+        be.synchronize();
+        double t = std::chrono::duration<double>(Clock::now() - t0).count() / iters;
+        comm.all_reduce_f64(&t, 1, ReduceOp::kMax);
+        x.upload(h);  // the checked run starts from the inputs again
+        fn(x.data(), n);
+        auto got = x.download();
+        double wr = 0;
+        for (size_t i = 0; i < n; ++i) {
+          double exact = double(p) * (p + 1) / 2 * double(i % 7 + 1);
+          if (!(std::fabs(got[i] - exact) <= tol)) wr += 1;
+        }
+        comm.all_reduce_f64(&wr, 1, ReduceOp::kSum);
+        CollectiveRun r;
+        r.bytes = n * sizeof(float);
+        r.time_s = t;
+        r.wrong = size_t(wr);
+        r.algbw_bytes_per_s = r.bytes / t;
+        r.busbw_bytes_per_s = r.algbw_bytes_per_s * bus_bandwidth_factor(CollectiveKind::kAllReduce, p);
+        runs.push_back(r);
+        wrong += root ? r.wrong : 0;
+      }
+      if (!runs.empty()) emit(op, runs, CollectiveKind::kAllReduce, op == "all_reduce" ? "ring" : comm.name());
+    };
+    if (p > 1) custom_all_reduce("all_reduce", size_t(p), 0.0, [&](float* x, size_t n) { ring_all_reduce(be, comm, x, n); });
+    for (auto ck : {CompressionKind::kInt8, CompressionKind::kFp8, CompressionKind::kInt4}) {
+      CompressionSpec spec{ck, 64, 0.01};
+      // Bound: each rank's quantization error plus the re-quantization of the sum.
+      double rel = ck == CompressionKind::kInt8 ? 0.5 / 127 : ck == CompressionKind::kInt4 ? 0.5 / 7 : 1.0 / 16;
+      double max_single = 7.0 * p, max_sum = 7.0 * p * (p + 1) / 2;
+      double tol = rel * (p * max_single + max_sum) * 1.001;
+      custom_all_reduce(std::string("all_reduce_compressed_") + to_string(ck), size_t(p) * 64, tol,
+                        [&](float* x, size_t n) { compressed_all_reduce(be, comm, spec, x, n, nullptr); });
+    }
+    if (root) w.end_array();
+  }
+  w.kv("wrong", uint64_t(wrong));
+  w.end_object();
+  double total = double(wrong);
+  comm.all_reduce_f64(&total, 1, ReduceOp::kSum);
+  outcome.wrong = size_t(total);
+  if (root) {
+    outcome.json = w.str() + "\n";
+    sum << "# total #wrong: " << outcome.wrong << "\n";
+    outcome.summary = sum.str();
+  }
+  return outcome;
+}
+
+}  // namespace trainsim::kernels

@@ -1,0 +1,35 @@
+// `trainsim calibrate`: op and collective microbenchmarks, every one checked before it is
+// timed, written as a calibration JSON (format in kernels/README.md).
+#pragma once
+
+#include <cstddef>
+#include <array>
+#include <string>
+#include <vector>
+
+#include "kernels/backend.hpp"
+#include "kernels/communicator.hpp"
+
+namespace trainsim::kernels {
+
+struct CalibrationOptions {
+  bool quick = false;            // fewer shapes and sizes (CI)
+  bool check_only = false;       // op/collective checks only, no timing sweep
+  bool large_checks = false;     // also the large op-check shapes
+  size_t max_collective_bytes = 0;  // 0: backend default (cpu 16 MiB, cuda 1 GiB)
+  double min_time_per_point_s = 0.02;  // repeat a measurement until this much time has passed
+  std::string tool_version = "0.0.0";
+  // GEMM shapes of the model at hand ({m, n, k}, label "model"), timed in every dtype.
+  std::vector<std::array<int, 3>> model_gemm_shapes;
+};
+
+struct CalibrationOutcome {
+  std::string json;     // the calibration file (complete on rank 0; empty elsewhere)
+  size_t wrong = 0;     // total wrong elements over all checks (all ranks)
+  std::string summary;  // human-readable table, nccl-tests style (rank 0)
+};
+
+// Runs on every rank of `comm` (collectives need all of them); comm may be a group of one.
+CalibrationOutcome run_calibration(Backend& be, Communicator& comm, const CalibrationOptions& opts);
+
+}  // namespace trainsim::kernels

@@ -1,0 +1,147 @@
+#!/usr/bin/env python3
+"""Hostile and malformed scenario inputs (issue: reliability). Every case must exit 2 with a
+message naming the JSON path (or file) and what was expected, in under a second and under 1 GiB.
+Run: TRAINSIM=build/cli/trainsim SCENARIOS=scenarios python3 tests/cli/hostile_inputs_test.py"""
+import json, os, resource, subprocess, sys, tempfile, time
+
+T = os.environ["TRAINSIM"]
+S = os.environ["SCENARIOS"]
+BASE = {"schema_version": 1, "name": "h", "model": "gpt-1.7b",
+        "cluster": {"base": "dgx-a100-superpod", "nodes": 4},
+        "plan": {"dp": 32, "micro_batch": 4, "global_batch": 512}}
+
+
+def edit(path, value):
+    def f():
+        d = json.loads(json.dumps(BASE))
+        node = d
+        keys = path.split(".")
+        for k in keys[:-1]:
+            if isinstance(node.get(k), str):
+                node[k] = {"base": node[k]}
+            node = node.setdefault(k, {})
+        node[keys[-1]] = value
+        return json.dumps(d)
+    return f
+
+
+def drop(path):
+    def f():
+        d = json.loads(json.dumps(BASE))
+        node = d
+        keys = path.split(".")
+        for k in keys[:-1]:
+            node = node[k]
+        del node[keys[-1]]
+        return json.dumps(d)
+    return f
+
+
+def raw(text):
+    return lambda: text
+
+
+CASES = [
+    # (name, content generator, extra args, expected substring in stderr)
+    ("wrong type: layers", edit("model.layers", "many"), [], "model.layers: expected an integer"),
+    ("huge number: layers", edit("model.layers", 1e30), [], "model.layers"),
+    ("NaN quantity", edit("cluster.gpu", {"base": "A100-SXM4-80GB", "hbm_capacity": "NaN GB"}), [], "cluster.gpu.hbm_capacity"),
+    ("negative size", edit("cluster.gpu", {"base": "A100-SXM4-80GB", "hbm_capacity": -80}), [], "cluster.gpu.hbm_capacity"),
+    ("zero GPUs", edit("cluster.nodes", 0), [], "cluster.nodes"),
+    ("a billion GPUs", edit("cluster.nodes", 10**9), [], "cluster.nodes"),
+    ("1e18 GPUs per node", edit("cluster.gpus_per_node", 10**18), [], "cluster.gpus_per_node"),
+    ("deeply nested JSON", raw("[" * 200000 + "]" * 200000), [], "must be a JSON object"),
+    ("deeply nested objects", raw('{"a":' * 100000 + "1" + "}" * 100000), [], "schema_version"),
+    ("100 MB file", None, [], "larger than 64 MiB"),
+    ("binary garbage", raw(bytes(range(256)).decode("latin-1") * 64), [], "malformed JSON"),
+    ("empty file", raw(""), [], "malformed JSON"),
+    ("JSON null", raw("null"), [], "must be a JSON object"),
+    ("top-level string", raw('"scenario"'), [], "must be a JSON object"),
+    ("missing preset", edit("model", "gpt-9000"), [], 'unknown model preset "gpt-9000"'),
+    ("missing cluster preset", edit("cluster", "supercomputer-x"), [], 'unknown cluster preset "supercomputer-x"'),
+    ("missing gpu preset", edit("cluster.gpu", "B9000"), [], 'unknown gpu preset "B9000"'),
+    ("path traversal preset", edit("model", "../../../etc/passwd"), [], "not a valid preset name"),
+    ("unknown unit", edit("cluster.network", {"latency": "5 parsecs"}), [], "cluster.network.latency"),
+    ("bits for memory", edit("cluster.gpu", {"base": "A100-SXM4-80GB", "hbm_capacity": "80Gb"}), [], "that is bits"),
+    ("size for bandwidth", edit("cluster.intra_node", {"bandwidth": "600GB"}), [], "cluster.intra_node.bandwidth"),
+    ("negative latency", edit("cluster.network", {"latency": "-5us"}), [], "cluster.network.latency"),
+    ("unknown topology", edit("cluster.network", {"topology": "ring-of-fire"}), [], "cluster.network.topology"),
+    ("oversubscription below 1", edit("cluster.network", {"oversubscription": 0.5}), [], "cluster.network.oversubscription"),
+    ("torus dims mismatch", edit("cluster.network", {"topology": "torus", "torus_dims": [3, 3]}), [], "cluster.network.torus_dims"),
+    ("missing model", drop("model"), [], "model: missing"),
+    ("missing schema_version", drop("schema_version"), [], "schema_version: missing"),
+    ("future schema_version", edit("schema_version", 99), [], "schema_version"),
+    ("unknown top-level key", edit("planz", {}), [], "planz: unknown key"),
+    ("unknown network key", edit("cluster.network", {"nic_speed": "1Gbps"}), [], "cluster.network.nic_speed: unknown key"),
+    ("unknown schedule", edit("plan.schedule", "2f2b"), [], "plan.schedule"),
+    ("unknown precision", edit("plan.precision", "fp4"), [], "plan.precision"),
+    ("recompute as bool", edit("plan.recompute", True), [], "plan.recompute: expected a string"),
+    ("tp zero", edit("plan.tp", 0), [], "plan.tp"),
+    ("tp fractional", edit("plan.tp", 2.5), [], "plan.tp"),
+    ("negative micro-batch", edit("plan.micro_batch", -4), [], "plan.micro_batch"),
+    ("zero global batch", edit("plan.global_batch", 0), [], "plan.global_batch"),
+    ("huge global batch", edit("plan.global_batch", 1e30), [], "plan.global_batch"),
+    ("compression not a list", edit("plan.compression", "int8"), [], "plan.compression"),
+    ("compression unknown method", edit("plan.compression", [{"method": "zip"}]), [], "plan.compression[0].method"),
+    ("compression negative step", edit("plan.compression", [{"from_step": -1, "method": "int8"}]), [], "plan.compression[0].from_step"),
+    ("offload not an object", edit("plan.offload", True), [], "plan.offload"),
+    ("overlap flag as string", edit("plan.overlap", {"dp": "yes"}), [], "plan.overlap.dp"),
+    ("layers_per_stage not a list", edit("plan.layers_per_stage", 12), [], "plan.layers_per_stage"),
+    ("layers_per_stage negative", edit("plan.layers_per_stage", [30, -6]), [], "plan.layers_per_stage[1]"),
+    ("moe top_k above experts", edit("model", {"base": "mixtral-8x7b", "moe": {"experts": 8, "top_k": 9}}), [], "model.moe.top_k"),
+    ("kv_heads above heads", edit("model", {"base": "gpt-1.7b", "kv_heads": 48}), [], "model.kv_heads"),
+    ("heads not dividing hidden", edit("model", {"base": "gpt-1.7b", "heads": 7}), [], "model.heads: must divide hidden"),
+    ("seq_len zero", edit("model", {"base": "gpt-1.7b", "seq_len": 0}), [], "model.seq_len"),
+    ("vocab huge", edit("model", {"base": "gpt-1.7b", "vocab": 10**12}), [], "model.vocab"),
+    ("peak flops missing", edit("cluster.gpu", {"name": "x", "hbm_capacity": "80GB", "hbm_bandwidth": "2TBps"}), [], "cluster.gpu.peak_flops: missing"),
+    ("peak flops bad unit", edit("cluster.gpu", {"base": "A100-SXM4-80GB", "peak_flops": {"bf16": "312 TFLOPS/s"}}), [], "cluster.gpu.peak_flops.bf16"),
+    ("base not a string", edit("model", {"base": 7}), [], "model.base"),
+    ("bad --set path", None, ["--set", "plan..tp=2"], "empty component"),
+    ("--set through a number", None, ["--set", "plan.tp.x=1"], "plan.tp: expected an integer"),
+]
+
+
+def main():
+    tmp = tempfile.mkdtemp()
+    passed = failed = 0
+    cyclic = os.path.join(tmp, "models")
+    os.makedirs(cyclic)
+    json.dump({"base": "cyc-b"}, open(os.path.join(cyclic, "cyc-a.json"), "w"))
+    json.dump({"base": "cyc-a"}, open(os.path.join(cyclic, "cyc-b.json"), "w"))
+    cases = CASES + [("cyclic base", edit("model", "cyc-a"), [], "cyclic")]
+    for name, gen, args, expect in cases:
+        path = os.path.join(tmp, "case.json")
+        if name == "100 MB file":
+            with open(path, "w") as f:
+                f.write(" " * (100 * 1024 * 1024))
+        elif gen is None:
+            with open(path, "w") as f:
+                json.dump(BASE, f)
+        else:
+            with open(path, "w", encoding="latin-1") as f:
+                f.write(gen())
+        start = time.monotonic()
+        p = subprocess.run([T, "run", path, "--fidelity", "estimate"] + args, capture_output=True, text=True,
+                           errors="replace", timeout=30)
+        wall = time.monotonic() - start
+        rss_mib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+        problems = []
+        if p.returncode != 2:
+            problems.append(f"exit {p.returncode}, expected 2")
+        if expect not in p.stderr:
+            problems.append(f"message lacks {expect!r}")
+        if wall > 1.0:
+            problems.append(f"took {wall:.2f} s")
+        if rss_mib > 1024:
+            problems.append(f"peak RSS {rss_mib:.0f} MiB")
+        if problems:
+            failed += 1
+            print(f"FAIL {name}: {'; '.join(problems)}\n  stderr: {p.stderr.strip()[:300]}")
+        else:
+            passed += 1
+    print(f"{passed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

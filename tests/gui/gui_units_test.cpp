@@ -1,0 +1,124 @@
+// The GUI's pure pieces: Pareto front, sweep parsing (JSONL and CSV), Chrome trace round trip,
+// the estimate timeline, result JSON read-back.
+#include <QtTest>
+
+#include "gui/chrome_trace.hpp"
+#include "gui/estimate_timeline.hpp"
+#include "gui/evaluation.hpp"
+#include "gui/result_reader.hpp"
+#include "gui/sweep_table.hpp"
+#include "gui/topology_view.hpp"
+#include "models/result_json.hpp"
+#include "models/scenario_loader.hpp"
+
+using namespace trainsim::gui;
+
+namespace {
+
+Evaluation default_evaluation() {
+  const auto raw = trainsim::read_json_file(std::string(TRAINSIM_TEST_SCENARIOS) + "/default.json");
+  return evaluate_scenario(raw, TRAINSIM_TEST_SCENARIOS);
+}
+
+}  // namespace
+
+class GuiUnitsTest : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void pareto_front_keeps_only_undominated_feasible_rows() {
+    std::vector<SweepRow> rows(5);
+    // (memory, throughput, feasible)
+    const double data[5][2] = {{10, 100}, {20, 90}, {20, 150}, {30, 140}, {5, 500}};
+    for (int i = 0; i < 5; ++i) {
+      rows[i].peak_bytes = data[i][0];
+      rows[i].tokens_per_s = data[i][1];
+    }
+    rows[4].feasible = false;  // best of all, but cannot run
+    const auto front = pareto_front(rows);
+    QCOMPARE(front, (std::vector<int>{0, 2}));
+  }
+
+  void sweep_rows_parse_from_jsonl_and_csv() {
+    const SweepTable j = parse_sweep_text(
+        "{\"plan\": {\"tp\": 8, \"pp\": 4}, \"step_time_s\": 2, \"tokens_per_s\": 10, \"memory\": {\"peak_bytes\": 5}, \"feasible\": true}\n"
+        "not json\n"
+        "{\"tp\": 4, \"pp\": 8, \"step_time_s\": 3, \"tokens_per_s\": 7, \"peak_bytes\": 3, \"feasible\": false}\n",
+        false);
+    QCOMPARE(j.rows.size(), size_t(2));
+    QCOMPARE(j.skipped_lines, 1);
+    QCOMPARE(QString::fromStdString(j.rows[0].plan.at("plan.tp")), QString("8"));
+    QCOMPARE(j.rows[0].peak_bytes, 5.0);
+    QVERIFY(!j.rows[1].feasible);
+    QCOMPARE(QString::fromStdString(j.rows[1].plan.at("plan.pp")), QString("8"));
+
+    const SweepTable c = parse_sweep_text(
+        "plan.tp,plan.schedule,step_time_s,tokens_per_s,memory.peak_bytes,feasible\n"
+        "8,\"interleaved\",1.5,100,7e10,true\n"
+        "2,1f1b,2.5,60,9e10,false\n",
+        true);
+    QCOMPARE(c.rows.size(), size_t(2));
+    QCOMPARE(QString::fromStdString(c.rows[0].plan.at("plan.schedule")), QString("\"interleaved\""));
+    QCOMPARE(QString::fromStdString(c.rows[1].plan.at("plan.schedule")), QString("\"1f1b\""));
+    QCOMPARE(c.rows[0].peak_bytes, 7e10);
+    QCOMPARE(c.pareto, (std::vector<int>{0}));
+  }
+
+  void estimate_timeline_plays_the_schedule() {
+    const Evaluation ev = default_evaluation();
+    QVERIFY(ev.loaded);
+    const GanttTrace g = estimate_timeline(ev);
+    QCOMPARE(g.lanes.size(), 2 * ev.scenario.plan.pp);
+    int forwards = 0;
+    for (const auto& e : g.events) forwards += e.category == "F";
+    // One F per micro-batch per chunk per stage.
+    QCOMPARE(forwards, ev.result.micro_batches * ev.scenario.plan.vpp * ev.scenario.plan.pp);
+    // The played step is close to the estimate's (same costs; p2p and the tail differ a little).
+    QVERIFY(std::abs(g.end_s() - ev.result.step_time_s) < 0.15 * ev.result.step_time_s);
+  }
+
+  void chrome_trace_round_trips() {
+    const GanttTrace g = estimate_timeline(default_evaluation());
+    const GanttTrace back = gantt_from_chrome_trace(chrome_trace_from_gantt(g));
+    QCOMPARE(back.lanes, g.lanes);
+    QCOMPARE(back.events.size(), g.events.size());
+    QVERIFY(std::abs(back.end_s() - g.end_s()) < 1e-6 * g.end_s());
+  }
+
+  void chrome_trace_reads_foreign_events() {
+    const auto trace = nlohmann::json::parse(R"({"traceEvents": [
+      {"ph": "M", "name": "thread_name", "pid": 1, "tid": 7, "args": {"name": "gpu0 compute"}},
+      {"ph": "X", "name": "F0", "cat": "F", "ts": 1000, "dur": 500, "pid": 1, "tid": 7},
+      {"ph": "X", "name": "allreduce", "ts": 1600, "dur": 200, "pid": 1, "tid": 8},
+      {"ph": "i", "name": "marker", "ts": 1700, "pid": 1, "tid": 8}]})");
+    const GanttTrace g = gantt_from_chrome_trace(trace);
+    QCOMPARE(g.lanes, (QStringList{"gpu0 compute", "pid 1 tid 8"}));
+    QCOMPARE(g.events.size(), size_t(2));
+    QCOMPARE(g.events[0].start_s, 0.0);  // shifted to the first event
+    QVERIFY(std::abs(g.events[1].start_s - 600e-6) < 1e-12);
+    QCOMPARE(g.events[1].category, QString("allreduce"));
+    QVERIFY_THROWS_EXCEPTION(std::runtime_error, gantt_from_chrome_trace(nlohmann::json::object()));
+  }
+
+  void result_json_reads_back() {
+    const Evaluation ev = default_evaluation();
+    const trainsim::Result r = result_from_json(trainsim::result_to_json(ev.result));
+    QCOMPARE(r.step_time_s, ev.result.step_time_s);
+    QCOMPARE(r.per_stage.size(), ev.result.per_stage.size());
+    QCOMPARE(r.breakdown.bubble_s, ev.result.breakdown.bubble_s);
+    QCOMPARE(r.peak_breakdown.activations_bytes, ev.result.peak_breakdown.activations_bytes);
+    QCOMPARE(r.dp_bytes, ev.result.dp_bytes);
+  }
+
+  void link_load_puts_tp_on_nvlink_and_dp_on_the_nics() {
+    const Evaluation ev = default_evaluation();
+    const LinkLoad l = link_load(ev.scenario, ev.result);
+    QCOMPARE(l.intra_groups, QString("TP"));
+    QVERIFY(l.inter_groups.contains("DP"));
+    QVERIFY(l.nvlink > 0 && l.nvlink < 1);
+    QVERIFY(l.nic > 0 && l.nic < 1);
+  }
+};
+
+QTEST_MAIN(GuiUnitsTest)
+#include "gui_units_test.moc"

@@ -1,0 +1,218 @@
+// Drives the main window the way a person would: edit a degree and see the estimate follow;
+// open a bad scenario and see the error at the control; switch language; load a sweep point;
+// run "Simulate" against stand-in child processes (failure with stderr, success, cancel).
+#include <QCheckBox>
+#include <QComboBox>
+#include <QFile>
+#include <QSignalSpy>
+#include <QSpinBox>
+#include <QTabWidget>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include "gui/language.hpp"
+#include "gui/main_window.hpp"
+#include "gui/scenario_panel.hpp"
+#include "gui/simulate_runner.hpp"
+#include "gui/summary_bar.hpp"
+#include "gui/sweep_table.hpp"
+#include "gui/sweep_view.hpp"
+
+using trainsim::gui::MainWindow;
+
+namespace {
+
+const QString kDefault = QString(TRAINSIM_TEST_SCENARIOS) + "/default.json";
+
+QString write_file(const QTemporaryDir& dir, const QString& name, const QByteArray& text, bool executable = false) {
+  const QString path = dir.filePath(name);
+  QFile f(path);
+  f.open(QIODevice::WriteOnly);
+  f.write(text);
+  f.close();
+  if (executable) f.setPermissions(f.permissions() | QFileDevice::ExeOwner | QFileDevice::ExeUser);
+  return path;
+}
+
+}  // namespace
+
+class MainWindowTest : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void changing_a_degree_updates_the_estimate() {
+    MainWindow w;
+    QVERIFY(w.open_scenario(kDefault));
+    QVERIFY(w.evaluation().loaded);
+    QVERIFY(w.evaluation().result.feasible);
+    const double before = w.evaluation().result.step_time_s;
+    const QString shown_before = w.summary()->step_time_text();
+
+    // TP 8 -> 4 and PP 8 -> 16 keep 4·16·24 = 1536 GPUs, through the spin boxes as a user would.
+    auto* tp = qobject_cast<QSpinBox*>(w.panel()->control_for_path("plan.tp"));
+    auto* pp = qobject_cast<QSpinBox*>(w.panel()->control_for_path("plan.pp"));
+    QVERIFY(tp && pp);
+    tp->setValue(4);
+    pp->setValue(16);
+    QCOMPARE(w.raw_scenario()["plan"]["tp"].get<int>(), 4);
+    QCOMPARE(w.evaluation().scenario.plan.tp, 4);
+    QCOMPARE(w.evaluation().scenario.plan.pp, 16);
+    QVERIFY(w.evaluation().loaded);
+    QVERIFY(w.evaluation().result.step_time_s != before);
+    QVERIFY(w.summary()->step_time_text() != shown_before);
+  }
+
+  void an_infeasible_plan_flags_the_controls_named_in_the_reason() {
+    MainWindow w;
+    QVERIFY(w.open_scenario(kDefault));
+    auto* tp = qobject_cast<QSpinBox*>(w.panel()->control_for_path("plan.tp"));
+    tp->setValue(5);  // 5 does not divide 96 heads, nor the GPU count
+    QVERIFY(w.evaluation().loaded);
+    QVERIFY(!w.evaluation().result.feasible);
+    QVERIFY(w.panel()->message_text().contains("plan.tp"));
+    QVERIFY(w.panel()->flagged_controls().contains(tp));
+    tp->setValue(8);
+    QVERIFY(w.evaluation().result.feasible);
+    QVERIFY(w.panel()->flagged_controls().isEmpty());
+  }
+
+  void an_invalid_scenario_shows_the_loader_error_at_its_path() {
+    QTemporaryDir dir;
+    const QString path = write_file(dir, "bad.json", R"({
+      "schema_version": 1, "name": "bad", "model": "gpt3-175b",
+      "cluster": {"base": "dgx-a100-superpod", "nodes": 192},
+      "plan": {"tp": 8, "pp": 8, "schedule": "zigzag", "micro_batch": 1, "global_batch": 1536}
+    })");
+    MainWindow w;
+    QVERIFY(!w.open_scenario(path));
+    QVERIFY(!w.evaluation().loaded);
+    QCOMPARE(QString::fromStdString(w.evaluation().error_path), QString("plan.schedule"));
+    QVERIFY(w.panel()->message_text().contains("plan.schedule"));
+    QWidget* schedule = w.panel()->control_for_path("plan.schedule");
+    QVERIFY(schedule);
+    QVERIFY(w.panel()->flagged_controls().contains(schedule));
+    QVERIFY(schedule->toolTip().contains("plan.schedule"));
+
+    // Picking a valid schedule clears the error.
+    auto* combo = qobject_cast<QComboBox*>(schedule);
+    const int i = combo->findText("1f1b");
+    QVERIFY(i >= 0);
+    combo->setCurrentIndex(i);
+    emit combo->activated(i);
+    QVERIFY(w.evaluation().loaded);
+    QVERIFY(w.panel()->flagged_controls().isEmpty());
+  }
+
+  void an_unknown_key_is_flagged_with_its_path() {
+    QTemporaryDir dir;
+    const QString path = write_file(dir, "typo.json", R"({
+      "schema_version": 1, "name": "typo", "model": "gpt3-175b", "cluster": "dgx-a100-superpod",
+      "plan": {"tp": 8, "pp": 8, "global_batch": 1536, "micro_bach": 1}
+    })");
+    MainWindow w;
+    w.open_scenario(path);
+    QVERIFY(!w.evaluation().loaded);
+    QVERIFY(QString::fromStdString(w.evaluation().error_message).contains("micro_bach"));
+    QVERIFY(!w.panel()->flagged_controls().isEmpty());  // the Parallelism group ("plan")
+  }
+
+  void save_writes_the_json_the_cli_reads() {
+    QTemporaryDir dir;
+    MainWindow w;
+    QVERIFY(w.open_scenario(kDefault));
+    qobject_cast<QSpinBox*>(w.panel()->control_for_path("plan.micro_batch"))->setValue(2);
+    const QString out = dir.filePath("saved.json");
+    QVERIFY(w.save_scenario(out));
+    MainWindow again;
+    // Presets resolve from the default search path ($TRAINSIM_SCENARIOS), as for the CLI.
+    QVERIFY(again.open_scenario(out));
+    QCOMPARE(again.evaluation().scenario.plan.micro_batch, 2);
+    QCOMPARE(again.raw_scenario(), w.raw_scenario());
+  }
+
+  void dp_auto_removes_the_key() {
+    MainWindow w;
+    QVERIFY(w.open_scenario(kDefault));
+    qobject_cast<QSpinBox*>(w.panel()->control_for_path("plan.dp"))->setValue(0);
+    QVERIFY(!w.raw_scenario()["plan"].contains("dp"));
+    QVERIFY(w.evaluation().scenario.plan.dp_from_gpus);
+    QCOMPARE(w.evaluation().scenario.plan.dp, 24);
+  }
+
+  void switching_language_retranslates_the_window() {
+    MainWindow w;
+    QVERIFY(w.open_scenario(kDefault));
+    QCOMPARE(w.tabs()->tabText(1), QString("Memory"));
+    QVERIFY(trainsim::gui::set_language("zh_CN"));
+    QCOMPARE(w.tabs()->tabText(1), QString::fromUtf8("内存"));
+    QVERIFY(trainsim::gui::set_language("en"));
+    QCOMPARE(w.tabs()->tabText(1), QString("Memory"));
+  }
+
+  void clicking_a_sweep_point_loads_its_plan() {
+    MainWindow w;
+    QVERIFY(w.open_scenario(kDefault));
+    QString error;
+    QVERIFY2(w.load_sweep(QString(TRAINSIM_GUI_TEST_DATA) + "/sweep_gpt3.jsonl", &error), qPrintable(error));
+    auto* sweep = qobject_cast<trainsim::gui::SweepView*>(w.views()[4].second);
+    QVERIFY(sweep);
+    QVERIFY(!sweep->table().pareto.empty());
+    const auto& row = sweep->table().rows[sweep->table().pareto.back()];
+    emit sweep->plan_selected(row);
+    for (const auto& [path, value] : row.plan) {
+      const auto key = QString::fromStdString(path).mid(5).toStdString();
+      QCOMPARE(QString::fromStdString(w.raw_scenario()["plan"][key].dump()), QString::fromStdString(value));
+    }
+    QVERIFY(w.evaluation().loaded);
+    QVERIFY(w.evaluation().result.feasible);
+  }
+
+  void simulate_failure_shows_the_child_stderr() {
+    QTemporaryDir dir;
+    const QString fake = write_file(dir, "trainsim", "#!/bin/sh\necho 'error: --fidelity: \"simulate\" is not available in this build' >&2\nexit 2\n", true);
+    MainWindow w;
+    QVERIFY(w.open_scenario(kDefault));
+    w.runner()->set_program(fake);
+    QSignalSpy failed(w.runner(), &trainsim::gui::SimulateRunner::failed);
+    w.simulate();
+    QVERIFY(failed.wait(10000));
+    QVERIFY(failed.first().first().toString().contains("not available"));
+    QVERIFY(w.status_text().contains("not available"));
+    QVERIFY(w.evaluation().loaded);  // the estimate stays on screen
+  }
+
+  void simulate_success_shows_the_child_result() {
+    QTemporaryDir dir;
+    const QString fake = write_file(dir, "trainsim",
+                                    "#!/bin/sh\necho '{\"progress\": 0.5}'\n"
+                                    "echo '{\"feasible\": true, \"fidelity\": \"simulate\", \"step_time_s\": 12.5, \"tokens_per_s\": 1000}'\n",
+                                    true);
+    MainWindow w;
+    QVERIFY(w.open_scenario(kDefault));
+    w.runner()->set_program(fake);
+    QSignalSpy done(w.runner(), &trainsim::gui::SimulateRunner::finished_ok);
+    w.simulate();
+    QVERIFY(done.wait(10000));
+    QCOMPARE(w.summary()->step_time_text(), QString("12.500 s"));
+  }
+
+  void simulate_can_be_cancelled() {
+    QTemporaryDir dir;
+    const QString fake = write_file(dir, "trainsim", "#!/bin/sh\nexec sleep 30\n", true);
+    MainWindow w;
+    QVERIFY(w.open_scenario(kDefault));
+    w.runner()->set_program(fake);
+    QSignalSpy cancelled(w.runner(), &trainsim::gui::SimulateRunner::cancelled);
+    w.simulate();
+    QTRY_VERIFY_WITH_TIMEOUT(w.runner()->running(), 5000);
+    // The window still answers while the child runs.
+    qobject_cast<QSpinBox*>(w.panel()->control_for_path("plan.micro_batch"))->setValue(2);
+    QCOMPARE(w.evaluation().scenario.plan.micro_batch, 2);
+    w.cancel_simulation();
+    QVERIFY(cancelled.wait(10000));
+    QVERIFY(!w.runner()->running());
+  }
+};
+
+QTEST_MAIN(MainWindowTest)
+#include "main_window_test.moc"

@@ -1,0 +1,63 @@
+// `trainsim-gui --screenshot DIR SCENARIO` writes one PNG per view, and each is a real picture:
+// many colours, not one flat fill. Run as a child process, as a user or CI would.
+#include <QImage>
+#include <QProcess>
+#include <QSet>
+#include <QTemporaryDir>
+#include <QtTest>
+
+namespace {
+
+const QStringList kViews = {"timeline", "memory", "breakdown", "topology", "sweep", "compare"};
+
+// Distinct colours in the right-hand part of the window (the view, not the scenario panel).
+int distinct_colours(const QImage& image) {
+  QSet<QRgb> colours;
+  for (int y = image.height() / 6; y < image.height() - 30; y += 3)
+    for (int x = image.width() / 3; x < image.width(); x += 3) colours.insert(image.pixel(x, y));
+  return colours.size();
+}
+
+QStringList run_screenshots(const QString& dir, const QStringList& extra) {
+  QProcess p;
+  p.start(TRAINSIM_GUI_BINARY, QStringList{"--screenshot", dir, QString(TRAINSIM_TEST_SCENARIOS) + "/default.json"} + extra);
+  if (!p.waitForFinished(60000)) return {};
+  if (p.exitCode() != 0) {
+    qWarning() << p.readAllStandardError();
+    return {};
+  }
+  return QString::fromUtf8(p.readAllStandardOutput()).split('\n', Qt::SkipEmptyParts);
+}
+
+}  // namespace
+
+class ScreenshotTest : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void every_view_renders_to_a_non_blank_png() {
+    QTemporaryDir dir;
+    const QStringList files =
+        run_screenshots(dir.path(), {"--sweep", QString(TRAINSIM_GUI_TEST_DATA) + "/sweep_gpt3.jsonl"});
+    QCOMPARE(files.size(), kViews.size());
+    for (const QString& view : kViews) {
+      const QImage image(dir.filePath(view + ".png"));
+      QVERIFY2(!image.isNull(), qPrintable(view));
+      QVERIFY(image.width() >= 800 && image.height() >= 600);
+      const int colours = distinct_colours(image);
+      QVERIFY2(colours > 20, qPrintable(QString("%1: only %2 colours").arg(view).arg(colours)));
+    }
+  }
+
+  void chinese_screenshots_differ_from_english() {
+    QTemporaryDir en, zh;
+    QCOMPARE(run_screenshots(en.path(), {}).size(), kViews.size());
+    QCOMPARE(run_screenshots(zh.path(), {"--lang", "zh_CN"}).size(), kViews.size());
+    const QImage a(en.filePath("memory.png")), b(zh.filePath("memory.png"));
+    QVERIFY(!a.isNull() && !b.isNull());
+    QVERIFY(a != b);
+  }
+};
+
+QTEST_MAIN(ScreenshotTest)
+#include "screenshot_test.moc"
