@@ -16,7 +16,28 @@
 namespace trainsim::cli {
 namespace {
 
+// `calibrate --from-nccl-tests LOG...` and `calibrate --from-torch-trace TRACE` read files a user
+// already has: they run here (import-nccl-tests, import-torch-trace), not in trainsim-kernels.
+int run_in_process(const std::string& command, int argc, char** argv) {
+  const auto it = command_registry().find(command);
+  if (it == command_registry().end())
+    throw ScenarioError(argv[0], command + " is not built into this trainsim");
+  std::vector<std::string> args = {command};
+  for (int i = 1; i < argc; ++i) args.emplace_back(argv[i]);
+  std::vector<char*> cargs;
+  for (auto& a : args) cargs.push_back(a.data());
+  cargs.push_back(nullptr);
+  return it->second.run(static_cast<int>(args.size()), cargs.data());
+}
+
 int forward(int argc, char** argv) {
+  if (std::string(argv[0]) == "calibrate") {
+    for (int i = 1; i < argc; ++i) {
+      const std::string a = argv[i];
+      if (a == "--from-nccl-tests") return run_in_process("import-nccl-tests", argc, argv);
+      if (a == "--from-torch-trace") return run_in_process("import-torch-trace", argc, argv);
+    }
+  }
   namespace fs = std::filesystem;
   const fs::path self = self_executable("trainsim");
   const fs::path tool = self.parent_path() / "trainsim-kernels";

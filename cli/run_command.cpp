@@ -12,6 +12,7 @@
 #include "models/result_json.hpp"
 #include "models/scenario_error.hpp"
 #include "models/scenario_loader.hpp"
+#include "models/units.hpp"
 
 namespace trainsim::cli {
 namespace {
@@ -95,6 +96,20 @@ int run(int argc, char** argv) {
     std::cout << out.dump(2) << "\n";
   } else {
     std::cout << result_to_text(scenario, result);
+    if (extra.contains("estimate_vs_simulate")) {
+      const auto& e = extra["estimate_vs_simulate"];
+      std::printf("\n  simulate vs estimate: %+.1f%% (%s)\n", e.value("difference_pct", 0.0),
+                  e.value("cause", std::string("?")).c_str());
+    }
+    if (extra.contains("hottest_links") && extra["hottest_links"].is_array()) {
+      std::printf("  hottest links:\n");
+      int n = 0;
+      for (const auto& l : extra["hottest_links"]) {
+        if (++n > 5) break;
+        std::printf("    %-28s %5.1f%% busy  %s moved\n", l.value("link", std::string("?")).c_str(),
+                    100 * l.value("utilisation", 0.0), units::format_bytes(l.value("bytes", 0.0)).c_str());
+      }
+    }
   }
   return result.feasible ? kExitOk : kExitInfeasible;
 }

@@ -9,6 +9,7 @@
 #include <set>
 #include <sstream>
 
+#include "models/hf_config.hpp"
 #include "models/json_reader.hpp"
 #include "models/scenario_error.hpp"
 
@@ -463,6 +464,21 @@ json resolve_scenario_json(json raw, const LoadOptions& options, const std::stri
   }
   for (const auto& d : options.preset_dirs) resolver.dirs.push_back(d);
 
+  // "model": {"hf_config": "path/config.json", ...overrides}: a Hugging Face config.json
+  // (models/hf_config.hpp), its path relative to the scenario file's folder.
+  if (raw.contains("model") && raw["model"].is_object() && raw["model"].contains("hf_config")) {
+    json& m = raw["model"];
+    if (!m["hf_config"].is_string())
+      throw ScenarioError("model.hf_config", "expected the path of a config.json, got " + json_type_name(m["hf_config"]));
+    fs::path p = m["hf_config"].get<std::string>();
+    if (p.is_relative() && !origin_dir.empty()) p = fs::path(origin_dir) / p;
+    const int64_t seq = m.contains("seq_len") && m["seq_len"].is_number_integer() ? m["seq_len"].get<int64_t>() : 0;
+    json converted = hf_config_to_model_json(read_json_file(p.string(), "model.hf_config"),
+                                             "model.hf_config (" + p.string() + ")", seq);
+    for (auto it = m.begin(); it != m.end(); ++it)
+      if (it.key() != "hf_config") converted[it.key()] = it.value();
+    m = converted;
+  }
   std::vector<std::string> chain;
   if (raw.contains("model")) raw["model"] = resolver.expand(raw["model"], "models", "model", chain);
   if (raw.contains("cluster")) {

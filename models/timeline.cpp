@@ -1,6 +1,8 @@
 #include "models/timeline.hpp"
 
 #include <queue>
+#include <stdexcept>
+#include <string>
 
 namespace trainsim {
 
@@ -64,6 +66,9 @@ Timeline play_schedule(ScheduleKind schedule, int pp, int vpp, int micro_batches
     // Dispatch once every event at this instant is in.
     if (events.empty() || events.top().time > e.time) dispatch(e.time);
   }
+  if (!runner.done())  // a schedule rule that stalls is a bug, not a result
+    throw std::logic_error(std::string(__FILE__) + ":" + std::to_string(__LINE__) +
+                           ": schedule stalled before every op ran");
   double idle = 0;
   for (int d = 0; d < n; ++d) idle += t.makespan_s > 0 ? 1.0 - t.busy_s[d] / t.makespan_s : 0.0;
   t.bubble_fraction = idle / n;

@@ -44,6 +44,10 @@ print(\"ok\")'"
 check set-override 0 'TP2 PP1 DP16' -- "$T" run "$good" --set plan.tp=2 --set plan.dp=16
 check good-80GB 0 'step time' -- "$T" run "$(scenario gb "{$base, \"plan\": {\"dp\": 32, \"global_batch\": 512}, \"model\": {\"base\": \"gpt-1.7b\"}}")" --set 'cluster.gpu={"base":"A100-SXM4-80GB","hbm_capacity":"80GB"}'
 
+# A model from a Hugging Face config.json, relative to the scenario file.
+check hf-config 0 'llama|hidden 4096' -- "$T" run "$(dirname "$S")/tests/data/scenarios/hf_llama2_7b.json" --fidelity estimate
+check hf-config-missing 2 'model.hf_config' -- "$T" run "$good" --set 'model={"hf_config":"nope/config.json"}'
+
 # Bad input: exit 2 and the JSON path in the message.
 check missing-key 2 'plan: missing' -- "$T" run "$(scenario missing "{$base}")"
 check unknown-key 2 'plan.tensor_parallel: unknown key' -- "$T" run "$(scenario unknown "{$base, \"plan\": {\"tensor_parallel\": 2, \"global_batch\": 8}}")"

@@ -62,6 +62,18 @@ SLURM_ARRAY_TASK_ID=1 SLURM_ARRAY_TASK_COUNT=2 "$T" sweep "$SWEEP" --out arr --q
 "$T" sweep-merge arr >/dev/null || bad "sweep-merge failed"
 [ "$(canon arr.rows.jsonl)" = "$(canon ref.rows.jsonl)" ] && ok || bad "array pieces merged differ from one process"
 
+# A full disk (here: a 16 KiB file-size limit): a clear error, exit 1, the rows already written intact.
+( ulimit -f 16; trap '' XFSZ; exec "$T" sweep "$SWEEP" --out full --quiet ) >/dev/null 2>full.err
+rc=$?
+[ $rc -eq 1 ] && grep -q "cannot write a result row" full.err && ok || { cat full.err; bad "full disk: rc=$rc"; }
+python3 -c "
+import json,sys
+lines=open('full.rows.jsonl').read().split('\n')
+complete=[l for l in lines[:-1]]
+for l in complete: json.loads(l)
+assert len(complete) > 0
+" && ok || bad "full disk: complete rows damaged"
+
 # Bad sweep files: exit 2 naming the path.
 echo '{"schema_version": 1, "base": "nope.json", "axes": []}' >bad1.json
 "$T" sweep bad1.json >/dev/null 2>err1; [ $? -eq 2 ] && grep -q "nope.json" err1 && ok || bad "missing base not reported"

@@ -82,6 +82,8 @@ TEST(Memory, InFlightMicroBatchesPerSchedule) {
   EXPECT_DOUBLE_EQ(in_flight_micro_batches("1f1b", 8, 1, 0, 4), 4);  // fewer than p
   // Interleaved: stage 0 holds (1 + (p-1)/(p v)) p.
   EXPECT_DOUBLE_EQ(in_flight_micro_batches("interleaved", 8, 2, 0, 64), 8 * (1 + 7.0 / 16));
+  // Later stages run Megatron's warm-up of 2(p-s-1) + (v-1)p + 1 chunks: stage 7 holds 9 chunks.
+  EXPECT_DOUBLE_EQ(in_flight_micro_batches("interleaved", 8, 2, 7, 64), 4.5);
   EXPECT_DOUBLE_EQ(in_flight_micro_batches("dualpipe", 8, 1, 0, 64), 9);
   EXPECT_DOUBLE_EQ(in_flight_micro_batches("zb-h2", 8, 1, 0, 64), 16);
 }

@@ -1,0 +1,102 @@
+// Plays one training step of a Workload on the SimGrid platform (issue 4, "Schedules played
+// event by event"). The schedule's decision rules come from models' PipelineRunner; this file
+// supplies time:
+//   - compute ops are timers on each pipeline stage's representative GPU (DP replica 0, CP rank
+//     0, TP rank 0): symmetric ranks do identical compute, so it is simulated once per stage;
+//   - every activation / gradient hand-off between stages is a real transfer of
+//     Workload::p2p_bytes from each TP rank of the sending stage to the same TP rank of the
+//     receiving stage (Megatron's scatter-gather p2p), so bubbles and p2p waits emerge;
+//   - the data-parallel gradient reduction of EVERY dp group of every stage (tp groups per stage,
+//     tp x ep expert groups for MoE) runs through the CollectiveEngine at flow granularity,
+//     bucketed as Megatron does (bucket = max(40M, 1M x dp) params) and started as the last
+//     micro-batch's backward produces each bucket's gradients; buckets of one group run one
+//     after another (one NCCL stream), so the last bucket is exposed.
+// The optimizer step, offload and ZeRO-3's exposed gathers are fixed costs after the slowest
+// stage's reduction (a global grad-norm all-reduce synchronises stages before the step).
+// No SimGrid header here.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "models/schedule_order.hpp"
+#include "models/workload.hpp"
+#include "sim/step_placement.hpp"
+
+namespace trainsim::sim {
+
+class Platform;
+
+struct StepOptions {
+  // Megatron buckets beyond this many per model chunk are merged into fewer simulated buckets
+  // (consecutive ones; the last, exposed bucket stays exact). Keeps 16k-GPU steps fast.
+  int max_buckets_per_chunk = 8;
+  // ... and fewer (down to 2) when the whole step's reduction flows would exceed this budget
+  // (each completion scans every comm in flight in SimGrid 3.32: cost ~ flows x concurrency).
+  double max_dp_flows = 1e6;
+  // Also start the p2p flows of the other DP/CP replicas' pipelines (background load that shares
+  // switch links; their completions are not waited for). Off: only the representative pipeline.
+  bool mirror_replica_p2p = true;
+  // Above this many p2p flows per step the mirror is dropped (SimGrid 3.32's comm list cost
+  // grows with the square of comms in flight; see ARCHITECTURE.md).
+  double max_mirror_flows = 2e5;
+  bool overlap_pp = true;  // plan.overlap.pp: off, a sender waits for its p2p sends
+  int zero_stage = 0;      // plan.zero_stage: 3 reduce-scatters gradients instead of all-reducing
+  std::function<void(double fraction)> progress;  // called every ~5% of pipeline ops
+};
+
+struct StepOpRecord {
+  int stage = 0;
+  PipeOp op;
+  double start_s = 0;
+  double end_s = 0;   // compute done
+  double free_s = 0;  // device free again (later than end_s when sends block: overlap.pp off)
+  int input_transfer = -1;  // index in StepTimeline::transfers of the p2p input it waited for
+};
+
+struct StepTransferRecord {
+  int src_stage = 0;
+  int dst_stage = 0;
+  PipeOp op;  // the op the transfer feeds on dst_stage
+  double start_s = 0;
+  double end_s = 0;  // all TP ranks' flows arrived
+};
+
+struct StepBucketRecord {
+  int stage = 0;
+  bool expert = false;
+  int chunk = 0;
+  double params = 0;
+  double bytes = 0;  // per rank
+  double ready_s = 0;
+  double start_s = 0;
+  double end_s = 0;
+  double closed_form_s = 0;  // contention-free time of one group's collective (alpha-beta)
+  int groups = 0;
+};
+
+struct StepTimeline {
+  std::vector<StepOpRecord> ops;  // in start order
+  std::vector<StepTransferRecord> transfers;
+  std::vector<StepBucketRecord> buckets;
+  std::vector<double> busy_s;         // per stage: compute op time
+  std::vector<double> compute_end_s;  // per stage: last op free
+  std::vector<double> dp_end_s;       // per stage: last bucket done (>= compute_end_s)
+  std::vector<int> max_in_flight;     // per stage: forwards started minus backwards done (chunk ops)
+  int chunks_per_device = 1;
+  int buckets_per_chunk = 0;  // simulated buckets per model chunk at most (after merging)
+  double pipeline_end_s = 0;
+  double optimizer_start_s = 0;  // max over stages of dp_end_s
+  double step_end_s = 0;         // + ZeRO-3 gathers + optimizer + offload
+  std::size_t transfers_started = 0;
+  std::size_t mirror_flows = 0;
+};
+
+// Plays the step on `platform` (whose cluster holds placement.gpus() GPUs) and returns the
+// timeline. Runs the platform to completion.
+StepTimeline play_step(Platform& platform, const Workload& workload, const RankPlacement& placement,
+                       const StepOptions& options = {});
+
+}  // namespace trainsim::sim

@@ -1,0 +1,38 @@
+// Turns a played step (step_player.hpp) into the Result of the simulate tier, with the same keys
+// and meanings as the estimate (models/result.hpp), and the extras issue 4 asks for: per-stage
+// figures, in-flight micro-batches as played, and where estimate and simulation differ by more
+// than 5%, which effect causes it (contention, overlap, imbalance). No SimGrid here.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include "models/result.hpp"
+#include "models/specs.hpp"
+#include "models/workload.hpp"
+#include "sim/step_player.hpp"
+
+namespace trainsim::sim {
+
+// `result` arrives filled by build_workload (FLOPs, memory per stage, feasibility); this fills
+// the timing keys and rewrites activation memory where the played schedule held more (or fewer)
+// micro-batches than the workload assumed.
+//
+// Definitions (critical stage c = the stage whose gradient reduction ends last):
+//   step_time_s      makespan: slowest reduction + ZeRO-3 gathers + optimizer + offload
+//   bubble_fraction  mean over stages of (pipeline makespan - busy) / pipeline makespan: the
+//                    estimate's "bubble / (steady + bubble)"; (p-1)/(m+p-1) for uniform 1F1B
+//   breakdown_s      on c: compute/tp/cp/ep = c's busy time split as the workload folds them;
+//                    pp_comm = idle time during which c's next op waited on an in-flight p2p
+//                    transfer (plus sends it blocked on when overlap.pp is off); dp_comm = c's
+//                    reduction after its last op + ZeRO-3 gathers; bubble = the rest of c's idle
+void compose_simulated_result(const Scenario& scenario, const Workload& workload,
+                              const StepTimeline& timeline, Result& result, nlohmann::json& extra);
+
+// Adds extra["estimate_vs_simulate"]: step times of both tiers, the difference in percent, the
+// effects in seconds (imbalance: bubble; contention: p2p waits beyond the contention-free
+// transfer time + reduction time beyond the alpha-beta closed form, where exposed; overlap: the
+// rest of the exposed-DP difference) and, when |difference| > 5%, the dominant one as "cause".
+void compare_with_estimate(const Result& estimate, const Result& simulated,
+                           const nlohmann::json& simulated_extra, nlohmann::json& extra);
+
+}  // namespace trainsim::sim

@@ -1,0 +1,225 @@
+// The simulate tier against independent references (issue 4, "Tests"): bubbles that emerge
+// from playing schedules with real p2p flows against the closed forms of REFERENCE.md
+// ("Pipeline schedules"), agreement with the estimate tier where nothing contends, contention
+// on an oversubscribed fat-tree, determinism, and a trace Perfetto can load. Every simulation
+// runs in a forked child (one s4u::Engine per process).
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "models/estimate.hpp"
+#include "models/result_json.hpp"
+#include "models/timeline.hpp"
+#include "models/scenario_loader.hpp"
+#include "sim/platform.hpp"
+#include "sim/step_placement.hpp"
+#include "sim/step_player.hpp"
+#include "sim/step_simulation.hpp"
+#include "sim_test_util.hpp"
+
+namespace trainsim::sim {
+namespace {
+
+using testing::in_child_process;
+using testing::test_cluster;
+
+// A synthetic workload: every stage F, B+W, W (seconds), no data parallelism, 1-byte p2p (its
+// ~2 us latency against millisecond ops makes transfers negligible).
+Workload uniform_workload(ScheduleKind kind, int pp, int vpp, int m, double f, double b, double w) {
+  Workload wl;
+  wl.schedule = kind;
+  wl.pp = pp;
+  wl.vpp = vpp;
+  wl.micro_batches = m;
+  wl.p2p_bytes = 1;
+  wl.stages.resize(pp);
+  for (auto& s : wl.stages) {
+    s.forward_s = s.forward_compute_s = f;
+    s.backward_s = s.backward_compute_s = b;
+    s.backward_weight_s = w;
+  }
+  return wl;
+}
+
+// Emergent bubble fraction: mean over stages of idle / pipeline makespan.
+double played_bubble(const Workload& wl) {
+  return in_child_process([&] {
+           Platform& p = Platform::create(test_cluster(1, 8, 600e9, 25e9, 8));
+           const StepTimeline tl = play_step(p, wl, RankPlacement(1, 1, 1, wl.pp));
+           double idle = 0;
+           for (double busy : tl.busy_s) idle += (tl.pipeline_end_s - busy) / tl.pipeline_end_s;
+           return std::vector<double>{idle / tl.busy_s.size()};
+         })
+      .at(0);
+}
+
+TEST(StepSimulator, Uniform1F1BBubbleMatchesClosedForm) {
+  for (auto [p, m] : {std::pair{4, 8}, std::pair{8, 32}, std::pair{4, 4}}) {
+    SCOPED_TRACE("p=" + std::to_string(p) + " m=" + std::to_string(m));
+    const double expected = double(p - 1) / (m + p - 1);  // REFERENCE.md: (p-1)/(m+p-1)
+    const double got = played_bubble(uniform_workload(ScheduleKind::k1F1B, p, 1, m, 1e-3, 2e-3, 1e-3));
+    EXPECT_NEAR(got, expected, 0.01 * expected);
+    const double gpipe = played_bubble(uniform_workload(ScheduleKind::kGpipe, p, 1, m, 1e-3, 2e-3, 1e-3));
+    EXPECT_NEAR(gpipe, expected, 0.01 * expected);
+  }
+}
+
+TEST(StepSimulator, InterleavedDividesTheBubbleByV) {
+  const int p = 4, m = 8, v = 2;
+  // Bubble (p-1)(F+B)/v against m(F+B) of work: fraction ((p-1)/v) / (m + (p-1)/v).
+  const double expected = (double(p - 1) / v) / (m + double(p - 1) / v);
+  const double got = played_bubble(uniform_workload(ScheduleKind::kInterleaved, p, v, m, 1e-3, 2e-3, 1e-3));
+  EXPECT_NEAR(got, expected, 0.02 * expected);
+  const double one_f_one_b = double(p - 1) / (m + p - 1);
+  EXPECT_LT(got, 0.6 * one_f_one_b);
+}
+
+TEST(StepSimulator, ZeroBubbleSchedulesShrinkTheBubble) {
+  const int p = 4, m = 12;
+  // F = 1, B = 1, W = 1 (B+W = 2): ZB-H1 (p-1)(F+B-2W) = 0 ideal vs 1F1B (p-1)(F+B) = 9.
+  const double f1b = played_bubble(uniform_workload(ScheduleKind::k1F1B, p, 1, m, 1e-3, 2e-3, 1e-3));
+  const double h1 = played_bubble(uniform_workload(ScheduleKind::kZbH1, p, 1, m, 1e-3, 2e-3, 1e-3));
+  const double h2 = played_bubble(uniform_workload(ScheduleKind::kZbH2, p, 1, m, 1e-3, 2e-3, 1e-3));
+  const double dual = played_bubble(uniform_workload(ScheduleKind::kDualPipe, p, 1, m, 1e-3, 2e-3, 1e-3));
+  std::printf("bubble fraction p=%d m=%d: 1f1b %.4f zb-h1 %.4f zb-h2 %.4f dualpipe %.4f\n", p, m, f1b,
+              h1, h2, dual);
+  EXPECT_LT(h1, 0.8 * f1b);
+  EXPECT_LE(h2, h1 + 1e-9);
+  EXPECT_LT(dual, f1b);
+}
+
+// Where transfers do not contend, the SimGrid step plays exactly what models' fixed-delay
+// timeline plays (same PipelineRunner rules; the ~2 us transfer as the delay).
+TEST(StepSimulator, MatchesFixedDelayTimelineForEverySchedule) {
+  const ScheduleKind kinds[] = {ScheduleKind::kGpipe, ScheduleKind::k1F1B, ScheduleKind::kInterleaved,
+                                ScheduleKind::kZbH1, ScheduleKind::kZbH2, ScheduleKind::kDualPipe};
+  for (ScheduleKind kind : kinds) {
+    SCOPED_TRACE(static_cast<int>(kind));
+    const int p = 4, m = 16, v = kind == ScheduleKind::kInterleaved ? 2 : 1;
+    const Workload wl = uniform_workload(kind, p, v, m, 1e-3, 2.5e-3, 1e-3);
+    std::vector<StageCosts> costs(p, StageCosts{1e-3 / v, 1.5e-3 / v, 1e-3 / v});
+    const Timeline ref = play_schedule(kind, p, v, m, costs, 2e-6);
+    const double got = played_bubble(wl);
+    EXPECT_NEAR(got, ref.bubble_fraction, 0.01 * ref.bubble_fraction + 1e-4);
+  }
+}
+
+LoadOptions presets() {
+  LoadOptions o;
+  o.preset_dirs = {std::string(TRAINSIM_SOURCE_DIR) + "/scenarios"};
+  return o;
+}
+
+Scenario scenario(const nlohmann::json& raw) {
+  return parse_scenario(resolve_scenario_json(raw, presets(), "."));
+}
+
+nlohmann::json base_raw() {
+  return {{"schema_version", 1},
+          {"name", "step-test"},
+          {"model", "gpt-1.7b"},
+          {"cluster", {{"base", "dgx-a100-superpod"}, {"nodes", 1}}},
+          {"plan", {{"tp", 8}, {"pp", 1}, {"dp", 1}, {"micro_batch", 1}, {"global_batch", 16}}},
+          {"training", {{"steps", 1}}}};
+}
+
+// Simulated result as JSON text (extras merged), run in a child.
+std::string simulate_json(const Scenario& s, const std::string& trace = "") {
+  const auto bytes = in_child_process([&] {
+    SimulateOptions o;
+    o.trace_path = trace;
+    nlohmann::json extra = nlohmann::json::object();
+    const Result r = simulate_step(s, o, extra);
+    nlohmann::json out = result_to_json(r);
+    for (auto it = extra.begin(); it != extra.end(); ++it) out[it.key()] = it.value();
+    const std::string text = out.dump();
+    return std::vector<double>(text.begin(), text.end());
+  });
+  return std::string(bytes.begin(), bytes.end());
+}
+
+TEST(StepSimulator, AgreesWithEstimateWithoutContention) {
+  nlohmann::json tp8 = base_raw();  // one node, TP8: nothing crosses a shared link
+  nlohmann::json pp4 = base_raw();  // one node, TP2 PP4, 1F1B: p2p over NVLink
+  pp4["plan"]["tp"] = 2;
+  pp4["plan"]["pp"] = 4;
+  pp4["plan"]["global_batch"] = 32;
+  nlohmann::json dp2 = pp4;  // plus DP over two nodes (rail-optimised, full bisection)
+  dp2["cluster"]["nodes"] = 2;
+  dp2["plan"]["dp"] = 2;
+  dp2["plan"]["global_batch"] = 64;
+  for (const auto& raw : {tp8, pp4, dp2}) {
+    SCOPED_TRACE(raw["plan"].dump());
+    const Scenario s = scenario(raw);
+    const Result est = estimate(s);
+    const auto sim = nlohmann::json::parse(simulate_json(s));
+    std::printf("estimate %.6f s, simulate %.6f s (%s)\n", est.step_time_s,
+                sim["step_time_s"].get<double>(), raw["plan"].dump().c_str());
+    EXPECT_EQ(sim["fidelity"], "simulate");
+    EXPECT_NEAR(sim["step_time_s"].get<double>(), est.step_time_s, 0.02 * est.step_time_s);
+  }
+}
+
+TEST(StepSimulator, DpContentionOnOversubscribedFatTree) {
+  nlohmann::json raw = base_raw();
+  raw["cluster"] = {{"base", "dgx-a100-superpod"},
+                    {"nodes", 8},
+                    {"network", {{"topology", "fat-tree"}, {"oversubscription", 4}, {"switch_radix", 16}}}};
+  raw["plan"]["dp"] = 8;
+  raw["plan"]["global_batch"] = 64;
+  raw["plan"]["overlap"] = {{"dp", false}};
+  const Scenario s = scenario(raw);
+  const Result est = estimate(s);
+  const auto sim = nlohmann::json::parse(simulate_json(s));
+  const double sim_dp = sim["breakdown_s"]["dp_comm"].get<double>();
+  std::printf("dp exposed: estimate %.6f s, simulate %.6f s; step %.6f vs %.6f s\n",
+              est.breakdown.dp_comm_s, sim_dp, est.step_time_s, sim["step_time_s"].get<double>());
+  EXPECT_GT(sim_dp, 1.05 * est.breakdown.dp_comm_s);
+  EXPECT_GT(sim["step_time_s"].get<double>(), est.step_time_s);
+  EXPECT_FALSE(sim["hottest_links"].empty());
+  EXPECT_EQ(sim["estimate_vs_simulate"]["cause"], "contention");
+  // ECMP by flow hash piles several rings on some leaf-spine uplinks: they top the list.
+  EXPECT_EQ(sim["hottest_links"][0]["kind"], "switch");
+}
+
+TEST(StepSimulator, SameScenarioGivesIdenticalJson) {
+  nlohmann::json raw = base_raw();
+  raw["cluster"]["nodes"] = 2;
+  raw["plan"] = {{"tp", 2}, {"pp", 4}, {"dp", 2}, {"vpp", 2}, {"schedule", "interleaved"},
+                 {"micro_batch", 1}, {"global_batch", 32}};
+  const Scenario s = scenario(raw);
+  const std::string a = simulate_json(s), b = simulate_json(s);
+  EXPECT_FALSE(a.empty());
+  EXPECT_EQ(a, b);
+}
+
+TEST(StepSimulator, TraceLoadsAsChromeJson) {
+  nlohmann::json raw = base_raw();
+  raw["cluster"]["nodes"] = 2;
+  raw["plan"] = {{"tp", 2}, {"pp", 4}, {"dp", 2}, {"micro_batch", 1}, {"global_batch", 16}};
+  const std::string path = ::testing::TempDir() + "step_trace_test.json";
+  simulate_json(scenario(raw), path);
+  std::ifstream in(path);
+  const auto trace = nlohmann::json::parse(in);  // throws on invalid JSON
+  ASSERT_TRUE(trace["traceEvents"].is_array());
+  bool forward = false, flow_s = false, flow_f = false, counter = false, dp = false;
+  for (const auto& e : trace["traceEvents"]) {
+    const std::string ph = e.value("ph", "");
+    if (ph == "X" && e.value("name", "") == "F mb3 c0" && e["pid"] == 1) forward = true;
+    if (ph == "s") flow_s = true;
+    if (ph == "f") flow_f = true;
+    if (ph == "C") counter = true;
+    if (ph == "X" && e.value("cat", "") == "dp") dp = true;
+  }
+  EXPECT_TRUE(forward);
+  EXPECT_TRUE(flow_s && flow_f);
+  EXPECT_TRUE(counter);
+  EXPECT_TRUE(dp);
+  std::remove(path.c_str());
+}
+
+}  // namespace
+}  // namespace trainsim::sim
