@@ -6,6 +6,7 @@
 #include <string>
 
 #include "cli/cli_args.hpp"
+#include "cli/child_runs.hpp"
 #include "cli/command_registry.hpp"
 #include "models/scenario_error.hpp"
 #include "validate/published_runs.hpp"
@@ -14,7 +15,8 @@ namespace trainsim::cli {
 namespace {
 
 constexpr const char* kHelp =
-    R"(usage: trainsim validate --published FILE [--json] [--max-mape METRIC=PCT ...]
+    R"(usage: trainsim validate --published FILE [--fidelity estimate|simulate] [-j N] [--json]
+                         [--max-mape METRIC=PCT ...]
 
 Predicts every run of a published-runs file (the format of shared/data/published_runs_visible.json:
 training runs, nccl-tests all-reduce reports, ZeRO model-state figures) with the estimate tier and
@@ -23,6 +25,8 @@ Fields a record leaves out are assumed as stated in the output's "assumptions".
 
 options:
   --published FILE        the runs to predict
+  --fidelity TIER         estimate (default) or simulate: each training run is simulated in a
+                          child process (one SimGrid engine per process), N at once (-j N)
   --json                  one JSON object: {runs: [...], mape: {metric: {mape, runs}}}
   --max-mape METRIC=PCT   exit 1 if METRIC's MAPE exceeds PCT percent (repeatable),
                           e.g. --max-mape tokens_per_s=15
@@ -32,6 +36,8 @@ int run(int argc, char** argv) {
   std::string file;
   bool as_json = false;
   std::vector<std::pair<std::string, double>> limits;
+  std::string fidelity = "estimate";
+  int jobs = 2;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--help" || a == "-h") {
@@ -41,6 +47,12 @@ int run(int argc, char** argv) {
       file = option_value(argc, argv, i);
     } else if (a == "--json") {
       as_json = true;
+    } else if (a == "--fidelity") {
+      fidelity = option_value(argc, argv, i);
+      if (fidelity != "estimate" && fidelity != "simulate")
+        throw ScenarioError("--fidelity", "expected estimate or simulate, got \"" + fidelity + "\"");
+    } else if (a == "-j") {
+      jobs = static_cast<int>(parse_int_option(a, option_value(argc, argv, i), 1, 256));
     } else if (a == "--max-mape") {
       const auto [metric, pct] = parse_set(option_value(argc, argv, i));
       char* end = nullptr;
@@ -55,7 +67,35 @@ int run(int argc, char** argv) {
   if (file.empty()) throw ScenarioError("--published", "missing; see trainsim validate --help");
   LoadOptions options;
   options.preset_dirs = default_preset_dirs();
-  const auto report = validate::compare_published(validate::read_published_file(file), options);
+  const nlohmann::json records = validate::read_published_file(file);
+  auto report = validate::compare_published(records, options);
+  if (fidelity == "simulate") {
+    // Re-predict every training run with the simulate tier, each in a child process.
+    std::vector<ChildRun> runs;
+    std::vector<std::size_t> which;
+    for (std::size_t i = 0; i < report.runs.size(); ++i) {
+      if (!report.runs[i].predicted || report.runs[i].kind != "training") continue;
+      runs.push_back({report.runs[i].scenario.dump(), "", "", -1});
+      which.push_back(i);
+    }
+    run_children(self_executable(argv[0]), runs, jobs, {"--fidelity", "simulate", "--json"}, [&](std::size_t n) {
+      auto& run = report.runs[which[n]];
+      try {
+        const auto j = nlohmann::json::parse(runs[n].output);
+        Result r;
+        r.step_time_s = j.at("step_time_s").get<double>();
+        r.tokens_per_step = j.at("tokens_per_step").get<double>();
+        r.tokens_per_s = j.at("tokens_per_s").get<double>();
+        r.hardware_tflops_per_gpu = j.at("hardware_tflops_per_gpu").get<double>();
+        r.mfu = j.at("mfu").get<double>();
+        validate::fill_training_metrics(records[which[n]], r, run);
+        run.assumptions.push_back("simulate tier");
+      } catch (const std::exception&) {
+        run.assumptions.push_back("simulate failed, estimate kept: " + runs[n].error.substr(0, 200));
+      }
+    });
+    validate::summarize(report);
+  }
   if (as_json) std::cout << validate::report_to_json(report).dump(2) << "\n";
   else std::cout << validate::report_to_text(report);
   int rc = kExitOk;

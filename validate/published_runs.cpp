@@ -208,6 +208,43 @@ json scenario_from_record(const json& rec, std::vector<std::string>& notes) {
   return s;
 }
 
+void fill_training_metrics(const json& rec, const Result& result, RunComparison& out) {
+  out.metrics.clear();
+  const json measured = rec.value("measured", json::object());
+  const double tokens_step = result.tokens_per_step;
+  std::optional<double> step_s = field(measured, "derived_iteration_time_s");
+  if (!step_s) {
+    if (auto ms = field(measured, "iteration_time_ms")) step_s = *ms / 1000;
+  }
+  std::optional<double> tokens_per_s = field(measured, "throughput_tokens_per_s");
+  if (tokens_per_s && *tokens_per_s <= 0) tokens_per_s.reset();
+  if (!tokens_per_s && step_s) tokens_per_s = tokens_step / *step_s;
+  if (!step_s && tokens_per_s) step_s = tokens_step / *tokens_per_s;
+  if (tokens_per_s) out.metrics.push_back({"tokens_per_s", result.tokens_per_s, *tokens_per_s});
+  if (step_s) out.metrics.push_back({"step_time_s", result.step_time_s, *step_s});
+  if (auto tf = field(measured, "tflops_per_gpu")) {
+    // Megatron reports hardware FLOPs (recompute included) per GPU.
+    out.metrics.push_back({"tflops_per_gpu", result.hardware_tflops_per_gpu, *tf});
+  }
+  if (auto mfu = field(measured, "mfu_pct")) out.metrics.push_back({"mfu", result.mfu, *mfu / 100});
+}
+
+void summarize(PublishedReport& rep) {
+  std::map<std::string, std::pair<double, int>> acc;
+  for (const auto& run : rep.runs)
+    for (const auto& m : run.metrics) {
+      auto& [sum, n] = acc[m.metric];
+      sum += std::fabs(m.error());
+      ++n;
+    }
+  rep.mape.clear();
+  rep.counts.clear();
+  for (const auto& [metric, sn] : acc) {
+    rep.mape.emplace_back(metric, sn.first / sn.second);
+    rep.counts.emplace_back(metric, sn.second);
+  }
+}
+
 RunComparison compare_record(const json& rec, const LoadOptions& options) {
   RunComparison out;
   out.id = rec.is_object() ? text_field(rec, "id") : "";
@@ -303,23 +340,8 @@ RunComparison compare_record(const json& rec, const LoadOptions& options) {
       return out;
     }
     if (!result.feasible) out.assumptions.push_back("predicted infeasible: " + result.reason);
-    const json tr = rec.value("training", json::object());
-    const double tokens_step = result.tokens_per_step;
-    std::optional<double> step_s = field(measured, "derived_iteration_time_s");
-    if (!step_s) {
-      if (auto ms = field(measured, "iteration_time_ms")) step_s = *ms / 1000;
-    }
-    std::optional<double> tokens_per_s = field(measured, "throughput_tokens_per_s");
-    if (tokens_per_s && *tokens_per_s <= 0) tokens_per_s.reset();
-    if (!tokens_per_s && step_s) tokens_per_s = tokens_step / *step_s;
-    if (!step_s && tokens_per_s) step_s = tokens_step / *tokens_per_s;
-    if (tokens_per_s) out.metrics.push_back({"tokens_per_s", result.tokens_per_s, *tokens_per_s});
-    if (step_s) out.metrics.push_back({"step_time_s", result.step_time_s, *step_s});
-    if (auto tf = field(measured, "tflops_per_gpu")) {
-      // Megatron reports hardware FLOPs (recompute included) per GPU.
-      out.metrics.push_back({"tflops_per_gpu", result.hardware_tflops_per_gpu, *tf});
-    }
-    if (auto mfu = field(measured, "mfu_pct")) out.metrics.push_back({"mfu", result.mfu, *mfu / 100});
+    out.scenario = to_json(scenario);
+    fill_training_metrics(rec, result, out);
     if (out.metrics.empty()) {
       out.skipped_reason = "no throughput, step time or TFLOP/s in the record";
       return out;
@@ -333,19 +355,8 @@ RunComparison compare_record(const json& rec, const LoadOptions& options) {
 
 PublishedReport compare_published(const json& records, const LoadOptions& options) {
   PublishedReport rep;
-  std::map<std::string, std::pair<double, int>> acc;
-  for (const auto& rec : records) {
-    rep.runs.push_back(compare_record(rec, options));
-    for (const auto& m : rep.runs.back().metrics) {
-      auto& [sum, n] = acc[m.metric];
-      sum += std::fabs(m.error());
-      ++n;
-    }
-  }
-  for (const auto& [metric, sn] : acc) {
-    rep.mape.emplace_back(metric, sn.first / sn.second);
-    rep.counts.emplace_back(metric, sn.second);
-  }
+  for (const auto& rec : records) rep.runs.push_back(compare_record(rec, options));
+  summarize(rep);
   return rep;
 }
 

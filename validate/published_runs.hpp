@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "models/result.hpp"
 #include "models/scenario_loader.hpp"
 
 namespace trainsim::validate {
@@ -42,6 +43,10 @@ struct PublishedReport {
 nlohmann::json scenario_from_record(const nlohmann::json& record, std::vector<std::string>& assumptions);
 
 RunComparison compare_record(const nlohmann::json& record, const LoadOptions& options);
+// The training metrics a record measured, predicted by `result` (replaces out.metrics).
+void fill_training_metrics(const nlohmann::json& record, const Result& result, RunComparison& out);
+// Recomputes the per-metric MAPE from the runs.
+void summarize(PublishedReport& report);
 PublishedReport compare_published(const nlohmann::json& records, const LoadOptions& options);
 
 // Reads a published-runs file (a JSON list, or an object with a "runs" list).

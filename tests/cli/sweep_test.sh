@@ -74,6 +74,14 @@ for l in complete: json.loads(l)
 assert len(complete) > 0
 " && ok || bad "full disk: complete rows damaged"
 
+# The simulate stage (child processes): the same rows whatever -j is.
+if "$T" --help | grep -q collective; then
+  "$T" sweep "$SWEEP" --out sim1 --quiet --simulate-top 4 -j 1 >/dev/null || bad "simulate stage -j 1 failed"
+  "$T" sweep "$SWEEP" --out sim2 --quiet --simulate-top 4 -j 2 >/dev/null || bad "simulate stage -j 2 failed"
+  [ "$(rows_of sim1.simulated.jsonl)" -eq 4 ] && ! grep -q '"error"' sim1.simulated.jsonl && ok || bad "simulate stage rows"
+  [ "$(canon sim1.simulated.jsonl)" = "$(canon sim2.simulated.jsonl)" ] && ok || bad "simulated rows differ between -j 1 and -j 2"
+fi
+
 # Bad sweep files: exit 2 naming the path.
 echo '{"schema_version": 1, "base": "nope.json", "axes": []}' >bad1.json
 "$T" sweep bad1.json >/dev/null 2>err1; [ $? -eq 2 ] && grep -q "nope.json" err1 && ok || bad "missing base not reported"
