@@ -25,6 +25,10 @@ struct CommandRegistrar {
   }
 };
 
+// Runs the subcommand named by argv[1] (usage, --version, unknown commands, and the mapping of
+// ScenarioError to exit 2 included). Shared by trainsim and trainsim-kernels.
+int dispatch(int argc, char** argv, const char* title);
+
 constexpr int kExitOk = 0;
 constexpr int kExitFailure = 1;
 constexpr int kExitBadInput = 2;

@@ -1,12 +1,14 @@
 #include "models/chakra_export.hpp"
 
+#include <functional>
 #include <map>
-#include <queue>
+#include <stdexcept>
 #include <tuple>
 
 #include "models/result.hpp"
 #include "models/scenario_error.hpp"
 #include "models/schedule_order.hpp"
+#include "models/timeline.hpp"
 #include "models/workload.hpp"
 
 namespace trainsim {
@@ -29,9 +31,8 @@ std::vector<json> export_chakra(const Scenario& sc) {
   Result result;
   if (!build_workload(sc, w, result) || !result.feasible)
     throw ScenarioError("plan", "cannot export this plan: " + result.reason);
-  PipelineRunner runner(w.schedule, w.pp, w.vpp, w.micro_batches);
-  const int n = runner.devices();
-  const int chunks = w.schedule == ScheduleKind::kDualPipe ? 2 : std::max(1, w.vpp);
+  const int n = w.pp;
+  const int chunks = std::max(1, w.vpp);
   std::vector<RankTrace> ranks(n);
   int64_t next_id = 0;
   int64_t next_tag = 0;
@@ -44,117 +45,94 @@ std::vector<json> export_chakra(const Scenario& sc) {
     r.nodes.push_back(node);
     return r.last_id;
   };
-  // Per-op compute of one chunk: the stage's per-micro-batch work split evenly over its chunks.
-  auto duration_s = [&](int device, const PipeOp& op) {
-    const StageWork& s = w.stages[std::min<std::size_t>(device, w.stages.size() - 1)];
-    const double b_only = s.backward_s - s.backward_weight_s;
-    switch (op.kind) {
-      case PipeOpKind::kForward: return s.forward_s / chunks;
-      case PipeOpKind::kBackward:
-        return (op.with_weight_grad ? s.backward_s : b_only) / chunks;
-      case PipeOpKind::kBackwardWeight: return s.backward_weight_s / chunks;
-    }
-    return 0.0;
-  };
   auto op_name = [](const PipeOp& op) {
     const char* k = op.kind == PipeOpKind::kForward ? "F" : op.kind == PipeOpKind::kBackward ? "B" : "W";
     return std::string(k) + "_mb" + std::to_string(op.micro_batch) + "_c" + std::to_string(op.chunk);
   };
-  // Inputs waiting on a device: (device, op) -> recv node id.
-  std::map<std::tuple<int, int, int, int>, int64_t> pending_recv;
   auto key = [](int d, const PipeOp& op) {
     return std::make_tuple(d, static_cast<int>(op.kind), op.micro_batch, op.chunk);
   };
-  // The op on a device that produced a local input (F -> B on the last stage, B -> W).
-  std::map<std::tuple<int, int, int, int>, int64_t> local_input;
-  std::map<std::tuple<int, int, int, int>, int64_t> comp_id;
-  std::map<std::tuple<int, int, int, int>, int64_t> arrival_tag;
+  using Key = std::tuple<int, int, int, int>;
 
-  // Play the schedule with the workload's durations (as timeline.cpp does) to get each rank's
-  // op order; the trace records order and durations, not start times.
-  struct Event {
-    double time;
-    int64_t seq;
-    bool completion;
-    int device;
-    PipeOp op;
-    bool operator>(const Event& o) const { return time != o.time ? time > o.time : seq > o.seq; }
-  };
-  std::priority_queue<Event, std::vector<Event>, std::greater<>> events;
-  std::vector<bool> busy(n, false);
-  int64_t seq = 0;
-  auto dispatch = [&](double now) {
-    for (int d = 0; d < n; ++d) {
-      if (busy[d]) continue;
-      auto op = runner.pick(d);
-      if (!op) continue;
+  // The op order and the handoffs come from playing the schedule with the workload's per-chunk
+  // durations (the same playback as the estimate's timeline); the trace records order,
+  // dependencies and durations, not start times. A chunk is 1/vpp of the device's layers
+  // (DualPipe's two directions each hold a whole stage).
+  std::vector<StageCosts> costs;
+  for (const StageWork& s : w.stages)
+    costs.push_back({s.forward_s / chunks, (s.backward_s - s.backward_weight_s) / chunks,
+                     s.backward_weight_s / chunks});
+  struct Exporter : PlaybackObserver {
+    std::function<int64_t(int, json, std::vector<int64_t>)> add;
+    std::function<std::string(const PipeOp&)> name;
+    std::function<Key(int, const PipeOp&)> key;
+    std::vector<RankTrace>* ranks = nullptr;
+    const Workload* w = nullptr;
+    int64_t* next_tag = nullptr;
+    std::map<Key, int64_t> pending_recv, local_input, comp_id, arrival_tag;
+
+    void started(int d, const PipeOp& op, double start_s, double end_s) override {
       std::vector<int64_t> deps;
-      if (auto it = pending_recv.find(key(d, *op)); it != pending_recv.end()) {
+      if (auto it = pending_recv.find(key(d, op)); it != pending_recv.end()) {
         deps.push_back(it->second);
         pending_recv.erase(it);
       }
-      if (auto it = local_input.find(key(d, *op)); it != local_input.end()) {
+      if (auto it = local_input.find(key(d, op)); it != local_input.end()) {
         deps.push_back(it->second);
         local_input.erase(it);
       }
-      json node = {{"name", op_name(*op)},
+      json node = {{"name", name(op)},
                    {"type", kChakraComp},
-                   {"duration_micros", micros(duration_s(d, *op))},
-                   {"micro_batch", op->micro_batch},
-                   {"chunk", op->chunk},
-                   {"pass", op->kind == PipeOpKind::kForward ? "forward"
-                            : op->kind == PipeOpKind::kBackward ? "backward"
-                                                                : "backward_weight"}};
+                   {"duration_micros", micros(end_s - start_s)},
+                   {"micro_batch", op.micro_batch},
+                   {"chunk", op.chunk},
+                   {"pass", op.kind == PipeOpKind::kForward    ? "forward"
+                            : op.kind == PipeOpKind::kBackward ? "backward"
+                                                               : "backward_weight"}};
       const int64_t id = add(d, node, deps);
-      comp_id[key(d, *op)] = id;
-      if (op->kind != PipeOpKind::kForward) ranks[d].last_backward_id = id;
-      busy[d] = true;
-      events.push({now + duration_s(d, *op), seq++, true, d, *op});
+      comp_id[key(d, op)] = id;
+      if (op.kind != PipeOpKind::kForward) (*ranks)[d].last_backward_id = id;
     }
-  };
-  dispatch(0.0);
-  while (!events.empty()) {
-    const Event e = events.top();
-    events.pop();
-    if (e.completion) {
-      busy[e.device] = false;
-      const int64_t producer = comp_id[key(e.device, e.op)];
-      for (const Handoff& h : runner.finish(e.device, e.op)) {
-        if (h.p2p) {
-          const int64_t tag = next_tag++;
-          const bool activation = h.op.kind == PipeOpKind::kForward;
-          json send = {{"name", std::string(activation ? "send_act_" : "send_grad_") + op_name(e.op)},
-                       {"type", kChakraSend},
-                       {"duration_micros", micros(w.p2p_s)},
-                       {"comm_size", w.p2p_bytes},
-                       {"comm_src", e.device},
-                       {"comm_dst", h.device},
-                       {"comm_tag", tag}};
-          add(e.device, send, {producer});
-          // The matching receive is placed on the destination when the data arrives.
-          arrival_tag[key(h.device, h.op)] = tag;
-          events.push({e.time + w.p2p_s, seq++, false, h.device, h.op});
-        } else {
-          local_input[key(h.device, h.op)] = producer;
-          runner.arrive(h);
-        }
+    void handed_off(int d, const PipeOp& op, const Handoff& h, double) override {
+      const int64_t producer = comp_id[key(d, op)];
+      if (!h.p2p) {
+        local_input[key(h.device, h.op)] = producer;
+        return;
       }
-    } else {
-      // Arrival: place the recv node on the destination rank now.
-      const int64_t tag = arrival_tag[key(e.device, e.op)];
-      json recv = {{"name", std::string(e.op.kind == PipeOpKind::kForward ? "recv_act_" : "recv_grad_") + op_name(e.op)},
-                   {"type", kChakraRecv},
-                   {"duration_micros", micros(w.p2p_s)},
-                   {"comm_size", w.p2p_bytes},
-                   {"comm_dst", e.device},
+      const int64_t tag = (*next_tag)++;
+      const bool activation = h.op.kind == PipeOpKind::kForward;
+      json send = {{"name", std::string(activation ? "send_act_" : "send_grad_") + name(op)},
+                   {"type", kChakraSend},
+                   {"duration_micros", micros(w->p2p_s)},
+                   {"comm_size", w->p2p_bytes},
+                   {"comm_src", d},
+                   {"comm_dst", h.device},
                    {"comm_tag", tag}};
-      pending_recv[key(e.device, e.op)] = add(e.device, recv, {});
-      runner.arrive(Handoff{e.device, e.op, true});
+      add(d, send, {producer});
+      // The matching receive is placed on the destination when the data arrives.
+      arrival_tag[key(h.device, h.op)] = tag;
     }
-    if (events.empty() || events.top().time > e.time) dispatch(e.time);
-  }
-  if (!runner.done())
+    void arrived(const Handoff& h, double) override {
+      json recv = {{"name", std::string(h.op.kind == PipeOpKind::kForward ? "recv_act_" : "recv_grad_") + name(h.op)},
+                   {"type", kChakraRecv},
+                   {"duration_micros", micros(w->p2p_s)},
+                   {"comm_size", w->p2p_bytes},
+                   {"comm_dst", h.device},
+                   {"comm_tag", arrival_tag[key(h.device, h.op)]}};
+      pending_recv[key(h.device, h.op)] = add(h.device, recv, {});
+    }
+  } exporter;
+  exporter.add = add;
+  exporter.name = op_name;
+  exporter.key = key;
+  exporter.ranks = &ranks;
+  exporter.w = &w;
+  exporter.next_tag = &next_tag;
+  try {
+    play_schedule(w.schedule, w.pp, w.vpp, w.micro_batches, costs, w.p2p_s, &exporter);
+  } catch (const std::logic_error&) {
     throw ScenarioError("plan.schedule", "the schedule did not complete every op (internal)");
+  }
 
   // Data-parallel gradient reduction of each stage after its last backward (one bucketed
   // all-reduce here; bucketing and overlap are the estimate's business).

@@ -7,7 +7,8 @@
 namespace trainsim {
 
 Timeline play_schedule(ScheduleKind schedule, int pp, int vpp, int micro_batches,
-                       const std::vector<StageCosts>& costs, double p2p_s) {
+                       const std::vector<StageCosts>& costs, double p2p_s,
+                       PlaybackObserver* observer) {
   PipelineRunner runner(schedule, pp, vpp, micro_batches);
   const int n = runner.devices();
   Timeline t;
@@ -45,6 +46,7 @@ Timeline play_schedule(ScheduleKind schedule, int pp, int vpp, int micro_batches
         free_at[d] = end;
         t.busy_s[d] += end - start;
         t.ops.push_back({d, *op, start, end});
+        if (observer) observer->started(d, *op, start, end);
         events.push({end, seq++, true, d, *op});
       }
     }
@@ -57,11 +59,14 @@ Timeline play_schedule(ScheduleKind schedule, int pp, int vpp, int micro_batches
       busy[e.device] = false;
       t.makespan_s = std::max(t.makespan_s, e.time);
       for (const Handoff& h : runner.finish(e.device, e.op)) {
+        if (observer) observer->handed_off(e.device, e.op, h, e.time);
         if (h.p2p) events.push({e.time + p2p_s, seq++, false, h.device, h.op});
         else runner.arrive(h);
       }
     } else {
-      runner.arrive(Handoff{e.device, e.op, true});
+      const Handoff h{e.device, e.op, true};
+      if (observer) observer->arrived(h, e.time);
+      runner.arrive(h);
     }
     // Dispatch once every event at this instant is in.
     if (events.empty() || events.top().time > e.time) dispatch(e.time);

@@ -49,6 +49,19 @@ std::string text_field(const json& obj, const char* key) {
   return v.is_string() ? v.get<std::string>() : v.dump();
 }
 
+// Published figures are doubles; the scenario wants integers. Out-of-range values (a record
+// saying 1e15 GPUs) are bad input, not undefined behaviour.
+int64_t whole(double v) {
+  if (!std::isfinite(v) || std::fabs(v) > 1e15)
+    throw ScenarioError("record", "number out of range: " + std::to_string(v));
+  return static_cast<int64_t>(v);
+}
+int small(double v) {
+  if (!std::isfinite(v) || std::fabs(v) > 1e9)
+    throw ScenarioError("record", "number out of range: " + std::to_string(v));
+  return static_cast<int>(v);
+}
+
 std::string gpu_preset(const std::string& description) {
   const std::string d = lower(description);
   if (d.find("h200") != std::string::npos) return "H200-SXM-141GB";
@@ -84,7 +97,7 @@ void network_from_text(const std::string& text, json& network, std::vector<std::
   else if (text.find("HDR") != std::string::npos) rate_gbps = 200;
   else if (text.find("EDR") != std::string::npos) rate_gbps = 100;
   if (count && *count > 0 && *count <= 64) network["nics_per_node"] = *count;
-  if (rate_gbps && *rate_gbps > 0) network["nic_bandwidth"] = std::to_string(static_cast<int>(*rate_gbps)) + "Gbps";
+  if (rate_gbps && *rate_gbps > 0) network["nic_bandwidth"] = std::to_string(small(*rate_gbps)) + "Gbps";
 }
 
 }  // namespace
@@ -110,16 +123,16 @@ json scenario_from_record(const json& rec, std::vector<std::string>& notes) {
   };
   json m;
   m["name"] = text_field(model, "name");
-  m["layers"] = static_cast<int64_t>(need(model, "model", "layers"));
-  const int64_t hidden = static_cast<int64_t>(need(model, "model", "hidden"));
+  m["layers"] = whole(need(model, "model", "layers"));
+  const int64_t hidden = whole(need(model, "model", "hidden"));
   m["hidden"] = hidden;
-  m["heads"] = static_cast<int64_t>(need(model, "model", "heads"));
-  if (auto kv = field(model, "kv_heads")) m["kv_heads"] = static_cast<int64_t>(*kv);
-  m["ffn_hidden"] = static_cast<int64_t>(field(model, "ffn_hidden").value_or(4.0 * hidden));
-  m["seq_len"] = static_cast<int64_t>(
+  m["heads"] = whole(need(model, "model", "heads"));
+  if (auto kv = field(model, "kv_heads")) m["kv_heads"] = whole(*kv);
+  m["ffn_hidden"] = whole(field(model, "ffn_hidden").value_or(4.0 * hidden));
+  m["seq_len"] = whole(
       field(model, "seq_len").value_or(field(tr, "seq_len").value_or(0)));
   if (m["seq_len"].get<int64_t>() <= 0) throw ScenarioError("model.seq_len", "missing");
-  m["vocab"] = static_cast<int64_t>(field(model, "vocab").value_or(51200));
+  m["vocab"] = whole(field(model, "vocab").value_or(51200));
   if (!model.contains("vocab")) notes.push_back("vocab not given: 51200 assumed");
   const std::string arch = lower(text_field(model, "arch") + " " + text_field(model, "ffn_act"));
   if (arch.find("swiglu") != std::string::npos) m["ffn_act"] = "swiglu";
@@ -128,8 +141,9 @@ json scenario_from_record(const json& rec, std::vector<std::string>& notes) {
   const std::string gpu_text = text_field(hw, "gpu");
   const std::string gpu = gpu_preset(gpu_text);
   if (gpu.empty()) throw ScenarioError("hardware.gpu", "unknown GPU \"" + gpu_text + "\"");
-  const int num_gpus = static_cast<int>(need(hw, "hardware", "num_gpus"));
-  int gpn = static_cast<int>(field(hw, "gpus_per_node").value_or(8));
+  const int num_gpus = small(need(hw, "hardware", "num_gpus"));
+  int gpn = small(field(hw, "gpus_per_node").value_or(8));
+  if (gpn <= 0) throw ScenarioError("hardware.gpus_per_node", "expected a positive number");
   if (num_gpus < gpn) gpn = num_gpus;
   json cluster;
   cluster["base"] = gpu.rfind("H", 0) == 0 ? (gpu.rfind("H800", 0) == 0 ? "h800-cluster" : "dgx-h100-superpod")
@@ -152,16 +166,16 @@ json scenario_from_record(const json& rec, std::vector<std::string>& notes) {
 
   // Plan.
   json p;
-  const int tp = static_cast<int>(field(par, "tp").value_or(1));
-  const int pp = static_cast<int>(field(par, "pp").value_or(1));
-  const int cp = static_cast<int>(field(par, "cp").value_or(1));
+  const int tp = small(field(par, "tp").value_or(1));
+  const int pp = small(field(par, "pp").value_or(1));
+  const int cp = small(field(par, "cp").value_or(1));
   p["tp"] = tp;
   p["pp"] = pp;
   p["cp"] = cp;
-  p["ep"] = static_cast<int>(field(par, "ep").value_or(1));
-  p["dp"] = static_cast<int>(field(par, "dp").value_or(num_gpus / std::max(1, tp * pp * cp)));
+  p["ep"] = small(field(par, "ep").value_or(1));
+  p["dp"] = small(field(par, "dp").value_or(num_gpus / std::max<int64_t>(1, int64_t{tp} * pp * cp)));
   if (par.contains("sp") && par["sp"].is_boolean()) p["sp"] = par["sp"];
-  if (auto z = field(par, "zero_stage")) p["zero_stage"] = static_cast<int>(*z);
+  if (auto z = field(par, "zero_stage")) p["zero_stage"] = small(*z);
   const std::string sched = lower(text_field(par, "pipeline_schedule"));
   if (sched.find("interleaved") != std::string::npos) {
     static const std::regex kV(R"(v\s*=\s*([0-9]+))");
@@ -177,11 +191,11 @@ json scenario_from_record(const json& rec, std::vector<std::string>& notes) {
     notes.push_back("ddp_impl local: gradient all-reduce after the backward pass (no overlap)");
   }
   const double global_batch = need(tr, "training", "global_batch");
-  p["global_batch"] = static_cast<int64_t>(global_batch);
+  p["global_batch"] = whole(global_batch);
   const int dp = p["dp"].get<int>();
-  if (auto mb = field(tr, "micro_batch")) p["micro_batch"] = static_cast<int64_t>(*mb);
+  if (auto mb = field(tr, "micro_batch")) p["micro_batch"] = whole(*mb);
   else {
-    p["micro_batch"] = static_cast<int64_t>(std::max(1.0, global_batch / dp));
+    p["micro_batch"] = whole(std::max(1.0, global_batch / dp));
     notes.push_back("micro_batch not given: global_batch / dp assumed");
   }
   const std::string prec = lower(text_field(tr, "precision"));
@@ -275,7 +289,11 @@ RunComparison compare_record(const json& rec, const LoadOptions& options) {
         return out;
       }
       const std::string gpu_text = text_field(hw, "gpu");
-      const int n = static_cast<int>(field(hw, "num_gpus").value_or(8));
+      const int n = small(field(hw, "num_gpus").value_or(8));
+      if (n <= 1) {
+        out.skipped_reason = "hardware.num_gpus: a collective needs at least 2 GPUs";
+        return out;
+      }
       json cluster = {{"base", gpu_preset(gpu_text).rfind("H", 0) == 0 ? "dgx-h100-superpod"
                                                                         : "dgx-a100-superpod"}};
       const int gpn = std::min(n, 8);
@@ -307,8 +325,8 @@ RunComparison compare_record(const json& rec, const LoadOptions& options) {
         out.skipped_reason = "model.params_b missing";
         return out;
       }
-      const int stage = static_cast<int>(field(par, "zero_stage").value_or(0));
-      const int dp = static_cast<int>(field(par, "dp").value_or(1));
+      const int stage = small(field(par, "zero_stage").value_or(0));
+      const int dp = small(field(par, "dp").value_or(1));
       const MemoryBreakdown mb = model_state_bytes(*params_b * 1e9, stage, dp, Precision::kFp16);
       out.metrics.push_back({"model_state_bytes", mb.params_bytes + mb.grads_bytes + mb.optimizer_bytes, *gb * 1e9});
       out.predicted = true;

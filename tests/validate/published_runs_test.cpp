@@ -72,7 +72,14 @@ TEST(PublishedRuns, HostileRecordsAreSkippedWithAReasonNeverACrash) {
     {"id": "huge", "model": {"layers": 1e12, "hidden": 1e12, "heads": 1, "seq_len": 1e12},
      "hardware": {"gpu": "A100", "num_gpus": 1e15}, "parallel": {"tp": 1e9}, "training": {"global_batch": 1e18},
      "measured": {"iteration_time_ms": 5}},
-    {"id": "collective-without-bw", "hardware": {"gpu": "A100", "num_gpus": 8}, "measured": {"collective": "all_reduce"}}
+    {"id": "collective-without-bw", "hardware": {"gpu": "A100", "num_gpus": 8}, "measured": {"collective": "all_reduce"}},
+    {"id": "collective-zero-gpus", "hardware": {"gpu": "A100", "num_gpus": 0}, "measured": {"collective": "all_reduce", "busbw_GBps": 90}},
+    {"id": "zero-gpus-per-node", "model": {"layers": 2, "hidden": 64, "heads": 2, "seq_len": 16},
+     "hardware": {"gpu": "A100", "num_gpus": 8, "gpus_per_node": 0}, "parallel": {}, "training": {"global_batch": 8},
+     "measured": {"iteration_time_ms": 5}},
+    {"id": "nan-ish", "model": {"layers": 2, "hidden": 64, "heads": 2, "seq_len": 16},
+     "hardware": {"gpu": "A100", "num_gpus": 8}, "parallel": {"tp": -3, "pp": 1e300}, "training": {"global_batch": 8},
+     "measured": {"iteration_time_ms": 5}}
   ])");
   const PublishedReport r = compare_published(records, options());
   ASSERT_EQ(r.runs.size(), records.size());
