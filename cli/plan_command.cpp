@@ -15,6 +15,7 @@
 #include "cli/cli_args.hpp"
 #include "cli/command_registry.hpp"
 #include "cli/sweep_rows.hpp"
+#include "models/calibration.hpp"
 #include "models/estimate.hpp"
 #include "models/result_json.hpp"
 #include "models/scenario_error.hpp"
@@ -40,6 +41,7 @@ options:
   --top K            plans to print (default 10)
   --simulate-top K   simulate the best K in child processes (needs the simulate tier)
   -j N               child processes at once (default: cores)
+  --calibration FILE apply a `trainsim calibrate` file to the cluster's GPU before searching
   --json             one JSON object: {searched, feasible, best: [rows], rejected: {reason: count}}
 )";
 
@@ -76,6 +78,7 @@ int run(int argc, char** argv) {
   int top = 10, simulate_top = 0;
   int jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   bool as_json = false;
+  std::string calibration_path;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--help" || a == "-h") {
@@ -91,6 +94,7 @@ int run(int argc, char** argv) {
     else if (a == "--simulate-top") simulate_top = static_cast<int>(parse_int_option(a, option_value(argc, argv, i), 0, 10000));
     else if (a == "-j") jobs = static_cast<int>(parse_int_option(a, option_value(argc, argv, i), 1, 1024));
     else if (a == "--json") as_json = true;
+    else if (a == "--calibration") calibration_path = option_value(argc, argv, i);
     else throw ScenarioError(a, "unknown option; see trainsim plan --help");
   }
   if (model.empty()) throw ScenarioError("--model", "missing; see trainsim plan --help");
@@ -113,7 +117,8 @@ int run(int argc, char** argv) {
     throw ScenarioError("--gpus", std::to_string(gpus) + " is not a whole number of " + std::to_string(gpn) + "-GPU nodes");
   if (gpus < gpn) resolved["cluster"]["gpus_per_node"] = gpus;
   resolved["cluster"]["nodes"] = std::max<long long>(1, gpus / gpn);
-  const Scenario base = parse_scenario(resolved);
+  Scenario base = parse_scenario(resolved);
+  if (!calibration_path.empty()) apply_calibration(read_json_file(calibration_path, "calibration"), base);
   const ModelSpec& m = base.model;
   const int node = base.cluster.gpus_per_node;
 
@@ -182,6 +187,7 @@ int run(int argc, char** argv) {
     std::vector<ChildRun> runs;
     for (std::size_t k = 0; k < best.size() && k < static_cast<std::size_t>(simulate_top); ++k)
       runs.push_back({to_json(best[k].scenario).dump(), "", "", -1});
+    // The scenarios are written calibrated (to_json of the searched plan), so children need no file.
     run_children(self_executable(argv[0]), runs, jobs, {"--fidelity", "simulate", "--json"}, [&](std::size_t k) {
       try {
         simulated[k] = json::parse(runs[k].output);

@@ -8,6 +8,7 @@
 #include "cli/cli_args.hpp"
 #include "cli/command_registry.hpp"
 #include "cli/fidelity_registry.hpp"
+#include "models/calibration.hpp"
 #include "models/estimate.hpp"
 #include "models/result_json.hpp"
 #include "models/scenario_error.hpp"
@@ -30,6 +31,8 @@ options:
   --fidelity TIER    simulate (SimGrid step simulation; the default where it is built) or
                      estimate (closed form, microseconds)
   --trace FILE       write a Chrome/Perfetto trace of the simulated step (simulate tier)
+  --calibration FILE a file from `trainsim calibrate`: measured peak rates, memory bandwidth,
+                     GEMM efficiency curve and in-node collective figures replace the presets
   --json             print exactly one JSON object on stdout (keys documented in README)
   --presets DIR      extra folder with models/, clusters/, gpus/ presets (repeatable)
 
@@ -41,6 +44,7 @@ int run(int argc, char** argv) {
   bool as_json = false;
   std::string fidelity = fidelity_registry().count("simulate") ? "simulate" : "estimate";
   FidelityOptions fidelity_options;
+  std::string calibration_path;
   LoadOptions options;
   std::vector<std::string> extra_dirs;
   for (int i = 1; i < argc; ++i) {
@@ -56,6 +60,8 @@ int run(int argc, char** argv) {
       options.overrides.push_back(parse_set(a.substr(6)));
     } else if (a == "--fidelity") {
       fidelity = option_value(argc, argv, i);
+    } else if (a == "--calibration") {
+      calibration_path = option_value(argc, argv, i);
     } else if (a == "--trace") {
       fidelity_options.trace_path = option_value(argc, argv, i);
     } else if (a == "--presets") {
@@ -79,7 +85,12 @@ int run(int argc, char** argv) {
   options.preset_dirs = extra_dirs;
   for (const auto& d : default_preset_dirs()) options.preset_dirs.push_back(d);
 
-  const Scenario scenario = load_scenario_file(scenario_path, options);
+  Scenario scenario = load_scenario_file(scenario_path, options);
+  nlohmann::json calibration_record = "defaults (GPU presets)";
+  if (!calibration_path.empty()) {
+    const auto applied = apply_calibration(read_json_file(calibration_path, "calibration"), scenario);
+    calibration_record = {{"file", calibration_path}, {"applied", applied}};
+  }
   Result result;
   nlohmann::json extra = nlohmann::json::object();
   if (fidelity == "estimate") {
@@ -92,7 +103,7 @@ int run(int argc, char** argv) {
     for (auto it = extra.begin(); it != extra.end(); ++it) out[it.key()] = it.value();
     out["scenario"] = to_json(scenario);
     out["trainsim_version"] = TRAINSIM_VERSION;
-    out["calibration"] = "defaults (GPU presets)";
+    out["calibration"] = calibration_record;
     std::cout << out.dump(2) << "\n";
   } else {
     std::cout << result_to_text(scenario, result);

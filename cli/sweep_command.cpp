@@ -20,6 +20,7 @@
 #include "cli/command_registry.hpp"
 #include "cli/plan_row.hpp"
 #include "cli/sweep_rows.hpp"
+#include "models/calibration.hpp"
 #include "models/estimate.hpp"
 #include "models/scenario_error.hpp"
 #include "models/sweep_spec.hpp"
@@ -49,6 +50,7 @@ options:
   --all               simulate every feasible plan
   --quiet             no progress on stderr
   --merge-timeout S   under mpirun, how long rank 0 waits for the other ranks (default 3600)
+  --calibration FILE  apply a `trainsim calibrate` file to every plan (and its simulation)
   --slow-ms MS        sleep MS per plan (a testing aid for kill/resume tests)
 
 Sharding: under `mpirun -np K trainsim sweep ...` (OMPI_COMM_WORLD_RANK/SIZE) or a batch array
@@ -132,6 +134,7 @@ int run(int argc, char** argv) {
   int simulate_top = -1;
   int slow_ms = 0;
   double merge_timeout_s = 3600;
+  std::string calibration_path;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--help" || a == "-h") {
@@ -149,6 +152,8 @@ int run(int argc, char** argv) {
       jobs = static_cast<int>(parse_int_option(a, option_value(argc, argv, i), 1, 1024));
     } else if (a == "--simulate-top") {
       simulate_top = static_cast<int>(parse_int_option(a, option_value(argc, argv, i), 0, 1000000));
+    } else if (a == "--calibration") {
+      calibration_path = option_value(argc, argv, i);
     } else if (a == "--slow-ms") {
       slow_ms = static_cast<int>(parse_int_option(a, option_value(argc, argv, i), 0, 60000));
     } else if (a == "--merge-timeout") {
@@ -165,6 +170,7 @@ int run(int argc, char** argv) {
   LoadOptions options;
   options.preset_dirs = default_preset_dirs();
   const SweepSpec spec = load_sweep_file(sweep_file, options);
+  const json calibration = calibration_path.empty() ? json() : read_json_file(calibration_path, "calibration");
   if (prefix.empty()) prefix = spec.name;
   if (simulate_top < 0) simulate_top = spec.simulate_top;
   const std::vector<PlanOverrides> plans = expand_sweep(spec, options);
@@ -194,7 +200,8 @@ int run(int argc, char** argv) {
     json row;
     try {
       const json resolved = resolve_scenario_json(raw, options, spec.base_dir);
-      const Scenario scenario = parse_scenario(resolved);
+      Scenario scenario = parse_scenario(resolved);
+      if (!calibration.is_null()) apply_calibration(calibration, scenario);
       const Result result = estimate(scenario);
       row = make_row(static_cast<long long>(i), overrides, scenario, result);
       judge_row(row, to_json(scenario), spec.constraints, spec.objective);
@@ -259,7 +266,12 @@ int run(int argc, char** argv) {
     Progress sim_progress(runs.size(), quiet);
     std::size_t finished = 0;
     int failures = 0;
-    run_children(self_executable(argv[0]), runs, jobs, {"--fidelity", "simulate", "--json"}, [&](std::size_t n) {
+    std::vector<std::string> child_args = {"--fidelity", "simulate", "--json"};
+    if (!calibration_path.empty()) {
+      child_args.push_back("--calibration");
+      child_args.push_back(fs::absolute(calibration_path).string());
+    }
+    run_children(self_executable(argv[0]), runs, jobs, child_args, [&](std::size_t n) {
       json row = {{"index", indexes[n]}};
       try {
         row["simulate"] = json::parse(runs[n].output);

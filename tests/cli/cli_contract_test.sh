@@ -62,6 +62,9 @@ check unknown-command 2 'unknown command' -- "$T" fly
 check binary-garbage 2 'malformed JSON' -- bash -c "head -c 4096 /dev/urandom > '$tmp/garbage.json'; '$T' run '$tmp/garbage.json'"
 check not-an-object 2 'must be a JSON object' -- "$T" run "$(scenario list '[1, 2, 3]')"
 
+printf '{"format": "trainsim-calibration", "version": 2}' >"$tmp/cal.json"
+check bad-calibration 2 'calibration.version' -- "$T" run "$good" --fidelity estimate --calibration "$tmp/cal.json"
+
 # Well-formed plans that cannot run: exit 3, feasible false, the reason.
 check tp-heads 3 'plan.tp: 16 does not divide model.heads \(24\)' -- "$T" run "$good" --set plan.tp=16 --set plan.dp=2
 check degrees 3 'but the cluster has 32' -- "$T" run "$good" --set plan.dp=8
