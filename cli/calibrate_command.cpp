@@ -107,13 +107,9 @@ int run_calibrate(int argc, char** argv) {
       std::fprintf(stderr, "trainsim calibrate: --ranks %d but only %d CUDA device(s) %s\n", ranks, devices, why.c_str());
       return kExitBadInput;
     }
-    std::vector<std::unique_ptr<tk::Backend>> bes;
-    std::vector<tk::Backend*> raw;
-    for (int i = 0; i < ranks; ++i) {
-      bes.push_back(tk::make_backend("cuda", {.threads = threads, .device = i}));
-      raw.push_back(bes.back().get());
-    }
-    auto comms = tk::make_nccl_communicators(raw);
+    tk::ThreadedNcclWorld world = tk::make_threaded_nccl_world(ranks, threads);
+    auto& bes = world.backends;
+    auto& comms = world.comms;
     std::vector<tk::CalibrationOutcome> outs(ranks);
     std::vector<std::thread> pool;
     for (int i = 0; i < ranks; ++i)

@@ -107,13 +107,9 @@ int run_train(int argc, char** argv) {
       std::fprintf(stderr, "trainsim train: cannot write --log %s\n", log_path.c_str());
       return kExitFailure;
     }
-    std::vector<std::unique_ptr<tk::Backend>> bes;
-    std::vector<tk::Backend*> raw;
-    for (int i = 0; i < ranks; ++i) {
-      bes.push_back(tk::make_backend("cuda", {.threads = threads, .device = i}));
-      raw.push_back(bes.back().get());
-    }
-    auto comms = tk::make_nccl_communicators(raw);
+    tk::ThreadedNcclWorld world = tk::make_threaded_nccl_world(ranks, threads);
+    auto& bes = world.backends;
+    auto& comms = world.comms;
     std::fprintf(out, "%s\n", tk::train_config_json(cfg, backend, ranks).c_str());
     std::vector<std::string> errors(ranks);
     std::vector<std::vector<tk::StepLog>> logs(ranks);

@@ -10,7 +10,9 @@ out=build-fuzz
 mkdir -p "$out/obj" "$out/corpus"
 cxx="clang++"
 command -v ccache >/dev/null && cxx="ccache clang++"
-flags="-std=c++20 -O1 -g -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined -I. -DTRAINSIM_SOURCE_SCENARIOS_DIR=\"$PWD/scenarios\""
+flags="-std=c++20 -O1 -g -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined -I."
+# Presets are found through $TRAINSIM_SCENARIOS at run time (no path baked into the objects).
+export TRAINSIM_SCENARIOS=$PWD/scenarios
 # One object per source, so ccache reuses what did not change.
 ls models/*.cpp fuzz/scenario_fuzzer.cpp | xargs -P "$(nproc 2>/dev/null || echo 2)" -I{} \
   sh -c "$cxx $flags -c {} -o $out/obj/\$(basename {} .cpp).o"

@@ -128,4 +128,18 @@ std::vector<std::unique_ptr<Communicator>> make_nccl_communicators(const std::ve
   return out;
 }
 
+ThreadedNcclWorld make_threaded_nccl_world(int ranks, int threads_per_rank) {
+  ThreadedNcclWorld world;
+  std::vector<Backend*> raw;
+  for (int i = 0; i < ranks; ++i) {
+    BackendOptions opts;
+    opts.threads = threads_per_rank;
+    opts.device = i;
+    world.backends.push_back(make_backend("cuda", opts));
+    raw.push_back(world.backends.back().get());
+  }
+  world.comms = make_nccl_communicators(raw);
+  return world;
+}
+
 }  // namespace trainsim::kernels

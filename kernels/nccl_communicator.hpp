@@ -21,4 +21,12 @@ std::unique_ptr<Communicator> make_nccl_communicator(Backend& be, Communicator& 
 // Collectives must then be called from one thread per communicator, concurrently.
 std::vector<std::unique_ptr<Communicator>> make_nccl_communicators(const std::vector<Backend*>& bes);
 
+// One process driving GPUs 0 .. ranks-1 from threads: a cuda backend per GPU and their NCCL
+// communicators (declared in that order, so the communicators are destroyed first).
+struct ThreadedNcclWorld {
+  std::vector<std::unique_ptr<Backend>> backends;
+  std::vector<std::unique_ptr<Communicator>> comms;
+};
+ThreadedNcclWorld make_threaded_nccl_world(int ranks, int threads_per_rank);
+
 }  // namespace trainsim::kernels
