@@ -57,6 +57,9 @@ int run_calibrate(int argc, char** argv) {
   std::string gemm_shapes;
   ap.add_string("gemm-shapes", "extra GEMM shapes of the model at hand, \"MxNxK,MxNxK\"", &gemm_shapes);
   ap.add_int("threads", "cpu threads per rank, OpenMP and OpenBLAS (0: library default)", &threads);
+  std::string model_shape;
+  ap.add_string("model-shape", "also time one rank's ops of the train job at its shapes (op_rates), e.g. "
+                "\"layers=4,hidden=128,heads=4,seq=64,micro_batch=2,tp=1,pp=2,dp=1\" (+vocab, zero)", &model_shape);
   if (int rc = ap.parse(argc, argv)) return rc == 1 ? kExitOk : kExitBadInput;
 
   bool known = false;
@@ -89,6 +92,14 @@ int run_calibrate(int argc, char** argv) {
     opts.model_gemm_shapes.push_back({m, n, k});
     if (end == std::string::npos) break;
     pos = end + 1;
+  }
+  if (!model_shape.empty()) {
+    try {
+      opts.model_shape = tk::parse_model_op_shape(model_shape);
+    } catch (const std::invalid_argument& e) {
+      std::fprintf(stderr, "trainsim calibrate: --model-shape: %s\n", e.what());
+      return kExitBadInput;
+    }
   }
   opts.quick = quick;
   opts.check_only = check_only;

@@ -1,5 +1,6 @@
 // `trainsim run SCENARIO`: predict one plan. Human report by default, one JSON object with
 // --json. Exit 0 feasible, 2 bad input, 3 infeasible.
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <iostream>
@@ -10,9 +11,12 @@
 #include "cli/fidelity_registry.hpp"
 #include "models/calibration.hpp"
 #include "models/estimate.hpp"
+#include "models/goodput.hpp"
+#include "models/goodput_json.hpp"
 #include "models/result_json.hpp"
 #include "models/scenario_error.hpp"
 #include "models/scenario_loader.hpp"
+#include "models/slow_parts.hpp"
 #include "models/units.hpp"
 
 namespace trainsim::cli {
@@ -38,6 +42,37 @@ options:
 
 exit codes: 0 feasible, 2 bad input (the message names the JSON path), 3 plan infeasible
 )";
+
+// The simulate tier played the step with the scenario's faults in it (the straggler placed, the
+// links failed or degraded) and measured the comparison steps in child runs: the goodput starts
+// from the step without them and weighs the straggler by its probability, as the estimate does.
+SlowParts simulated_slow_parts(const Scenario& scenario, const nlohmann::json& faults,
+                               const Result& simulated, Result& nominal) {
+  SlowParts slow = estimate_slow_parts(scenario, simulated);  // probabilities, notes
+  const double step = simulated.step_time_s;
+  double d_link = 0, d_straggler = 0, d_rebalanced = -1;
+  if (faults.contains("links"))
+    d_link = std::max(0.0, step - faults["links"].value("healthy_fabric_step_time_s", step));
+  if (faults.contains("straggler")) {
+    const auto& st = faults["straggler"];
+    const double without = st.value("nominal_step_time_s", step);
+    d_straggler = std::max(0.0, st.value("step_time_s", without) - without);
+    if (st.contains("rebalance") && st["rebalance"].value("applied", false))
+      d_rebalanced = std::max(0.0, st["rebalance"].value("step_time_s", without) - without);
+  }
+  const double d_applied = d_rebalanced >= 0 ? d_rebalanced : d_straggler;
+  const double base = std::max(1e-12, step - d_link - d_applied);
+  nominal.step_time_s = base;
+  nominal.tokens_per_s = simulated.tokens_per_step / base;
+  slow.nominal_step_s = base;
+  slow.straggler_step_s = base + d_straggler;
+  slow.rebalanced_step_s = d_rebalanced >= 0 ? base + d_rebalanced : slow.rebalanced_step_s;
+  slow.degraded_step_s = base + d_link;
+  slow.degraded_link_probability = d_link > 0 ? 1.0 : 0.0;  // placed, not drawn: certain here
+  slow.slowed_step_s = base + slow.straggler_probability * d_applied + d_link;
+  slow.notes.push_back("slow parts measured by the simulation (comparison runs in child processes)");
+  return slow;
+}
 
 int run(int argc, char** argv) {
   std::string scenario_path;
@@ -98,8 +133,20 @@ int run(int argc, char** argv) {
   } else {
     fidelity_registry().at(fidelity)(scenario, fidelity_options, result, extra);
   }
+  // training.faults: the long-run view (failures, checkpoints, slow parts) on top of the step.
+  GoodputReport report;
+  if (scenario.training.faults.enabled && result.feasible) {
+    if (extra.contains("faults")) {
+      Result nominal = result;
+      const SlowParts slow = simulated_slow_parts(scenario, extra["faults"], result, nominal);
+      report = goodput(scenario, nominal, slow);
+    } else {
+      report = goodput(scenario, result, estimate_slow_parts(scenario, result));
+    }
+  }
   if (as_json) {
     nlohmann::json out = result_to_json(result);
+    if (report.enabled) out["goodput"] = goodput_to_json(report);
     for (auto it = extra.begin(); it != extra.end(); ++it) out[it.key()] = it.value();
     out["scenario"] = to_json(scenario);
     out["trainsim_version"] = TRAINSIM_VERSION;
@@ -107,6 +154,7 @@ int run(int argc, char** argv) {
     std::cout << out.dump(2) << "\n";
   } else {
     std::cout << result_to_text(scenario, result);
+    if (report.enabled) std::cout << goodput_to_text(report);
     if (extra.contains("estimate_vs_simulate")) {
       const auto& e = extra["estimate_vs_simulate"];
       std::printf("\n  simulate vs estimate: %+.1f%% (%s)\n", e.value("difference_pct", 0.0),

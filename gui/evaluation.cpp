@@ -1,9 +1,11 @@
 #include "gui/evaluation.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <exception>
 
 #include "models/estimate.hpp"
+#include "models/slow_parts.hpp"
 #include "models/scenario_error.hpp"
 #include "models/scenario_loader.hpp"
 
@@ -24,6 +26,12 @@ Evaluation evaluate_scenario(const nlohmann::json& raw, const std::string& origi
     ev.resolved = resolve_scenario_json(raw, options, origin_dir);
     ev.scenario = parse_scenario(ev.resolved);
     ev.result = estimate(ev.scenario);
+    if (ev.scenario.training.faults.enabled && ev.result.feasible) {
+      // Live editing: a smaller Monte Carlo than the CLI's default keeps a redraw interactive.
+      Scenario quick = ev.scenario;
+      quick.training.faults.trials = std::min(quick.training.faults.trials, 20);
+      ev.goodput = goodput(quick, ev.result, estimate_slow_parts(quick, ev.result));
+    }
     ev.loaded = true;
   } catch (const ScenarioError& e) {
     ev.error_path = e.path();

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "models/goodput.hpp"
 #include "models/result.hpp"
 #include "models/specs.hpp"
 
@@ -21,6 +22,7 @@ struct Evaluation {
   nlohmann::json resolved;   // presets expanded, SI units
   Scenario scenario;
   Result result;
+  GoodputReport goodput;     // enabled when the scenario has training.faults
   double evaluate_s = 0;     // wall time of load + estimate (the < 50 ms budget of issue 7)
 };
 

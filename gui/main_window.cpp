@@ -23,6 +23,7 @@
 #include "gui/breakdown_view.hpp"
 #include "gui/chrome_trace.hpp"
 #include "gui/compare_view.hpp"
+#include "gui/goodput_view.hpp"
 #include "gui/estimate_timeline.hpp"
 #include "gui/language.hpp"
 #include "gui/memory_view.hpp"
@@ -67,7 +68,8 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   topology_ = new TopologyView(tabs_);
   sweep_ = new SweepView(tabs_);
   compare_ = new CompareView(tabs_);
-  for (QWidget* w : std::initializer_list<QWidget*>{timeline_, memory_, breakdown_, topology_, sweep_, compare_})
+  goodput_ = new GoodputView(tabs_);
+  for (QWidget* w : std::initializer_list<QWidget*>{timeline_, memory_, breakdown_, topology_, sweep_, compare_, goodput_})
     tabs_->addTab(w, QString());
   right_layout->addWidget(tabs_, 1);
   splitter->addWidget(panel_);
@@ -204,6 +206,7 @@ void MainWindow::retranslate_ui() {
   tabs_->setTabText(3, tr("Topology"));
   tabs_->setTabText(4, tr("Sweep"));
   tabs_->setTabText(5, tr("Compare"));
+  tabs_->setTabText(6, tr("Goodput"));
   file_menu_->setTitle(tr("&File"));
   open_action_->setText(tr("&Open scenario…"));
   save_action_->setText(tr("&Save scenario"));
@@ -253,7 +256,8 @@ void MainWindow::update_title() {
 
 QList<QPair<QString, ScenarioView*>> MainWindow::views() const {
   return {{"timeline", timeline_}, {"memory", memory_},  {"breakdown", breakdown_},
-          {"topology", topology_}, {"sweep", sweep_},    {"compare", compare_}};
+          {"topology", topology_}, {"sweep", sweep_},    {"compare", compare_},
+          {"goodput", goodput_}};
 }
 
 QString MainWindow::status_text() const { return status_label_->text(); }

@@ -24,6 +24,7 @@ class QTabWidget;
 namespace trainsim::gui {
 
 class CompareView;
+class GoodputView;
 class MemoryView;
 class BreakdownView;
 class ScenarioPanel;
@@ -92,6 +93,7 @@ class MainWindow : public QMainWindow {
   TopologyView* topology_ = nullptr;
   SweepView* sweep_ = nullptr;
   CompareView* compare_ = nullptr;
+  GoodputView* goodput_ = nullptr;
   SimulateRunner* runner_ = nullptr;
   QProgressBar* progress_ = nullptr;
   QPushButton* cancel_button_ = nullptr;

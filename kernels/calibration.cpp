@@ -115,7 +115,216 @@ struct MemOp {
   double bytes = 0, flop = 0, time_s = 0;
 };
 
+// Parameters of one pipeline stage of the train job on one rank, padded as GptStage pads them
+// (to a multiple of dp x 256).
+size_t stage_param_count(const ModelOpShape& m, int pp_rank) {
+  const size_t h = m.hidden, hl = h / m.tp, fl = 4 * h / m.tp;
+  size_t n = size_t(m.layers / m.pp) * (4 * h + 4 * h * hl + 2 * h * fl);
+  if (pp_rank == 0) n += size_t(m.vocab) * h + size_t(m.seq) * h;
+  if (pp_rank == m.pp - 1) n += 2 * h + h * size_t(m.vocab);
+  const size_t pad = size_t(m.dp) * 256;
+  return (n + pad - 1) / pad * pad;
+}
+
+// The "op_rates" section: every op of one rank's training step at the trainer's shapes, timed on
+// all ranks at once (the machine is shared as in training: caches, memory bandwidth, cores), the
+// per-rank medians averaged over ranks. Each op was checked against the float64 reference in
+// op_checks above. Rates: GEMM and attention as a share of the f32 peak (same FLOP conventions as
+// the gemm and ops sections), elementwise ops in seconds per element, AdamW per parameter.
+void time_model_ops(Backend& be, Communicator& comm, const ModelOpShape& ms, double peak, double mt,
+                    JsonWriter& w, std::ostringstream& sum) {
+  const int p = comm.size();
+  const int T = ms.micro_batch * ms.seq, h = ms.hidden, hl = h / ms.tp, fl = 4 * h / ms.tp;
+  const int heads_l = ms.heads / ms.tp, d = h / ms.heads, V = ms.vocab, S = ms.seq, mb = ms.micro_batch;
+  const size_t Th = size_t(T) * h;
+  size_t n_params = 0;
+  for (int s = 0; s < ms.pp; ++s) n_params = std::max(n_params, stage_param_count(ms, s));
+  const size_t opt_n = ms.zero == 1 ? n_params / ms.dp : n_params;
+  auto rnd = [&](size_t n, uint64_t seed) {
+    DeviceArray<float> a(be, n);
+    auto v = random_floats(n, seed);
+    for (auto& x : v) x *= 0.5f;
+    a.upload(v);
+    return a;
+  };
+  // Buffers at the trainer's shapes.
+  DeviceArray<float> x = rnd(Th, 1), y = rnd(Th, 2), dy = rnd(Th, 3), a = rnd(Th, 4);
+  DeviceArray<float> wq = rnd(size_t(h) * hl, 5), wo = rnd(size_t(hl) * h, 6), w1 = rnd(size_t(h) * fl, 7),
+                     w2 = rnd(size_t(fl) * h, 8), wlm = rnd(size_t(h) * V, 9), gw = rnd(size_t(h) * std::max(fl, V), 10);
+  DeviceArray<float> q = rnd(size_t(T) * hl, 11), k = rnd(size_t(T) * hl, 12), v = rnd(size_t(T) * hl, 13),
+                     o = rnd(size_t(T) * hl, 14), dq = rnd(size_t(T) * hl, 15), dk = rnd(size_t(T) * hl, 16),
+                     dv = rnd(size_t(T) * hl, 17);
+  DeviceArray<float> u = rnd(size_t(T) * fl, 18), g = rnd(size_t(T) * fl, 19), du = rnd(size_t(T) * fl, 20);
+  DeviceArray<float> lse(be, size_t(mb) * heads_l * S), mean(be, T), rstd(be, T), gamma = rnd(h, 21), beta = rnd(h, 22),
+                     dgamma(be, h), dbeta(be, h);
+  DeviceArray<float> logits = rnd(size_t(T) * V, 23), losses(be, T), wte = rnd(size_t(V) * h, 24), wpe = rnd(size_t(S) * h, 25);
+  DeviceArray<int32_t> tokens(be, T);
+  {
+    std::vector<int32_t> t(T);
+    for (int i = 0; i < T; ++i) t[i] = (i * 37) % 256;
+    tokens.upload(t);
+  }
+  DeviceArray<float> pw = rnd(opt_n, 26), pg = rnd(opt_n, 27), pm(be, opt_n), pv(be, opt_n), zero_buf(be, n_params);
+  pm.zero();
+  pv.zero();
+  be.attention_fwd(mb, S, heads_l, d, q.data(), k.data(), v.data(), o.data(), lse.data());  // a valid lse
+  be.layernorm_fwd(T, h, x.data(), gamma.data(), beta.data(), 1e-5f, a.data(), mean.data(), rstd.data());
+
+  struct Timed { std::string op; double count; bool flops; double time_s; };
+  std::vector<Timed> ops;
+  // Every rank runs the op the same number of times in one aligned window, so the ranks load the
+  // machine together for the whole measurement as they do in training (on shared cores a lone
+  // rank runs faster); the mean, not the median, since training pays for the slow repetitions too.
+  auto time = [&](const std::string& op, double count, bool flops, const std::function<void()>& fn) {
+    fn();
+    be.synchronize();
+    comm.barrier();
+    auto t0 = Clock::now();
+    fn();
+    be.synchronize();
+    double once = std::chrono::duration<double>(Clock::now() - t0).count();
+    comm.all_reduce_f64(&once, 1, ReduceOp::kMax);
+    const int reps = int(std::clamp(std::ceil(mt / std::max(once, 1e-9)), 3.0, 10000.0));
+    comm.barrier();
+    t0 = Clock::now();
+    for (int i = 0; i < reps; ++i) fn();
+    be.synchronize();
+    double t = std::chrono::duration<double>(Clock::now() - t0).count() / reps;
+    comm.all_reduce_f64(&t, 1, ReduceOp::kSum);
+    ops.push_back({op, count, flops, t / p});
+  };
+  const auto F = DType::kF32;
+  const double gemm_layer_flop = 2.0 * T * h * (4.0 * hl + 2.0 * fl);  // per pass
+  time("gemm_forward", gemm_layer_flop, true, [&] {
+    for (int i = 0; i < 3; ++i) be.gemm(F, false, false, T, hl, h, 1.0f, a.data(), wq.data(), 0.0f, q.data());
+    be.gemm(F, false, false, T, h, hl, 1.0f, o.data(), wo.data(), 0.0f, y.data());
+    be.gemm(F, false, false, T, fl, h, 1.0f, a.data(), w1.data(), 0.0f, u.data());
+    be.gemm(F, false, false, T, h, fl, 1.0f, g.data(), w2.data(), 0.0f, y.data());
+  });
+  time("gemm_backward_input", gemm_layer_flop, true, [&] {
+    be.gemm(F, false, true, T, fl, h, 1.0f, dy.data(), w2.data(), 0.0f, g.data());
+    be.gemm(F, false, true, T, h, fl, 1.0f, du.data(), w1.data(), 0.0f, y.data());
+    be.gemm(F, false, true, T, hl, h, 1.0f, dy.data(), wo.data(), 0.0f, dq.data());
+    for (int i = 0; i < 3; ++i) be.gemm(F, false, true, T, h, hl, 1.0f, dq.data(), wq.data(), i ? 1.0f : 0.0f, y.data());
+  });
+  time("gemm_backward_weight", gemm_layer_flop, true, [&] {
+    be.gemm(F, true, false, fl, h, T, 1.0f, g.data(), dy.data(), 1.0f, gw.data());
+    be.gemm(F, true, false, h, fl, T, 1.0f, a.data(), du.data(), 1.0f, gw.data());
+    be.gemm(F, true, false, hl, h, T, 1.0f, o.data(), dy.data(), 1.0f, gw.data());
+    for (int i = 0; i < 3; ++i) be.gemm(F, true, false, h, hl, T, 1.0f, a.data(), dq.data(), 1.0f, gw.data());
+  });
+  time("gemm_lm_head", 3 * 2.0 * T * h * V, true, [&] {
+    be.gemm(F, false, false, T, V, h, 1.0f, a.data(), wlm.data(), 0.0f, logits.data());
+    be.gemm(F, true, false, h, V, T, 1.0f, a.data(), logits.data(), 1.0f, gw.data());
+    be.gemm(F, false, true, T, h, V, 1.0f, logits.data(), wlm.data(), 0.0f, y.data());
+  });
+  const double attn_flop = 2.0 * mb * heads_l * double(S) * S * d;  // causal convention, as "ops"
+  time("attention_fwd", attn_flop, true, [&] {
+    be.attention_fwd(mb, S, heads_l, d, q.data(), k.data(), v.data(), o.data(), lse.data());
+  });
+  time("attention_bwd", 2.5 * attn_flop, true, [&] {
+    be.attention_bwd(mb, S, heads_l, d, q.data(), k.data(), v.data(), o.data(), lse.data(), o.data(), dq.data(),
+                     dk.data(), dv.data());
+  });
+  time("layernorm_fwd", double(Th), false, [&] {
+    be.layernorm_fwd(T, h, x.data(), gamma.data(), beta.data(), 1e-5f, a.data(), mean.data(), rstd.data());
+  });
+  time("layernorm_bwd", double(Th), false, [&] {
+    be.layernorm_bwd(T, h, dy.data(), x.data(), gamma.data(), mean.data(), rstd.data(), y.data(), dgamma.data(), dbeta.data());
+  });
+  time("gelu_fwd", double(T) * fl, false, [&] { be.gelu_fwd(size_t(T) * fl, u.data(), g.data()); });
+  time("gelu_bwd", double(T) * fl, false, [&] { be.gelu_bwd(size_t(T) * fl, u.data(), g.data(), du.data()); });
+  time("residual_add", double(Th), false, [&] { be.axpy(Th, 1.0f, x.data(), y.data()); });
+  time("softmax_xent", double(T) * V, false, [&] {
+    be.softmax_xent(T, V, logits.data(), tokens.data(), losses.data(), logits.data(), 1e-3f);
+  });
+  time("embedding_fwd", double(Th), false, [&] { be.embedding_fwd(T, S, h, tokens.data(), wte.data(), wpe.data(), y.data()); });
+  time("embedding_bwd", double(Th), false, [&] { be.embedding_bwd(T, S, h, tokens.data(), dy.data(), wte.data(), wpe.data()); });
+  time("copy", double(Th), false, [&] { be.copy_device(y.data(), x.data(), Th * sizeof(float)); });
+  time("fill_zero", double(n_params), false, [&] { be.fill_zero(zero_buf.data(), n_params * sizeof(float)); });
+  time("adamw", double(opt_n), false, [&] {
+    be.adamw(opt_n, pw.data(), pg.data(), pm.data(), pv.data(), 1e-4f, 0.9f, 0.95f, 1e-8f, 0.0f, 1);
+  });
+  if (comm.rank() != 0) return;
+  auto find = [&](const std::string& op) -> const Timed& {
+    for (const auto& t : ops)
+      if (t.op == op) return t;
+    return ops.front();
+  };
+  auto eff = [&](const std::string& op) { const auto& t = find(op); return t.count / t.time_s / peak; };
+  auto per = [&](const std::string& op) { const auto& t = find(op); return t.time_s / t.count; };
+  w.key("op_rates").begin_object();
+  w.key("shape").begin_object().kv("layers", ms.layers).kv("hidden", h).kv("heads", ms.heads).kv("seq", S)
+      .kv("vocab", V).kv("micro_batch", mb).kv("tp", ms.tp).kv("pp", ms.pp).kv("dp", ms.dp).kv("zero", ms.zero)
+      .kv("tokens", T).kv("hidden_per_rank", hl).kv("ffn_hidden_per_rank", fl).kv("heads_per_rank", heads_l)
+      .kv("head_dim", d).kv("stage_params", uint64_t(n_params)).kv("optimizer_params", uint64_t(opt_n)).end_object();
+  w.kv("ranks_timed_together", p).kv("peak_f32_flop_per_s", peak);
+  w.key("gemm_efficiency").begin_object().kv("forward", eff("gemm_forward"))
+      .kv("backward_input", eff("gemm_backward_input")).kv("backward_weight", eff("gemm_backward_weight"))
+      .kv("lm_head", eff("gemm_lm_head")).end_object();
+  w.key("attention_efficiency").begin_object().kv("forward", eff("attention_fwd")).kv("backward", eff("attention_bwd"))
+      .end_object();
+  w.key("seconds_per_element").begin_object();
+  for (const char* op : {"layernorm_fwd", "layernorm_bwd", "gelu_fwd", "gelu_bwd", "residual_add", "softmax_xent",
+                         "embedding_fwd", "embedding_bwd", "copy", "fill_zero"})
+    w.kv(op, per(op));
+  w.end_object();
+  w.kv("adamw_seconds_per_param", per("adamw"));
+  w.key("ops").begin_array();
+  sum << "# op rates at the train job's shapes (tokens " << T << ", hidden " << h << ", tp " << ms.tp << "; "
+      << p << " rank(s) timed together)\n";
+  for (const auto& t : ops) {
+    w.begin_object().kv("op", t.op).kv("time_s", t.time_s).kv(t.flops ? "flop" : "elements", t.count).end_object();
+    char line[200];
+    if (t.flops)
+      std::snprintf(line, sizeof line, "  %-22s %10.3f us  %8.3f GFLOP/s  eff %5.3f\n", t.op.c_str(), t.time_s * 1e6,
+                    t.count / t.time_s / 1e9, t.count / t.time_s / peak);
+    else
+      std::snprintf(line, sizeof line, "  %-22s %10.3f us  %8.3f ns/element\n", t.op.c_str(), t.time_s * 1e6,
+                    t.time_s / t.count * 1e9);
+    sum << line;
+  }
+  w.end_array().end_object();
+}
+
 }  // namespace
+
+ModelOpShape parse_model_op_shape(const std::string& text) {
+  ModelOpShape m;
+  m.layers = 2;
+  std::stringstream ss(text);
+  std::string part;
+  while (std::getline(ss, part, ',')) {
+    auto eq = part.find('=');
+    if (eq == std::string::npos) throw std::invalid_argument("\"" + part + "\" is not key=value");
+    const std::string key = part.substr(0, eq);
+    int value = 0;
+    try {
+      size_t used = 0;
+      value = std::stoi(part.substr(eq + 1), &used);
+      if (used != part.size() - eq - 1) throw std::invalid_argument("");
+    } catch (...) {
+      throw std::invalid_argument("\"" + part + "\": not an integer");
+    }
+    if (value < 1) throw std::invalid_argument("\"" + part + "\": must be >= 1");
+    if (key == "layers") m.layers = value;
+    else if (key == "hidden") m.hidden = value;
+    else if (key == "heads") m.heads = value;
+    else if (key == "seq") m.seq = value;
+    else if (key == "vocab") m.vocab = value;
+    else if (key == "micro_batch") m.micro_batch = value;
+    else if (key == "tp") m.tp = value;
+    else if (key == "pp") m.pp = value;
+    else if (key == "dp") m.dp = value;
+    else if (key == "zero") m.zero = value;
+    else
+      throw std::invalid_argument("unknown key \"" + key +
+                                  "\" (expected layers, hidden, heads, seq, vocab, micro_batch, tp, pp, dp, zero)");
+  }
+  if (m.hidden % m.heads || m.heads % m.tp || m.layers % m.pp || m.vocab < 256)
+    throw std::invalid_argument("heads must divide hidden, tp heads, pp layers; vocab >= 256");
+  return m;
+}
 
 CalibrationOutcome run_calibration(Backend& be, Communicator& comm, const CalibrationOptions& opts) {
   CalibrationOutcome outcome;
@@ -133,6 +342,7 @@ CalibrationOutcome run_calibration(Backend& be, Communicator& comm, const Calibr
 
   // 1. Every op against the float64 reference (rank 0; the others wait).
   size_t wrong = 0;
+  double peak_f32 = 0;  // shared with the op_rates section
   if (root) {
     auto checks = check_ops(be, {.seed = 11, .large = opts.large_checks});
     w.key("op_checks").begin_array();
@@ -184,6 +394,7 @@ CalibrationOutcome run_calibration(Backend& be, Communicator& comm, const Calibr
         wrong += points.back().wrong;
         peak[int(t)] = std::max(peak[int(t)], points.back().flop_per_s);
       }
+    peak_f32 = peak[int(DType::kF32)];
     w.key("peak_flop_per_s").begin_object();
     sum << "# peak = best GEMM FLOP/s per dtype (large square GEMM and the sweep)\n";
     for (const auto& p : peak_points) {
@@ -316,6 +527,9 @@ CalibrationOutcome run_calibration(Backend& be, Communicator& comm, const Calibr
   comm.idle_barrier();  // the other ranks slept while rank 0 timed the ops
   double wrong_all = double(wrong);
   comm.all_reduce_f64(&wrong_all, 1, ReduceOp::kMax);  // ranks agree whether to go on
+  comm.all_reduce_f64(&peak_f32, 1, ReduceOp::kMax);
+  if (wrong_all == 0 && opts.model_shape.layers > 0 && peak_f32 > 0)
+    time_model_ops(be, comm, opts.model_shape, peak_f32, mt, w, sum);
   if (wrong_all == 0) {
     size_t cap = opts.max_collective_bytes ? opts.max_collective_bytes
                                                  : (cuda ? (size_t(1) << 30) : (quick ? (size_t(1) << 20) : (size_t(1) << 24)));

@@ -12,6 +12,19 @@
 
 namespace trainsim::kernels {
 
+// One rank's share of the `train` job (gpt_model.hpp, trainer.hpp) whose ops `calibrate
+// --model-shape` times at exactly the shapes the trainer runs them (the "op_rates" section).
+struct ModelOpShape {
+  int layers = 0;  // 0: no op_rates section
+  int hidden = 64, heads = 4, seq = 32, vocab = 256;
+  int micro_batch = 2;
+  int tp = 1, pp = 1, dp = 1, zero = 1;
+};
+
+// "layers=4,hidden=128,heads=4,seq=64,vocab=256,micro_batch=2,tp=1,pp=2,dp=1,zero=1" (any subset;
+// the rest keep their defaults). Throws std::invalid_argument naming the bad part.
+ModelOpShape parse_model_op_shape(const std::string& text);
+
 struct CalibrationOptions {
   bool quick = false;            // fewer shapes and sizes (CI)
   bool check_only = false;       // op/collective checks only, no timing sweep
@@ -21,6 +34,8 @@ struct CalibrationOptions {
   std::string tool_version = "0.0.0";
   // GEMM shapes of the model at hand ({m, n, k}, label "model"), timed in every dtype.
   std::vector<std::array<int, 3>> model_gemm_shapes;
+  // The train job's per-rank ops, timed on every rank at once (as training runs them).
+  ModelOpShape model_shape;
 };
 
 struct CalibrationOutcome {

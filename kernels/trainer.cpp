@@ -220,6 +220,11 @@ std::vector<StepLog> train_gpt(Backend& be, Communicator& world, const TrainConf
     // Data-parallel reduction and optimizer step (every sync_every steps, and at the end).
     const bool boundary = step + 1 == cfg.steps || stage_at(cfg.compression, step + 1).start_step != cstage.start_step ||
                           accumulated >= cstage.sync_every;
+    double optimizer_s = 0;
+    auto opt_timer = [&] {
+      be.synchronize();
+      return Clock::now();
+    };
     if (boundary) {
       if (accumulated > 1) be.scale(N, 1.0f / float(accumulated), stage.grads());
       float* ef = nullptr;
@@ -235,15 +240,19 @@ std::vector<StepLog> train_gpt(Backend& be, Communicator& world, const TrainConf
       if (cfg.zero == 1) {
         DeviceArray<float> gshard(be, shard);
         compressed_reduce_scatter(be, *dp_comm, cstage.spec, stage.grads(), ef, gshard.data(), shard);
+        const auto o0 = opt_timer();
         be.adamw(shard, stage.params() + opt_off, gshard.data(), adam_m.data(), adam_v.data(), float(lr),
                  float(cfg.beta1), float(cfg.beta2), float(cfg.eps), float(cfg.weight_decay), opt_steps);
         DeviceArray<float> mine(be, shard);
         be.copy_device(mine.data(), stage.params() + opt_off, shard * sizeof(float));
+        optimizer_s += std::chrono::duration<double>(opt_timer() - o0).count();
         dp_comm->all_gather(mine.data(), stage.params(), shard * sizeof(float));
       } else {
         compressed_all_reduce(be, *dp_comm, cstage.spec, stage.grads(), N, ef, ef ? ef + N : nullptr);
+        const auto o0 = opt_timer();
         be.adamw(N, stage.params(), stage.grads(), adam_m.data(), adam_v.data(), float(lr), float(cfg.beta1),
                  float(cfg.beta2), float(cfg.eps), float(cfg.weight_decay), opt_steps);
+        optimizer_s += std::chrono::duration<double>(opt_timer() - o0).count();
       }
       accumulated = 0;
     }
@@ -256,10 +265,13 @@ std::vector<StepLog> train_gpt(Backend& be, Communicator& world, const TrainConf
     log.optimizer_step = boundary;
     double sums[4] = {stage.last() && tp_i == 0 ? loss_sum : 0.0, double(tp_comm->bytes_sent() - b_tp0),
                       double(pp_comm->bytes_sent() - b_pp0), double(dp_comm->bytes_sent() - b_dp0)};
-    double maxes[5] = {std::chrono::duration<double>(Clock::now() - t0).count(), double(be.peak_bytes()),
-                       tp_comm->seconds(), pp_comm->seconds(), dp_comm->seconds()};
+    const double wall_s = std::chrono::duration<double>(Clock::now() - t0).count();
+    double maxes[7] = {wall_s, double(be.peak_bytes()), tp_comm->seconds(), pp_comm->seconds(), dp_comm->seconds(),
+                       wall_s - pp_comm->seconds(), optimizer_s};
     world.all_reduce_f64(sums, 4, ReduceOp::kSum);
-    world.all_reduce_f64(maxes, 5, ReduceOp::kMax);
+    world.all_reduce_f64(maxes, 7, ReduceOp::kMax);
+    log.busy_time_s = maxes[5];
+    log.optimizer_time_s = maxes[6];
     log.comm_time_tp_s = maxes[2];
     log.comm_time_pp_s = maxes[3];
     log.comm_time_dp_s = maxes[4];
@@ -282,6 +294,7 @@ std::string step_log_json(const StepLog& l) {
   w.key("bytes_sent").begin_object().kv("tp", l.bytes_tp).kv("pp", l.bytes_pp).kv("dp", l.bytes_dp).end_object();
   w.key("comm_time_s").begin_object().kv("tp", l.comm_time_tp_s).kv("pp", l.comm_time_pp_s).kv("dp", l.comm_time_dp_s)
       .end_object();
+  w.kv("busy_time_s", l.busy_time_s).kv("optimizer_time_s", l.optimizer_time_s);
   w.kv("compression", l.compression).kv("optimizer_step", l.optimizer_step).end_object();
   return w.str();
 }

@@ -62,6 +62,11 @@ struct StepLog {
   // the neighbouring stage (transfer + pipeline bubble); tp/dp include waiting for the
   // slowest peer.
   double comm_time_tp_s = 0.0, comm_time_pp_s = 0.0, comm_time_dp_s = 0.0;
+  // Max over ranks of the step's wall time outside pipeline send/recv/wait: the busiest rank's
+  // busy time. step_time_s - busy_time_s is the pipeline idle (bubble + exposed transfers) of
+  // the rank that set the step time.
+  double busy_time_s = 0.0;
+  double optimizer_time_s = 0.0;  // max over ranks: gradient scaling + AdamW (+ ZeRO-1 shard copy)
   std::string compression;    // active stage
   bool optimizer_step = true;
 };

@@ -146,4 +146,48 @@ std::vector<std::string> apply_calibration(const json& cal, Scenario& s) {
   return applied;
 }
 
+OpRates read_op_rates(const json& cal, OpRatesShape* shape) {
+  OpRates r;
+  if (!cal.is_object() || !cal.contains("op_rates")) return r;
+  const json& o = cal["op_rates"];
+  const std::string p = "calibration.op_rates";
+  if (!o.is_object()) throw ScenarioError(p, "expected an object");
+  auto section = [&](const char* key) -> const json& {
+    if (!o.contains(key) || !o[key].is_object()) throw ScenarioError(p + "." + key, "expected an object");
+    return o[key];
+  };
+  auto num = [&](const json& parent, const char* key, const std::string& path) {
+    return positive(parent.value(key, json()), path + "." + key);
+  };
+  r.peak_flop_per_s = num(o, "peak_f32_flop_per_s", p);
+  const json& ge = section("gemm_efficiency");
+  r.gemm_forward_efficiency = num(ge, "forward", p + ".gemm_efficiency");
+  r.gemm_backward_input_efficiency = num(ge, "backward_input", p + ".gemm_efficiency");
+  r.gemm_backward_weight_efficiency = num(ge, "backward_weight", p + ".gemm_efficiency");
+  r.lm_head_gemm_efficiency = num(ge, "lm_head", p + ".gemm_efficiency");
+  const json& ae = section("attention_efficiency");
+  r.attention_forward_efficiency = num(ae, "forward", p + ".attention_efficiency");
+  r.attention_backward_efficiency = num(ae, "backward", p + ".attention_efficiency");
+  const json& se = section("seconds_per_element");
+  const std::string sp = p + ".seconds_per_element";
+  r.layernorm_fwd_s_per_element = num(se, "layernorm_fwd", sp);
+  r.layernorm_bwd_s_per_element = num(se, "layernorm_bwd", sp);
+  r.gelu_fwd_s_per_element = num(se, "gelu_fwd", sp);
+  r.gelu_bwd_s_per_element = num(se, "gelu_bwd", sp);
+  r.residual_add_s_per_element = num(se, "residual_add", sp);
+  r.softmax_xent_s_per_element = num(se, "softmax_xent", sp);
+  r.embedding_fwd_s_per_element = num(se, "embedding_fwd", sp);
+  r.embedding_bwd_s_per_element = num(se, "embedding_bwd", sp);
+  r.copy_s_per_element = num(se, "copy", sp);
+  r.fill_zero_s_per_element = num(se, "fill_zero", sp);
+  r.adamw_s_per_param = num(o, "adamw_seconds_per_param", p);
+  if (shape) {
+    const json& sh = section("shape");
+    auto geti = [&](const char* key) { return static_cast<int>(num(sh, key, p + ".shape")); };
+    *shape = {geti("layers"), geti("hidden"), geti("heads"), geti("seq"), geti("vocab"), geti("micro_batch"),
+              geti("tp"), geti("pp"), geti("dp"), static_cast<int>(sh.value("zero", 0))};
+  }
+  return r;
+}
+
 }  // namespace trainsim

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "models/compute_cost.hpp"
 #include "models/specs.hpp"
 
 namespace trainsim {
@@ -29,5 +30,16 @@ GemmEfficiencyFit fit_gemm_efficiency(const std::vector<std::pair<double, double
 // and overrides the scenario's GPU and in-node fabric with what it measured. Returns one line
 // per value changed, for the result's "calibration" record.
 std::vector<std::string> apply_calibration(const nlohmann::json& calibration, Scenario& scenario);
+
+// The shape an "op_rates" section was measured at (calibrate --model-shape).
+struct OpRatesShape {
+  int layers = 0, hidden = 0, heads = 0, seq = 0, vocab = 0, micro_batch = 0, tp = 0, pp = 0, dp = 0, zero = 0;
+};
+
+// The optional "op_rates" section (per-op rates at one training job's shapes, kernels/README.md):
+// OpRates with present() false when the file has none; ScenarioError naming
+// "calibration.op_rates.<field>" when it is malformed. The rates are used by the per-op cost
+// functions of compute_cost.hpp (validate --backend cpu); apply_calibration leaves them out.
+OpRates read_op_rates(const nlohmann::json& calibration, OpRatesShape* shape = nullptr);
 
 }  // namespace trainsim

@@ -1,6 +1,7 @@
 #include "models/scenario_loader.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -346,11 +347,91 @@ ParallelPlan parse_plan(const json& j, const std::string& path) {
   return p;
 }
 
+StragglerSpec parse_stragglers(const json& j, const std::string& path) {
+  JsonReader r(j, path);
+  StragglerSpec s;
+  s.speed_factor = r.number_or("speed_factor", 1.0, 1e-3, 1.0);
+  s.forced_stage = static_cast<int>(r.integer_or("stage", -1, -1, 100000));
+  s.thermal = r.has("temperature_mean_c") || r.has("temperature_stddev_c") ||
+              r.has("throttle_threshold_c");
+  if (s.thermal) {
+    if (r.has("fraction"))
+      r.fail("fraction", "give either fraction or the thermal form "
+                         "(temperature_mean_c, temperature_stddev_c, throttle_threshold_c), not both");
+    s.temperature_mean_c = r.number("temperature_mean_c", -50, 200);
+    s.temperature_stddev_c = r.number("temperature_stddev_c", 0, 100);
+    s.throttle_threshold_c = r.number("throttle_threshold_c", -50, 200);
+    // P(T > threshold) for T ~ Normal(mean, stddev): the share of GPUs above the threshold.
+    if (s.temperature_stddev_c > 0)
+      s.fraction = 0.5 * std::erfc((s.throttle_threshold_c - s.temperature_mean_c) /
+                                   (s.temperature_stddev_c * std::sqrt(2.0)));
+    else
+      s.fraction = s.temperature_mean_c > s.throttle_threshold_c ? 1.0 : 0.0;
+  } else {
+    s.fraction = r.number_or("fraction", 0, 0, 1);
+  }
+  r.finish(kDocKeys);
+  return s;
+}
+
+CheckpointSpec parse_checkpoint(const json& j, const std::string& path) {
+  JsonReader r(j, path);
+  CheckpointSpec c;
+  c.interval_s = r.quantity_or("interval", units::Kind::kTime, 0, 0, 1e9);
+  c.size_bytes = r.quantity_or("size", units::Kind::kBytes, 0, 0, 1e18);
+  c.write_bandwidth_bytes_per_s =
+      r.quantity_or("write_bandwidth", units::Kind::kBandwidth, 0, 0, 1e16);
+  c.async = r.boolean_or("async", false);
+  c.restart_s = r.quantity_or("restart", units::Kind::kTime, 300, 0, 1e8);
+  c.rewarm_s = r.quantity_or("rewarm", units::Kind::kTime, 60, 0, 1e8);
+  r.finish(kDocKeys);
+  return c;
+}
+
+FaultSpec parse_faults(const json& j, const std::string& path) {
+  JsonReader r(j, path);
+  FaultSpec f;
+  f.enabled = true;
+  f.gpu_mtbf_s = r.quantity_or("gpu_mtbf", units::Kind::kTime, 0, 0, 1e15);
+  f.node_mtbf_s = r.quantity_or("node_mtbf", units::Kind::kTime, 0, 0, 1e15);
+  f.link_mtbf_s = r.quantity_or("link_mtbf", units::Kind::kTime, 0, 0, 1e15);
+  f.switch_mtbf_s = r.quantity_or("switch_mtbf", units::Kind::kTime, 0, 0, 1e15);
+  if (const json* st = r.raw("stragglers")) f.stragglers = parse_stragglers(*st, r.child_path("stragglers"));
+  if (const json* ld = r.raw("link_degradation")) {
+    JsonReader d(*ld, r.child_path("link_degradation"));
+    f.link_degradation.fraction = d.number_or("fraction", 0, 0, 1);
+    f.link_degradation.bandwidth_factor = d.number_or("bandwidth_factor", 1.0, 1e-3, 1.0);
+    d.finish(kDocKeys);
+  }
+  if (const json* fl = r.raw("failed_links")) {
+    const std::string fpath = r.child_path("failed_links");
+    if (!fl->is_array()) throw ScenarioError(fpath, "expected an array of link names, got " + json_type_name(*fl));
+    for (std::size_t i = 0; i < fl->size(); ++i) {
+      const json& v = (*fl)[i];
+      if (!v.is_string() || v.get<std::string>().empty())
+        throw ScenarioError(fpath + "[" + std::to_string(i) + "]",
+                            "expected a link name such as \"leaf0_spine1\", got " + json_type_name(v));
+      f.failed_links.push_back(v.get<std::string>());
+    }
+  }
+  f.failed_switch_links = static_cast<int>(r.integer_or("failed_switch_links", 0, 0, 1000000));
+  if (const json* cp = r.raw("checkpoint")) f.checkpoint = parse_checkpoint(*cp, r.child_path("checkpoint"));
+  f.horizon_s = r.quantity_or("horizon", units::Kind::kTime, 30 * 86400.0, 60, 1e10);
+  f.spare_nodes = static_cast<int>(r.integer_or("spare_nodes", -1, -1, 1000000));
+  f.repair_s = r.quantity_or("repair", units::Kind::kTime, 86400, 0, 1e10);
+  f.trials = static_cast<int>(r.integer_or("trials", 200, 1, 100000));
+  f.seed = static_cast<uint64_t>(r.integer_or("seed", 1, 0, int64_t{1} << 62));
+  f.rebalance = r.boolean_or("rebalance", false);
+  r.finish(kDocKeys);
+  return f;
+}
+
 TrainingSpec parse_training(const json& j, const std::string& path) {
   JsonReader r(j, path);
   TrainingSpec t;
   t.steps = r.integer_or("steps", 1, 1, int64_t{1} << 50);
   t.tokens = r.number_or("tokens", 0, 0, 1e18);
+  if (const json* faults = r.raw("faults")) t.faults = parse_faults(*faults, r.child_path("faults"));
   r.finish(kDocKeys);
   return t;
 }
@@ -620,6 +701,38 @@ json to_json(const Scenario& s) {
               {"cluster", cluster},
               {"plan", plan},
               {"training", {{"steps", s.training.steps}, {"tokens", s.training.tokens}}}};
+  if (s.training.faults.enabled) {
+    const FaultSpec& f = s.training.faults;
+    json st = {{"speed_factor", f.stragglers.speed_factor}};
+    if (f.stragglers.thermal) {
+      st["temperature_mean_c"] = f.stragglers.temperature_mean_c;
+      st["temperature_stddev_c"] = f.stragglers.temperature_stddev_c;
+      st["throttle_threshold_c"] = f.stragglers.throttle_threshold_c;
+    } else {
+      st["fraction"] = f.stragglers.fraction;
+    }
+    if (f.stragglers.forced_stage >= 0) st["stage"] = f.stragglers.forced_stage;
+    const CheckpointSpec& c = f.checkpoint;
+    out["training"]["faults"] = {
+        {"gpu_mtbf", f.gpu_mtbf_s},
+        {"node_mtbf", f.node_mtbf_s},
+        {"link_mtbf", f.link_mtbf_s},
+        {"switch_mtbf", f.switch_mtbf_s},
+        {"stragglers", st},
+        {"link_degradation", {{"fraction", f.link_degradation.fraction},
+                              {"bandwidth_factor", f.link_degradation.bandwidth_factor}}},
+        {"failed_links", f.failed_links},
+        {"failed_switch_links", f.failed_switch_links},
+        {"checkpoint", {{"interval", c.interval_s}, {"size", c.size_bytes},
+                        {"write_bandwidth", c.write_bandwidth_bytes_per_s}, {"async", c.async},
+                        {"restart", c.restart_s}, {"rewarm", c.rewarm_s}}},
+        {"horizon", f.horizon_s},
+        {"spare_nodes", f.spare_nodes},
+        {"repair", f.repair_s},
+        {"trials", f.trials},
+        {"seed", f.seed},
+        {"rebalance", f.rebalance}};
+  }
   if (!s.description.empty()) out["description"] = s.description;
   return out;
 }

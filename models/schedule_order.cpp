@@ -96,12 +96,28 @@ PipelineRunner::PipelineRunner(ScheduleKind schedule, int pp, int vpp, int micro
       }
       while (b < total) order.push_back(bwd(b++));
     }
+  } else if (schedule_ == ScheduleKind::k1F1B) {
+    // Megatron-LM schedules.py (non-interleaved): min(p-s-1, m) warm-up forwards, then one F one
+    // B, then the cool-down backwards. A static order, not "a ready B first": with an uneven
+    // stage (a straggler, a heavy last stage) the greedy rule batches B's and F's and leaves the
+    // slow stage idle, which Megatron's order does not.
+    for (int d = 0; d < pp_; ++d) {
+      const int warmup = std::min(m_, pp_ - d - 1);
+      auto& order = dev_[d].order;
+      int f = 0, b = 0;
+      for (; f < warmup; ++f) order.push_back(PipeOp{PipeOpKind::kForward, f, 0, true});
+      while (f < m_) {
+        order.push_back(PipeOp{PipeOpKind::kForward, f++, 0, true});
+        order.push_back(PipeOp{PipeOpKind::kBackward, b++, 0, true});
+      }
+      while (b < m_) order.push_back(PipeOp{PipeOpKind::kBackward, b++, 0, true});
+    }
   }
 }
 
 std::optional<PipeOp> PipelineRunner::pick(int device) {
   Device& d = dev_[device];
-  if (schedule_ == ScheduleKind::kInterleaved) {
+  if (static_order()) {
     if (d.next >= d.order.size()) return std::nullopt;
     const PipeOp want = d.order[d.next];
     PipeOp key = want;
@@ -195,7 +211,7 @@ std::vector<Handoff> PipelineRunner::finish(int device, const PipeOp& op) {
 
 void PipelineRunner::arrive(const Handoff& h) {
   Device& d = dev_[h.device];
-  if (schedule_ == ScheduleKind::kInterleaved) {
+  if (static_order()) {
     PipeOp key = h.op;
     key.with_weight_grad = true;
     d.arrived.insert(key);

@@ -7,7 +7,8 @@
 //
 // Rules (p stages, stage s, m micro-batches, v chunks):
 //   gpipe        all forwards of a stage before any backward.
-//   1f1b         at most p - s micro-batches in flight; a ready B goes first.
+//   1f1b         Megatron's static order: min(p-s-1, m) warm-up forwards, then one F one B
+//                (at most p - s micro-batches in flight).
 //   interleaved  Megatron's static order: forward k of chunk (k/p)%v, micro-batch (k/(pv))p + k%p;
 //                (p-s-1)*2 + (v-1)p warm-up forwards, then one F one B.
 //   zb-h1        1F1B's in-flight limit, B split from W, W fills the gaps (Qi et al. ICLR'24).
@@ -72,12 +73,15 @@ class PipelineRunner {
     std::set<PipeOp> ready_f, ready_b, ready_w;
     int f_done = 0, b_done = 0, w_done = 0, f_total = 0;
     int f_dir[2] = {0, 0}, b_dir[2] = {0, 0};  // DualPipe: per direction
-    std::vector<PipeOp> order;  // static order (interleaved)
+    std::vector<PipeOp> order;  // static order (1f1b, interleaved)
     std::size_t next = 0;
     std::set<PipeOp> arrived;   // static order: inputs present
   };
   int in_flight_limit(int device) const;
   bool split_backward() const;
+  bool static_order() const {
+    return schedule_ == ScheduleKind::kInterleaved || schedule_ == ScheduleKind::k1F1B;
+  }
   int device_of(int virtual_stage, int direction) const;
   int chunk_of(int virtual_stage, int direction) const;
   int direction_of_micro_batch(int mb) const;

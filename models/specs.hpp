@@ -133,9 +133,61 @@ struct ParallelPlan {
   bool flash_attention = true;  // fused attention keeps no s x s score matrix in memory
 };
 
+// training.faults (issue 9): what goes wrong over a long run, and the checkpoint policy that
+// bounds the loss. MTBFs are per component (0 = that component never fails). A failure of a GPU,
+// a node, a NIC link or a leaf switch stops the job (it restarts from the last checkpoint on
+// spares); a spine/core switch-to-switch link or upper switch fails over to the surviving paths
+// (bandwidth lost, not the job).
+struct StragglerSpec {
+  double fraction = 0;        // share of GPUs that run slow
+  double speed_factor = 1.0;  // their compute rate relative to nominal, (0, 1]
+  // Thermal form (optional): a GPU throttles to speed_factor when its temperature exceeds
+  // throttle_threshold_c; temperatures ~ Normal(mean_c, stddev_c) across GPUs. When given, the
+  // loader sets fraction = P(T > threshold).
+  double temperature_mean_c = 0;
+  double temperature_stddev_c = 0;
+  double throttle_threshold_c = 0;
+  bool thermal = false;
+  int forced_stage = -1;  // >= 0: the straggler sits on this pipeline stage (simulate/rebalance)
+};
+
+struct LinkDegradationSpec {
+  double fraction = 0;            // share of switch-to-switch links running degraded
+  double bandwidth_factor = 1.0;  // their bandwidth relative to nominal, (0, 1]
+};
+
+struct CheckpointSpec {
+  double interval_s = 0;  // 0 = Young/Daly optimum (reported either way)
+  double size_bytes = 0;  // 0 = derived from the model states (weights + optimizer)
+  double write_bandwidth_bytes_per_s = 0;  // aggregate to storage; 0 = 1 GB/s per node
+  bool async = false;      // only the copy to host memory blocks training (PCIe)
+  double restart_s = 300;  // detect + reschedule + load the checkpoint
+  double rewarm_s = 60;    // first steps slow again after a restart (allocator, NCCL init)
+};
+
+struct FaultSpec {
+  bool enabled = false;  // training.faults present
+  double gpu_mtbf_s = 0;
+  double node_mtbf_s = 0;    // node failures other than its GPUs (host, PSU, memory)
+  double link_mtbf_s = 0;    // per network link (NIC and switch-to-switch)
+  double switch_mtbf_s = 0;  // per network switch
+  StragglerSpec stragglers;
+  LinkDegradationSpec link_degradation;
+  std::vector<std::string> failed_links;  // topology link names down for the whole run (simulate)
+  int failed_switch_links = 0;  // and this many switch-to-switch links, picked with `seed`
+  CheckpointSpec checkpoint;
+  double horizon_s = 30 * 86400.0;  // length of the run the goodput simulation plays
+  int spare_nodes = -1;    // -1 = unlimited; otherwise a failure with none left waits repair_s
+  double repair_s = 86400;
+  int trials = 200;        // Monte Carlo runs of the horizon
+  uint64_t seed = 1;
+  bool rebalance = false;  // move layers off a slow stage (dynamic repartitioning)
+};
+
 struct TrainingSpec {
   int64_t steps = 1;
   double tokens = 0;  // optional total token budget
+  FaultSpec faults;
 };
 
 struct Scenario {

@@ -13,8 +13,18 @@ std::string directed_link_name(const Topology& topo, DirectedLink link) {
 LinkStats::LinkStats(const Topology& topo)
     : topo_(topo), bytes_(topo.links().size() * 2, 0.0), series_(topo.links().size() * 2) {}
 
-void LinkStats::add_transfer(const Route& route, double bytes) {
+void LinkStats::add_transfer(const Route& route, double bytes, int src_gpu) {
   for (DirectedLink l : route.links) bytes_[l] += bytes;
+  if (src_gpu >= 0 && src_gpu < static_cast<int>(owner_of_gpu_.size())) {
+    const int o = owner_of_gpu_[src_gpu];
+    if (o >= 0)
+      for (DirectedLink l : route.links) owner_bytes_[o][l] += bytes;
+  }
+}
+
+void LinkStats::set_owners(std::vector<int> owner_of_gpu, int owners) {
+  owner_of_gpu_ = std::move(owner_of_gpu);
+  owner_bytes_.assign(std::max(0, owners), std::vector<double>(bytes_.size(), 0.0));
 }
 
 void LinkStats::add_interval(DirectedLink link, double start_s, double end_s, double bytes) {
@@ -24,6 +34,7 @@ void LinkStats::add_interval(DirectedLink link, double start_s, double end_s, do
 
 void LinkStats::reset() {
   std::fill(bytes_.begin(), bytes_.end(), 0.0);
+  for (auto& o : owner_bytes_) std::fill(o.begin(), o.end(), 0.0);
   for (auto& s : series_) s.clear();
 }
 

@@ -30,7 +30,13 @@ class LinkStats {
  public:
   explicit LinkStats(const Topology& topo);
 
-  void add_transfer(const Route& route, double bytes);
+  // src_gpu attributes the bytes to the GPU's owner (set_owners; several jobs on one fabric).
+  void add_transfer(const Route& route, double bytes, int src_gpu = -1);
+  // Per-owner accounting: owner_of_gpu[g] in [0, owners) or -1 (not counted per owner).
+  void set_owners(std::vector<int> owner_of_gpu, int owners);
+  int owners() const { return static_cast<int>(owner_bytes_.size()); }
+  double bytes(DirectedLink link) const { return bytes_[link]; }
+  double owner_bytes(int owner, DirectedLink link) const { return owner_bytes_[owner][link]; }
   // Utilisation series: the engine reports, per link, bytes moved during [start_s, end_s].
   void enable_sampling(bool on) { sampling_ = on; }
   bool sampling() const { return sampling_; }
@@ -50,6 +56,8 @@ class LinkStats {
  private:
   const Topology& topo_;
   std::vector<double> bytes_;  // per directed link
+  std::vector<int> owner_of_gpu_;
+  std::vector<std::vector<double>> owner_bytes_;  // per owner, per directed link
   std::vector<std::vector<UtilisationSample>> series_;
   bool sampling_ = false;
 };

@@ -31,6 +31,7 @@ class TopologyZone : public simgrid::kernel::routing::NetZoneImpl {
     const auto& vs = topo_.vertices();
     if (vs[s].kind == VertexKind::kGpu && vs[d].kind == VertexKind::kGpu) {
       r = topo_.route(s, d, salt);
+      if (!topo_.failed_links().empty() && topo_.route(s, d, salt, true).links != r.links) ++rerouted;
     } else {  // GPU <-> CPU over PCIe
       const int gpu = vs[s].kind == VertexKind::kGpu ? s : d;
       const int cpu = vs[s].kind == VertexKind::kGpu ? d : s;
@@ -53,6 +54,7 @@ class TopologyZone : public simgrid::kernel::routing::NetZoneImpl {
   std::vector<int> vertex_of_netpoint;  // netpoint id -> topology vertex
   std::vector<simgrid::kernel::resource::StandardLinkImpl*> sg_links;  // per DirectedLink
   uint64_t salt = 0;
+  std::size_t rerouted = 0;
   Route last_route;  // the route of the comm being started (for link statistics)
 };
 
@@ -160,6 +162,7 @@ const Topology& Platform::topology() const { return *impl_->topo; }
 double Platform::now_s() const { return sg4::Engine::get_clock(); }
 LinkStats& Platform::link_stats() { return *impl_->stats; }
 std::size_t Platform::transfers_started() const { return impl_->started; }
+std::size_t Platform::transfers_rerouted() const { return impl_->zone->rerouted; }
 
 void Platform::start_transfer(int src, int dst, double bytes, std::function<void()> on_done,
                               uint64_t salt) {
@@ -178,7 +181,7 @@ void Platform::start_transfer(int src, int dst, double bytes, std::function<void
   im.zone->salt = salt;
   pending->comm->start();  // the zone computes the route now
   pending->route = std::move(im.zone->last_route);
-  im.stats->add_transfer(pending->route, bytes);
+  im.stats->add_transfer(pending->route, bytes, src);
   if (im.stats->sampling()) {
     im.sample_active(now_s());
     pending->last_remaining = static_cast<double>(payload);

@@ -45,6 +45,9 @@ class Platform {
 
   LinkStats& link_stats();
   std::size_t transfers_started() const;
+  // Transfers whose route differs from the one the healthy fabric would give (link faults:
+  // the failed links' flows and those ECMP rehashed over the smaller surviving set).
+  std::size_t transfers_rerouted() const;
 
   ~Platform();
   Platform(const Platform&) = delete;

@@ -37,7 +37,21 @@ RankPlacement::RankPlacement(int tp, int cp, int dp, int pp, const std::string& 
 }
 
 int RankPlacement::gpu(int t, int c, int r, int stage) const {
-  return static_cast<int>(t * stride_[0] + c * stride_[1] + r * stride_[2] + stage * stride_[3]);
+  const int local = static_cast<int>(t * stride_[0] + c * stride_[1] + r * stride_[2] + stage * stride_[3]);
+  return map_.empty() ? local : map_[local];
+}
+
+void RankPlacement::set_gpu_map(std::vector<int> map) {
+  if (!map.empty() && static_cast<int>(map.size()) != gpus())
+    throw std::invalid_argument("RankPlacement::set_gpu_map: " + std::to_string(map.size()) +
+                                " entries for " + std::to_string(gpus()) + " GPUs");
+  map_ = std::move(map);
+}
+
+std::vector<int> RankPlacement::all_gpus() const {
+  std::vector<int> out(gpus());
+  for (int i = 0; i < gpus(); ++i) out[i] = map_.empty() ? i : map_[i];
+  return out;
 }
 
 std::vector<std::vector<int>> RankPlacement::dp_groups(int stage) const {

@@ -18,6 +18,11 @@ class RankPlacement {
 
   int gpu(int tp_rank, int cp_rank, int dp_rank, int stage) const;
   int gpus() const { return tp_ * cp_ * dp_ * pp_; }
+  // Where the job's GPUs sit on a larger fabric (several jobs on one cluster, `trainsim share`):
+  // gpu() returns map[local index]. map.size() must be gpus().
+  void set_gpu_map(std::vector<int> map);
+  // Every fabric GPU the job uses.
+  std::vector<int> all_gpus() const;
 
   // Dense gradient groups of a stage: one per TP rank, each the dp x cp ranks holding the same
   // shard, ordered by (dp, cp) with cp innermost.
@@ -31,6 +36,7 @@ class RankPlacement {
   int tp_, cp_, dp_, pp_;
   // stride of each dimension in the GPU index: [tp, cp, dp, pp]
   long long stride_[4] = {1, 1, 1, 1};
+  std::vector<int> map_;
 };
 
 }  // namespace trainsim::sim

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <deque>
 #include <map>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <tuple>
@@ -128,6 +129,20 @@ struct Player {
   double cost(int d, const PipeOp& op) const {
     const StageWork& s = work_of(d, op);
     const double div = chunk_div();
+    const double sp = d < static_cast<int>(opt.device_speed.size()) ? opt.device_speed[d] : 1.0;
+    if (sp != 1.0 && sp > 0) {
+      // A slow device: compute / speed, in-layer communication (folded into F/B) unchanged.
+      const double f_comm = s.forward_s - s.forward_compute_s;
+      const double b_comm = s.backward_s - s.backward_compute_s;
+      switch (op.kind) {
+        case PipeOpKind::kForward: return (s.forward_compute_s / sp + f_comm) / div;
+        case PipeOpKind::kBackward:
+          return ((op.with_weight_grad ? s.backward_compute_s
+                                       : s.backward_compute_s - s.backward_weight_s) / sp +
+                  b_comm) / div;
+        case PipeOpKind::kBackwardWeight: return s.backward_weight_s / sp / div;
+      }
+    }
     switch (op.kind) {
       case PipeOpKind::kForward: return s.forward_s / div;
       case PipeOpKind::kBackward:
@@ -362,16 +377,9 @@ struct Player {
 
 }  // namespace
 
-StepTimeline play_step(Platform& platform, const Workload& workload, const RankPlacement& placement,
-                       const StepOptions& options) {
-  if (placement.gpus() > platform.topology().gpu_count())
-    throw std::logic_error("play_step: the plan needs " + std::to_string(placement.gpus()) +
-                           " GPUs but the platform has " +
-                           std::to_string(platform.topology().gpu_count()));
-  Player p(platform, workload, placement, options, options.overlap_pp);
-  const double t0 = platform.now_s();
-  for (int d = 0; d < p.n; ++d) p.dispatch(d);
-  platform.run();
+namespace {
+
+StepTimeline finish_timeline(Player& p, Platform& platform, const Workload& workload, double t0) {
   if (!p.runner.done())
     throw std::logic_error("play_step: the schedule stalled with ops left (dependency bug)");
   StepTimeline& tl = p.tl;
@@ -398,7 +406,44 @@ StepTimeline play_step(Platform& platform, const Workload& workload, const RankP
   tl.step_end_s =
       tl.optimizer_start_s + workload.zero3_gather_s + workload.optimizer_s + workload.offload_s;
   tl.transfers_started = platform.transfers_started();
-  return tl;
+  return std::move(tl);
+}
+
+void check_fits(const Platform& platform, const RankPlacement& placement) {
+  int highest = -1;
+  for (int g : placement.all_gpus()) highest = std::max(highest, g);
+  if (highest >= platform.topology().gpu_count())
+    throw std::logic_error("play_step: the plan needs GPU " + std::to_string(highest) +
+                           " but the platform has " +
+                           std::to_string(platform.topology().gpu_count()));
+}
+
+}  // namespace
+
+StepTimeline play_step(Platform& platform, const Workload& workload, const RankPlacement& placement,
+                       const StepOptions& options) {
+  StepJob job;
+  job.workload = &workload;
+  job.placement = &placement;
+  job.options = options;
+  return std::move(play_steps(platform, {job}).front());
+}
+
+std::vector<StepTimeline> play_steps(Platform& platform, const std::vector<StepJob>& jobs) {
+  std::vector<std::unique_ptr<Player>> players;
+  for (const StepJob& j : jobs) {
+    check_fits(platform, *j.placement);
+    players.push_back(
+        std::make_unique<Player>(platform, *j.workload, *j.placement, j.options, j.options.overlap_pp));
+  }
+  const double t0 = platform.now_s();
+  for (auto& p : players)
+    for (int d = 0; d < p->n; ++d) p->dispatch(d);
+  platform.run();
+  std::vector<StepTimeline> out;
+  for (std::size_t i = 0; i < players.size(); ++i)
+    out.push_back(finish_timeline(*players[i], platform, *jobs[i].workload, t0));
+  return out;
 }
 
 }  // namespace trainsim::sim

@@ -44,6 +44,11 @@ struct StepOptions {
   double max_mirror_flows = 2e5;
   bool overlap_pp = true;  // plan.overlap.pp: off, a sender waits for its p2p sends
   int zero_stage = 0;      // plan.zero_stage: 3 reduce-scatters gradients instead of all-reducing
+  // Relative compute speed per pipeline device (stragglers, issue 9; empty = all 1): the
+  // compute part of the device's F/B/W timers is divided by it, the in-layer communication
+  // folded into F/B is not (models/straggler.hpp). Per device, so DualPipe's two virtual stages
+  // on a slow device both slow down.
+  std::vector<double> device_speed;
   std::function<void(double fraction)> progress;  // called every ~5% of pipeline ops
 };
 
@@ -98,5 +103,15 @@ struct StepTimeline {
 // timeline. Runs the platform to completion.
 StepTimeline play_step(Platform& platform, const Workload& workload, const RankPlacement& placement,
                        const StepOptions& options = {});
+
+// Several jobs' steps at once on one platform (`trainsim share`): each job's placement maps its
+// ranks to its own GPUs (RankPlacement::set_gpu_map); all start at the current time and their
+// flows contend where they share links. Runs the platform to completion; one timeline per job.
+struct StepJob {
+  const Workload* workload = nullptr;
+  const RankPlacement* placement = nullptr;
+  StepOptions options;
+};
+std::vector<StepTimeline> play_steps(Platform& platform, const std::vector<StepJob>& jobs);
 
 }  // namespace trainsim::sim

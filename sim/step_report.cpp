@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <string>
 
+#include "sim/link_stats.hpp"
+
 namespace trainsim::sim {
 namespace {
 
@@ -213,6 +215,136 @@ void compare_with_estimate(const Result& est, const Result& sim, const nlohmann:
     j["cause"] = "none (within 5%)";
   }
   extra["estimate_vs_simulate"] = j;
+}
+
+namespace {
+std::string fmt(const char* f, double a, double b = 0, double c = 0, double d = 0) {
+  char buf[256];
+  std::snprintf(buf, sizeof buf, f, a, b, c, d);
+  return buf;
+}
+std::string join_layers(const std::vector<int>& v) {
+  std::string s;
+  for (std::size_t i = 0; i < v.size(); ++i) s += (i ? "/" : "") + std::to_string(v[i]);
+  return s;
+}
+}  // namespace
+
+nlohmann::json fault_report(const Scenario& sc, const StragglerEffect& st, bool rebalanced,
+                            const Topology& topo, const FaultRunFigures& fig) {
+  using nlohmann::json;
+  json out = json::object();
+  json summary = json::array();
+  const bool have_stats = fig.stats != nullptr;
+
+  // ---- links ----
+  if (topo.has_link_faults()) {
+    json failed = json::array(), degraded = json::array();
+    double lost = 0, failed_bytes = 0;
+    for (int l : topo.failed_links()) {
+      const TopologyLink& link = topo.links()[l];
+      failed.push_back(link.name);
+      lost += link.nominal_bandwidth_bytes_per_s;
+      if (have_stats) failed_bytes += fig.stats->bytes(directed(l, false)) + fig.stats->bytes(directed(l, true));
+    }
+    for (int l : topo.degraded_links()) {
+      const TopologyLink& link = topo.links()[l];
+      degraded.push_back({{"link", link.name},
+                          {"bandwidth_bytes_per_s", link.bandwidth_bytes_per_s},
+                          {"bandwidth_factor", link.bandwidth_bytes_per_s / link.nominal_bandwidth_bytes_per_s}});
+      lost += link.nominal_bandwidth_bytes_per_s - link.bandwidth_bytes_per_s;
+    }
+    json links = {{"failed", failed},
+                  {"degraded", degraded},
+                  {"bandwidth_lost_bytes_per_s", lost}};  // per direction, summed over links
+    if (have_stats) {
+      links["failed_link_bytes"] = failed_bytes;
+      links["transfers_started"] = fig.transfers_started;
+      links["transfers_rerouted"] = fig.transfers_rerouted;
+    }
+    // Bisection (max-flow) of the healthy and the faulted fabric; skipped on big clusters
+    // (push-relabel over every vertex).
+    if (topo.gpu_count() <= 4096) {
+      TopologyOptions healthy = topo.options();
+      healthy.faults = LinkFaults{};
+      links["bisection_bytes_per_s"] = {
+          {"healthy", Topology(topo.cluster(), healthy).bisection_bandwidth_bytes_per_s()},
+          {"with_faults", topo.bisection_bandwidth_bytes_per_s()}};
+    }
+    std::string line = "faults: " + std::to_string(failed.size()) + " failed link" +
+                       (failed.size() == 1 ? "" : "s");
+    std::string names;
+    for (std::size_t i = 0; i < failed.size() && i < 3; ++i)
+      names += (i ? ", " : "") + failed[i].get<std::string>();
+    if (failed.size() > 3) names += ", ...";
+    if (!names.empty()) line += " (" + names + ")";
+    if (!degraded.empty())
+      line += ", " + std::to_string(degraded.size()) + " degraded to " +
+              fmt("%.0f%%", 100 * sc.training.faults.link_degradation.bandwidth_factor);
+    if (have_stats)
+      line += ": " + std::to_string(fig.transfers_rerouted) + " of " + std::to_string(fig.transfers_started) +
+              " flows rerouted";
+    if (fig.healthy_fabric_step_time_s > 0 && fig.step_time_s > 0) {
+      links["healthy_fabric_step_time_s"] = fig.healthy_fabric_step_time_s;
+      links["slowdown_pct"] = 100 * (fig.step_time_s / fig.healthy_fabric_step_time_s - 1);
+      line += fmt("; step %.4g s vs %.4g s on the healthy fabric (%+.1f%%)", fig.step_time_s,
+                  fig.healthy_fabric_step_time_s, 100 * (fig.step_time_s / fig.healthy_fabric_step_time_s - 1));
+    }
+    summary.push_back(line);
+    out["links"] = links;
+  }
+
+  // ---- straggler ----
+  if (st.stage >= 0) {
+    const double t_strag = rebalanced ? fig.no_rebalance_step_time_s : fig.step_time_s;
+    const double t_nom = fig.no_straggler_step_time_s;
+    json j = {{"stage", st.stage},
+              {"speed_factor", st.speed_factor},
+              {"probability_any", st.probability_any},
+              {"expected_slow_gpus", st.expected_slow_gpus},
+              {"layers_per_stage", st.layers_per_stage},
+              {"estimate", {{"bottleneck_slowdown", st.bottleneck_slowdown},
+                            {"rebalanced_bottleneck_slowdown", st.rebalanced_bottleneck_slowdown}}}};
+    if (t_strag > 0) j["step_time_s"] = t_strag;
+    if (t_nom > 0) j["nominal_step_time_s"] = t_nom;
+    std::string line = fmt("faults: straggler on pipeline stage %.0f at %.2fx speed", st.stage, st.speed_factor);
+    if (t_strag > 0 && t_nom > 0) {
+      j["slowdown_pct"] = 100 * (t_strag / t_nom - 1);
+      line += fmt(": step %.4g s vs %.4g s without it (%+.1f%%)", t_strag, t_nom, 100 * (t_strag / t_nom - 1));
+    }
+    summary.push_back(line);
+    if (!st.rebalanced_layers_per_stage.empty()) {
+      const double est_recovered =
+          st.bottleneck_slowdown > 1 ? (st.bottleneck_slowdown - st.rebalanced_bottleneck_slowdown) /
+                                           (st.bottleneck_slowdown - 1)
+                                     : 0;
+      json rb = {{"applied", rebalanced},
+                 {"layers_per_stage", st.rebalanced_layers_per_stage},
+                 {"estimate_recovered_fraction", est_recovered}};
+      if (rebalanced) {
+        rb["step_time_s"] = fig.step_time_s;
+        std::string rline = "faults: rebalanced layers " + join_layers(st.layers_per_stage) + " -> " +
+                            join_layers(st.rebalanced_layers_per_stage) + fmt(": step %.4g s", fig.step_time_s);
+        if (t_strag > 0 && t_nom > 0 && t_strag > t_nom) {
+          // (T_straggler - T_rebalanced) / (T_straggler - T_nominal): 1 = the loss fully recovered.
+          const double rec = (t_strag - fig.step_time_s) / (t_strag - t_nom);
+          rb["recovered_fraction"] = rec;
+          rline += fmt(", recovers %.0f%% of the straggler's loss (estimate %.0f%%)", 100 * rec, 100 * est_recovered);
+        }
+        summary.push_back(rline);
+      }
+      j["rebalance"] = rb;
+    } else if (!st.note.empty()) {
+      j["rebalance"] = {{"applied", false}, {"note", st.note}};
+    }
+    out["straggler"] = j;
+  }
+  out["comparisons"] =
+      "healthy-fabric, no-straggler and no-rebalance step times are separate simulations run in "
+      "forked child processes (one SimGrid engine per process) alongside this run";
+  if (!fig.error.empty()) out["comparison_error"] = fig.error;
+  out["summary"] = summary;
+  return out;
 }
 
 }  // namespace trainsim::sim

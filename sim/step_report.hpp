@@ -8,8 +8,10 @@
 
 #include "models/result.hpp"
 #include "models/specs.hpp"
+#include "models/straggler.hpp"
 #include "models/workload.hpp"
 #include "sim/step_player.hpp"
+#include "sim/topology.hpp"
 
 namespace trainsim::sim {
 
@@ -34,5 +36,29 @@ void compose_simulated_result(const Scenario& scenario, const Workload& workload
 // rest of the exposed-DP difference) and, when |difference| > 5%, the dominant one as "cause".
 void compare_with_estimate(const Result& estimate, const Result& simulated,
                            const nlohmann::json& simulated_extra, nlohmann::json& extra);
+
+class LinkStats;
+
+// What a faulted run measured, and its comparison runs (0 = not run or failed).
+struct FaultRunFigures {
+  double step_time_s = 0;                  // this run (faults, rebalanced split if any)
+  double healthy_fabric_step_time_s = 0;   // same run without the link faults
+  double no_straggler_step_time_s = 0;     // the plan's split, link faults, no straggler
+  double no_rebalance_step_time_s = 0;     // the plan's split, link faults, straggler
+  bool healthy_fabric_pending = false, no_straggler_pending = false, no_rebalance_pending = false;
+  std::string error;  // why a comparison has no figure
+  const LinkStats* stats = nullptr;
+  std::size_t transfers_started = 0, transfers_rerouted = 0;
+};
+
+// extra["faults"]: {"links": failed and degraded links, bytes the failed links carried (0),
+// flows rerouted, bandwidth lost, bisection healthy vs faulted, step time on the healthy fabric
+// and slowdown; "straggler": stage, speed, per-stage layers, step time with it and without it,
+// slowdown, the estimate's bottleneck figures, and with rebalance the rebalanced split and the
+// recovered fraction (T_straggler - T_rebalanced) / (T_straggler - T_nominal); "summary": one
+// line per effect, for the text report}.
+nlohmann::json fault_report(const Scenario& scenario, const StragglerEffect& straggler,
+                            bool rebalanced, const Topology& topology,
+                            const FaultRunFigures& figures);
 
 }  // namespace trainsim::sim

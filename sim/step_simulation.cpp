@@ -5,7 +5,9 @@
 #include <stdexcept>
 
 #include "models/estimate.hpp"
+#include "models/straggler.hpp"
 #include "models/workload.hpp"
+#include "sim/forked_run.hpp"
 #include "sim/link_stats.hpp"
 #include "sim/platform.hpp"
 #include "sim/step_placement.hpp"
@@ -27,24 +29,96 @@ TopologyOptions topology_options(const ClusterSpec& c) {
   return o;
 }
 
+namespace {
+
+StepOptions step_options(const Scenario& sc, const StepOptions& base) {
+  StepOptions so = base;
+  so.overlap_pp = sc.plan.overlap.pp;
+  so.zero_stage = sc.plan.zero_stage;
+  return so;
+}
+
+// One comparison run (in a forked child): the step time of `sc` on `topo` with `speeds`;
+// -1 when the plan does not build or the fabric is cut.
+std::vector<double> simulate_variant(const Scenario& sc, const TopologyOptions& topo,
+                                     const std::vector<double>& speeds, const StepOptions& base) {
+  Result r;
+  Workload w;
+  if (!build_workload(sc, w, r)) return {-1};
+  Platform& platform = Platform::create(sc.cluster, topo);
+  const RankPlacement placement(w.tp, w.cp, w.dp, w.pp, sc.plan.placement);
+  if (!platform.topology().disconnection(placement.all_gpus()).empty()) return {-1};
+  StepOptions so = step_options(sc, base);
+  so.progress = nullptr;
+  so.device_speed = speeds;
+  return {play_step(platform, w, placement, so).step_end_s};
+}
+
+}  // namespace
+
 Result simulate_step(const Scenario& sc, const SimulateOptions& options, nlohmann::json& extra) {
   Result r;
   r.fidelity = "simulate";
+  const FaultSpec& faults = sc.training.faults;
+  // Stragglers and rebalancing (models/straggler.hpp): the run plays the rebalanced split.
+  const StragglerEffect straggler = straggler_effect(sc);
+  const bool slow = straggler.stage >= 0;
+  const bool rebalanced = faults.enabled && faults.rebalance && !straggler.rebalanced_layers_per_stage.empty();
+  const Scenario run_sc = rebalanced ? rebalanced_scenario(sc, straggler) : sc;
+  TopologyOptions topo = topology_options(sc.cluster);
+  topo.faults = link_faults(faults);
+  const bool link_faults_on = topo.faults.any();
+
   Workload w;
-  if (!build_workload(sc, w, r)) return r;
-  Platform& platform = Platform::create(sc.cluster, topology_options(sc.cluster));
+  if (!build_workload(run_sc, w, r)) return r;
+  const RankPlacement placement(w.tp, w.cp, w.dp, w.pp, run_sc.plan.placement);
+  if (link_faults_on) {
+    // Bad link names are input errors (before any engine or child); a cut fabric is infeasible.
+    const Topology check(sc.cluster, topo);
+    const std::string cut = check.disconnection(placement.all_gpus());
+    if (!cut.empty()) {
+      r.feasible = false;
+      r.reason = "training.faults: " + cut;
+      extra["faults"] = fault_report(sc, straggler, rebalanced, check, FaultRunFigures{});
+      return r;
+    }
+  }
+
+  // The comparisons, forked before this process creates its engine and run alongside it.
+  FaultRunFigures figs;
+  ForkedRun healthy_run, nominal_run, unbalanced_run;
+  if (faults.enabled && options.fault_comparisons) {
+    const std::vector<double> speeds = slow ? straggler.stage_speed : std::vector<double>{};
+    if (link_faults_on) {
+      TopologyOptions healthy = topo;
+      healthy.faults = LinkFaults{};
+      healthy_run = ForkedRun::start([&] { return simulate_variant(run_sc, healthy, speeds, options.step); });
+      figs.healthy_fabric_pending = true;
+    }
+    if (slow) {
+      nominal_run = ForkedRun::start([&] { return simulate_variant(sc, topo, {}, options.step); });
+      figs.no_straggler_pending = true;
+    }
+    if (rebalanced) {
+      unbalanced_run = ForkedRun::start([&] { return simulate_variant(sc, topo, speeds, options.step); });
+      figs.no_rebalance_pending = true;
+    }
+  }
+
+  Platform& platform = Platform::create(sc.cluster, topo);
   if (!options.trace_path.empty()) platform.link_stats().enable_sampling(true);
-  const RankPlacement placement(w.tp, w.cp, w.dp, w.pp, sc.plan.placement);
-  StepOptions so = options.step;
-  so.overlap_pp = sc.plan.overlap.pp;
-  so.zero_stage = sc.plan.zero_stage;
+  StepOptions so = step_options(run_sc, options.step);
+  if (slow) so.device_speed = straggler.stage_speed;
   if (options.progress && !so.progress)
     so.progress = [](double f) {
       std::fprintf(stderr, "{\"progress\": %.3f}\n", f);
       std::fflush(stderr);
     };
   const StepTimeline tl = play_step(platform, w, placement, so);
-  compose_simulated_result(sc, w, tl, r, extra);
+  // The breakdown splits the critical stage's busy time as its (slowed) work folds it.
+  Workload w_report = w;
+  if (slow && w.schedule != ScheduleKind::kDualPipe) apply_stage_speeds(w_report, straggler.stage_speed);
+  compose_simulated_result(run_sc, w_report, tl, r, extra);
 
   const auto hot = platform.link_stats().hottest(options.hottest_links, 0, tl.step_end_s);
   nlohmann::json links = nlohmann::json::array();
@@ -58,7 +132,27 @@ Result simulate_step(const Scenario& sc, const SimulateOptions& options, nlohman
     ids.push_back(l.link);
   }
   extra["hottest_links"] = links;
-  compare_with_estimate(estimate(sc), r, extra, extra);
+  compare_with_estimate(estimate(run_sc), r, extra, extra);
+
+  if (faults.enabled) {
+    figs.step_time_s = tl.step_end_s;
+    auto collect = [](ForkedRun& run, bool pending, double& into, std::string& error) {
+      if (!pending) return;
+      const auto v = run.wait();
+      if (!v.empty() && v[0] > 0)
+        into = v[0];
+      else
+        error += (error.empty() ? "" : "; ") + (run.error().empty() ? "comparison run infeasible" : run.error());
+    };
+    collect(healthy_run, figs.healthy_fabric_pending, figs.healthy_fabric_step_time_s, figs.error);
+    collect(nominal_run, figs.no_straggler_pending, figs.no_straggler_step_time_s, figs.error);
+    collect(unbalanced_run, figs.no_rebalance_pending, figs.no_rebalance_step_time_s, figs.error);
+    figs.stats = &platform.link_stats();
+    figs.transfers_started = platform.transfers_started();
+    figs.transfers_rerouted = platform.transfers_rerouted();
+    extra["faults"] = fault_report(sc, straggler, rebalanced, platform.topology(), figs);
+    for (const auto& line : extra["faults"]["summary"]) r.warnings.push_back(line.get<std::string>());
+  }
 
   if (!options.trace_path.empty()) {
     std::ofstream out(options.trace_path);

@@ -21,6 +21,10 @@ struct SimulateOptions {
   bool progress = false;   // {"progress": fraction} JSON lines on stderr
   StepOptions step;
   int hottest_links = 10;
+  // With training.faults: also simulate the comparisons the "faults" report needs (healthy
+  // fabric, no straggler, straggler without rebalancing) in forked children, in parallel with
+  // this run (one s4u::Engine per process). Off: only this run's figures and the estimate's.
+  bool fault_comparisons = true;
 };
 
 // The cluster's topology knobs (network.switch_radix, fat_tree_tiers, torus_dims,
@@ -31,6 +35,12 @@ TopologyOptions topology_options(const ClusterSpec& cluster);
 // Fills the Result with fidelity "simulate"; extra receives "simulation" (per-stage figures),
 // "hottest_links" and "estimate_vs_simulate". An infeasible structure returns the workload's
 // reason without simulating.
+//
+// training.faults (issue 9): failed / degraded links are applied to the topology (a failure
+// that disconnects the job's GPUs is an infeasible result naming the link; an unknown link
+// name a ScenarioError); a straggler slows its pipeline stage's compute (models/straggler.hpp);
+// with faults.rebalance the plan's layers are rebalanced first. extra["faults"] reports them
+// (see step_report.hpp fault_report).
 Result simulate_step(const Scenario& scenario, const SimulateOptions& options, nlohmann::json& extra);
 
 }  // namespace trainsim::sim

@@ -30,12 +30,16 @@ uint64_t mix(uint64_t x) {
 
 struct Topology::Impl {
   Graph graph;
-  // dist_to[dst switch] = hops from every vertex (switches only; others max) to dst.
-  mutable std::unordered_map<int, std::vector<uint16_t>> dist_to;
+  // dist_to[dst switch] = hops from every vertex (switches only; others max) to dst, over the
+  // surviving links; nominal_dist_to the same on the healthy fabric.
+  mutable std::unordered_map<int, std::vector<uint16_t>> dist_to, nominal_dist_to;
 
-  const std::vector<uint16_t>& distances(int dst, const std::vector<TopologyVertex>& vs) const {
-    auto it = dist_to.find(dst);
-    if (it != dist_to.end()) return it->second;
+  const std::vector<uint16_t>& distances(int dst, const std::vector<TopologyVertex>& vs,
+                                         const std::vector<TopologyLink>& links,
+                                         bool ignore_failures) const {
+    auto& cache = ignore_failures ? nominal_dist_to : dist_to;
+    auto it = cache.find(dst);
+    if (it != cache.end()) return it->second;
     // BFS over switch vertices only (routes never transit a node).
     std::vector<uint16_t> d(vs.size(), std::numeric_limits<uint16_t>::max());
     std::vector<int> queue{dst};
@@ -46,13 +50,44 @@ struct Topology::Impl {
         const int v = static_cast<int>(boost::target(*e, graph));
         if (vs[v].kind != VertexKind::kSwitch || d[v] != std::numeric_limits<uint16_t>::max())
           continue;
+        const int l = graph[*e].link;
+        if (!ignore_failures && l >= 0 && links[l].failed) continue;
         d[v] = d[u] + 1;
         queue.push_back(v);
       }
     }
-    return dist_to.emplace(dst, std::move(d)).first->second;
+    return cache.emplace(dst, std::move(d)).first->second;
   }
 };
+
+namespace {
+// Deterministic draws for failed / degraded links (splitmix64 stream).
+struct SeededStream {
+  uint64_t state;
+  uint64_t next() { return mix(state += 0x632be59bd9b4e019ull); }
+  // k distinct picks from `pool` (partial Fisher-Yates), in draw order.
+  std::vector<int> pick(std::vector<int> pool, int k) {
+    k = std::min<int>(k, static_cast<int>(pool.size()));
+    for (int i = 0; i < k; ++i) {
+      const std::size_t j = i + next() % (pool.size() - i);
+      std::swap(pool[i], pool[j]);
+    }
+    pool.resize(k);
+    return pool;
+  }
+};
+}  // namespace
+
+LinkFaults link_faults(const FaultSpec& f) {
+  LinkFaults lf;
+  if (!f.enabled) return lf;
+  lf.failed_links = f.failed_links;
+  lf.failed_switch_links = f.failed_switch_links;
+  lf.degraded_fraction = f.link_degradation.fraction;
+  lf.degraded_bandwidth_factor = f.link_degradation.bandwidth_factor;
+  lf.seed = f.seed;
+  return lf;
+}
 
 const char* to_string(LinkKind kind) {
   switch (kind) {
@@ -80,6 +115,7 @@ Topology::Topology(const ClusterSpec& cluster, const TopologyOptions& options)
     throw ScenarioError("cluster", "a cluster needs at least one node and one GPU per node");
   if (options_.switch_radix < 2) throw ScenarioError("switch_radix", "must be at least 2");
   build();
+  apply_faults();
 }
 Topology::~Topology() = default;
 Topology::Topology(Topology&&) noexcept = default;
@@ -93,7 +129,7 @@ int Topology::add_vertex(VertexKind kind, int node, int level, int index, std::s
 }
 
 int Topology::add_link(LinkKind kind, int a, int b, double bw, double latency, std::string name) {
-  links_.push_back(TopologyLink{std::move(name), kind, a, b, bw, latency});
+  links_.push_back(TopologyLink{std::move(name), kind, a, b, bw, latency, false, bw});
   const int id = static_cast<int>(links_.size()) - 1;
   boost::add_edge(a, b, EdgeProps{id}, impl_->graph);
   return id;
@@ -371,9 +407,12 @@ void Topology::build_torus() {
   }
 }
 
-Route Topology::route(int src, int dst, uint64_t salt) const {
+Route Topology::route(int src, int dst, uint64_t salt, bool ignore_failures) const {
   Route r;
   auto use = [&](int link, bool down) {
+    if (!ignore_failures && links_[link].failed)
+      throw std::logic_error("topology: the route from gpu" + std::to_string(src) + " to gpu" +
+                             std::to_string(dst) + " needs failed link " + links_[link].name);
     r.links.push_back(directed(link, down));
     r.latency_s += links_[link].latency_s;
   };
@@ -391,7 +430,11 @@ Route Topology::route(int src, int dst, uint64_t salt) const {
   int u = links_[src_nic].b;
   const int target = links_[dst_nic].b;
   if (u != target) {
-    const auto& dist = impl_->distances(target, vertices_);
+    const auto& dist = impl_->distances(target, vertices_, links_, ignore_failures);
+    auto usable = [&](const auto& e) {
+      const int l = impl_->graph[e].link;
+      return ignore_failures || l < 0 || !links_[l].failed;
+    };
     if (dist[u] == std::numeric_limits<uint16_t>::max())
       throw std::logic_error("topology: no route between switches " + vertices_[u].name + " and " +
                              vertices_[target].name);
@@ -404,7 +447,7 @@ Route Topology::route(int src, int dst, uint64_t salt) const {
       int chosen_edge_link = -1, chosen_v = -1, count = 0;
       for (auto [e, end] = boost::out_edges(u, impl_->graph); e != end; ++e) {
         const int v = static_cast<int>(boost::target(*e, impl_->graph));
-        if (vertices_[v].kind == VertexKind::kSwitch && dist[v] + 1 == dist[u]) ++count;
+        if (vertices_[v].kind == VertexKind::kSwitch && dist[v] + 1 == dist[u] && usable(*e)) ++count;
       }
       uint64_t pick;
       if (options_.routing == RoutingPolicy::kEcmpHash) {
@@ -415,7 +458,7 @@ Route Topology::route(int src, int dst, uint64_t salt) const {
       }
       for (auto [e, end] = boost::out_edges(u, impl_->graph); e != end; ++e) {
         const int v = static_cast<int>(boost::target(*e, impl_->graph));
-        if (vertices_[v].kind != VertexKind::kSwitch || dist[v] + 1 != dist[u]) continue;
+        if (vertices_[v].kind != VertexKind::kSwitch || dist[v] + 1 != dist[u] || !usable(*e)) continue;
         if (pick-- == 0) {
           chosen_edge_link = impl_->graph[*e].link;
           chosen_v = v;
@@ -435,7 +478,7 @@ int Topology::switch_hops(int src, int dst) const {
   if (node_of(src) == node_of(dst)) return -1;
   const int a = leaf_of_gpu(src), b = leaf_of_gpu(dst);
   if (a == b) return 0;
-  return impl_->distances(b, vertices_)[a];
+  return impl_->distances(b, vertices_, links_, false)[a];
 }
 
 int Topology::lowest_common_switch(int src, int dst) const {
@@ -475,7 +518,7 @@ double Topology::bisection_bandwidth_bytes_per_s() const {
   };
   const double inf = 1e30;
   for (const auto& l : links_) {
-    if (l.kind == LinkKind::kPcie) continue;
+    if (l.kind == LinkKind::kPcie || l.failed) continue;
     add(l.a, l.b, l.bandwidth_bytes_per_s);
     add(l.b, l.a, l.bandwidth_bytes_per_s);
   }
@@ -494,6 +537,115 @@ double Topology::bisection_bandwidth_bytes_per_s() const {
       add(g, t, inf);
   }
   return push_relabel_max_flow(fg, s, t);
+}
+
+int Topology::find_link(const std::string& name) const {
+  for (std::size_t i = 0; i < links_.size(); ++i)
+    if (links_[i].name == name) return static_cast<int>(i);
+  return -1;
+}
+
+void Topology::apply_faults() {
+  const LinkFaults& f = options_.faults;
+  if (!f.any()) return;
+  std::vector<bool> down(links_.size(), false);
+  for (std::size_t i = 0; i < f.failed_links.size(); ++i) {
+    const int l = find_link(f.failed_links[i]);
+    if (l < 0) {
+      // A few valid names: switch-to-switch links first (what usually fails over), then a NIC.
+      std::string examples;
+      int shown = 0;
+      for (LinkKind want : {LinkKind::kSwitch, LinkKind::kNic, LinkKind::kNvlink}) {
+        int of_kind = 0;
+        for (const auto& link : links_) {
+          if (link.kind != want || shown >= 5 || of_kind >= (want == LinkKind::kSwitch ? 3 : 1)) continue;
+          examples += (shown++ ? ", " : "") + link.name;
+          ++of_kind;
+        }
+      }
+      throw ScenarioError("training.faults.failed_links[" + std::to_string(i) + "]",
+                          "no link \"" + f.failed_links[i] + "\" in this " + kind_ + " of " +
+                              std::to_string(links_.size()) + " links; names look like " +
+                              examples);
+    }
+    if (!down[l]) failed_.push_back(l);
+    down[l] = true;
+  }
+  std::vector<int> pool;
+  for (std::size_t i = 0; i < links_.size(); ++i)
+    if (links_[i].kind == LinkKind::kSwitch && !down[i]) pool.push_back(static_cast<int>(i));
+  if (f.failed_switch_links > static_cast<int>(pool.size()))
+    throw ScenarioError("training.faults.failed_switch_links",
+                        std::to_string(f.failed_switch_links) + " exceeds the " +
+                            std::to_string(pool.size()) +
+                            " switch-to-switch links of this " + kind_ + " that are up");
+  SeededStream failures{f.seed};
+  for (int l : failures.pick(pool, f.failed_switch_links)) {
+    failed_.push_back(l);
+    down[l] = true;
+  }
+  for (int l : failed_) links_[l].failed = true;
+  if (f.degraded_fraction > 0 && f.degraded_bandwidth_factor < 1) {
+    pool.clear();
+    for (std::size_t i = 0; i < links_.size(); ++i)
+      if (links_[i].kind == LinkKind::kSwitch && !down[i]) pool.push_back(static_cast<int>(i));
+    // round(fraction x links): 10% of 16 uplinks degrades 2 of them.
+    const int count = static_cast<int>(std::lround(f.degraded_fraction * pool.size()));
+    SeededStream degradations{f.seed ^ 0x5bd1e995ull};
+    degraded_ = degradations.pick(pool, count);
+    for (int l : degraded_) links_[l].bandwidth_bytes_per_s *= f.degraded_bandwidth_factor;
+  }
+  impl_->dist_to.clear();
+}
+
+std::string Topology::disconnection(const std::vector<int>& gpus) const {
+  if (failed_.empty() || gpus.empty()) return "";
+  std::vector<int> per_node(cluster_.nodes, 0);
+  for (int g : gpus) ++per_node[node_of(g)];
+  int nodes_used = 0;
+  for (int c : per_node) nodes_used += c > 0;
+  for (int g : gpus) {
+    const int nv = nvlink_of_gpu_.empty() ? -1 : nvlink_of_gpu_[g];
+    if (nv >= 0 && links_[nv].failed && per_node[node_of(g)] > 1)
+      return "link " + links_[nv].name + " failed: GPU " + std::to_string(g) +
+             " is cut off from the other GPUs of node " + std::to_string(node_of(g));
+  }
+  if (nodes_used <= 1) return "";
+  const int nics = std::max(1, cluster_.network.nics_per_node);
+  for (int g : gpus) {
+    const int l = nic_link_.empty() ? -1 : nic_link_[node_of(g) * nics + nic_index_of(g)];
+    if (l < 0) continue;
+    if (links_[l].failed)
+      return "link " + links_[l].name + " failed: GPU " + std::to_string(g) + " (node " +
+             std::to_string(node_of(g)) + ") has no network path to the job's other nodes";
+  }
+  // One connected switch fabric between the GPUs' leaves.
+  const int first_leaf = leaf_of_gpu(gpus.front());
+  if (first_leaf < 0) return "";
+  const auto& dist = impl_->distances(first_leaf, vertices_, links_, false);
+  for (int g : gpus) {
+    const int leaf = leaf_of_gpu(g);
+    if (leaf < 0 || dist[leaf] != std::numeric_limits<uint16_t>::max()) continue;
+    // The cut: failed links with exactly one end among the switches that still reach `leaf`.
+    const auto& side = impl_->distances(leaf, vertices_, links_, false);
+    std::string cut;
+    int named = 0, total = 0;
+    for (int l : failed_) {
+      const bool a_in = side[links_[l].a] != std::numeric_limits<uint16_t>::max();
+      const bool b_in = side[links_[l].b] != std::numeric_limits<uint16_t>::max();
+      if (a_in == b_in) continue;
+      ++total;
+      if (named < 6) {
+        cut += (cut.empty() ? "" : ", ") + links_[l].name;
+        ++named;
+      }
+    }
+    if (total > named) cut += ", ...";
+    return "failed link" + std::string(total == 1 ? " " : "s ") + cut + " cut " +
+           vertices_[leaf].name + " (GPU " + std::to_string(g) + ") off from " +
+           vertices_[first_leaf].name + " (GPU " + std::to_string(gpus.front()) + ")";
+  }
+  return "";
 }
 
 }  // namespace trainsim::sim

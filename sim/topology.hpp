@@ -36,6 +36,23 @@ const char* to_string(LinkKind kind);
 const char* to_string(RoutingPolicy policy);
 RoutingPolicy routing_policy_from_string(const std::string& name, const std::string& path);
 
+// Links down or slow for the whole run (issue 9; training.faults). Failed links carry nothing:
+// routes (the per-destination BFS and the ECMP candidate set) skip them, so flows take the
+// surviving equal-cost paths. Degraded links keep routing but run at bandwidth_factor.
+struct LinkFaults {
+  std::vector<std::string> failed_links;  // TopologyLink names (training.faults.failed_links)
+  int failed_switch_links = 0;            // plus this many switch-to-switch links, drawn with seed
+  double degraded_fraction = 0;           // share of the (surviving) switch-to-switch links ...
+  double degraded_bandwidth_factor = 1;   // ... running at this share of their bandwidth
+  uint64_t seed = 1;
+  bool any() const {
+    return !failed_links.empty() || failed_switch_links > 0 ||
+           (degraded_fraction > 0 && degraded_bandwidth_factor < 1);
+  }
+};
+// The link faults of a scenario's training.faults (none when the section is absent).
+LinkFaults link_faults(const FaultSpec& faults);
+
 // Knobs the ClusterSpec does not carry (yet): shapes of the switch fabric.
 struct TopologyOptions {
   int switch_radix = 64;        // ports per network switch; half go down, half up in a fat-tree
@@ -46,6 +63,7 @@ struct TopologyOptions {
                                     // sits on the NIC links so any route costs network.latency_s)
   RoutingPolicy routing = RoutingPolicy::kEcmpHash;
   bool pcie_links = true;  // one GPU<->CPU PCIe link per GPU (for offload in the step simulator)
+  LinkFaults faults;
 };
 
 struct TopologyVertex {
@@ -63,6 +81,8 @@ struct TopologyLink {
   int a = -1, b = -1;
   double bandwidth_bytes_per_s = 0;  // per direction, protocol efficiency already applied
   double latency_s = 0;
+  bool failed = false;                       // LinkFaults: never routed
+  double nominal_bandwidth_bytes_per_s = 0;  // before degradation (== bandwidth when healthy)
 };
 
 // A directed use of a link: link index * 2 + (0 = up a->b, 1 = down b->a).
@@ -101,7 +121,21 @@ class Topology {
 
   // The links a transfer from GPU src to GPU dst crosses. flow_salt varies the ECMP choice
   // between flows of the same pair. Cost O(hops) after a per-destination-switch BFS (cached).
-  Route route(int src_gpu, int dst_gpu, uint64_t flow_salt = 0) const;
+  // Failed links are skipped; ignore_failures routes as on the healthy fabric (to count the
+  // flows a failure rerouted). Throws std::logic_error when no surviving path exists (callers
+  // check disconnection() first).
+  Route route(int src_gpu, int dst_gpu, uint64_t flow_salt = 0, bool ignore_failures = false) const;
+
+  // Link faults as applied (options().faults resolved to link indices).
+  bool has_link_faults() const { return !failed_.empty() || !degraded_.empty(); }
+  const std::vector<int>& failed_links() const { return failed_; }
+  const std::vector<int>& degraded_links() const { return degraded_; }
+  // Why the failed links keep some of `gpus` from reaching the others (naming the link); empty
+  // when every pair still has a path. A job spanning nodes needs every GPU's NIC link and one
+  // connected switch fabric between their leaves; GPUs sharing a node need their NVLinks.
+  std::string disconnection(const std::vector<int>& gpus) const;
+  // Index of the link with this name, -1 if none.
+  int find_link(const std::string& name) const;
   // Switch-to-switch hops between the two GPUs' leaves (0 under one leaf; -1 same node).
   int switch_hops(int src_gpu, int dst_gpu) const;
   // Vertex of the lowest switch above both GPUs (the NVSwitch for one node); -1 if none.
@@ -110,6 +144,7 @@ class Topology {
   int levels() const { return max_level_; }
   // Max-flow / min-cut bandwidth (bytes/s, one direction) between GPUs [0, G/2) and [G/2, G)
   // over NIC and switch links (Boost push-relabel): the fabric's bisection bandwidth.
+  // Failed links count as cut.
   double bisection_bandwidth_bytes_per_s() const;
 
  private:
@@ -123,6 +158,7 @@ class Topology {
   void build_dragonfly();
   void build_torus();
   void build_single_switch();
+  void apply_faults();
 
   ClusterSpec cluster_;
   TopologyOptions options_;
@@ -136,6 +172,7 @@ class Topology {
   std::vector<int> cpu_of_node_;
   int nvswitch_base_ = -1;  // vertex of node 0's NVSwitch (nodes consecutive), -1 if none
   int max_level_ = 0;
+  std::vector<int> failed_, degraded_;
   std::unique_ptr<Impl> impl_;
 };
 

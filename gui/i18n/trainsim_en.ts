@@ -314,6 +314,117 @@
     </message>
 </context>
 <context>
+    <name>trainsim::gui::GoodputView</name>
+    <message>
+        <source>never</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 h</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 min</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>No result: the scenario does not load.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The plan is infeasible: no goodput.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Goodput needs training.faults in the scenario (component MTBFs, stragglers, checkpoint policy; see README &quot;Failures and goodput&quot;).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Goodput %1 = %2 of %3 over a %4 h run; job MTBF %5, %6 failures expected. Checkpoint %7 blocks %8 every %9 (optimum %10; Young %11, Daly %12).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>tokens/s</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Straggler on stage %1: step %2 → %3.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Rebalanced: %1.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Checkpoint writes</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Lost work</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Restarts</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Waiting for repair</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Stragglers</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Degraded links</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>hours lost</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>hours lost over the run</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Time lost per cause</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>closed form (Daly)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Young</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Daly</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Monte Carlo optimum</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>policy</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>checkpoint interval (minutes)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>useful time (%)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Useful time against the checkpoint interval</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
     <name>trainsim::gui::MainWindow</name>
     <message>
         <source>Simulation cancelled.</source>
@@ -582,6 +693,10 @@ Live numbers come from the estimate tier (closed form, in-process); Simulate run
     </message>
     <message>
         <source>Exported %1 (open it in ui.perfetto.dev or chrome://tracing)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Goodput</source>
         <translation type="unfinished"></translation>
     </message>
 </context>

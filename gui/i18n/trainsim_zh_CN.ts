@@ -314,6 +314,117 @@
     </message>
 </context>
 <context>
+    <name>trainsim::gui::GoodputView</name>
+    <message>
+        <source>never</source>
+        <translation>从不</translation>
+    </message>
+    <message>
+        <source>%1 h</source>
+        <translation>%1 小时</translation>
+    </message>
+    <message>
+        <source>%1 min</source>
+        <translation>%1 分钟</translation>
+    </message>
+    <message>
+        <source>No result: the scenario does not load.</source>
+        <translation>无结果：场景无法加载。</translation>
+    </message>
+    <message>
+        <source>The plan is infeasible: no goodput.</source>
+        <translation>方案不可行：无有效吞吐。</translation>
+    </message>
+    <message>
+        <source>Goodput needs training.faults in the scenario (component MTBFs, stragglers, checkpoint policy; see README "Failures and goodput").</source>
+        <translation>有效吞吐需要场景中的 training.faults（各部件 MTBF、慢节点、检查点策略；见 README“Failures and goodput”）。</translation>
+    </message>
+    <message>
+        <source>Goodput %1 = %2 of %3 over a %4 h run; job MTBF %5, %6 failures expected. Checkpoint %7 blocks %8 every %9 (optimum %10; Young %11, Daly %12).</source>
+        <translation>有效吞吐 %1 = %3 的 %2（运行 %4 小时）；作业 MTBF %5，预计 %6 次故障。检查点 %7 每 %9 阻塞 %8（最优 %10；Young %11，Daly %12）。</translation>
+    </message>
+    <message>
+        <source>tokens/s</source>
+        <translation>token/秒</translation>
+    </message>
+    <message>
+        <source>Straggler on stage %1: step %2 → %3.</source>
+        <translation>阶段 %1 有慢节点：步时 %2 → %3。</translation>
+    </message>
+    <message>
+        <source>Rebalanced: %1.</source>
+        <translation>重新划分后：%1。</translation>
+    </message>
+    <message>
+        <source>Checkpoint writes</source>
+        <translation>检查点写入</translation>
+    </message>
+    <message>
+        <source>Lost work</source>
+        <translation>丢失的计算</translation>
+    </message>
+    <message>
+        <source>Restarts</source>
+        <translation>重启</translation>
+    </message>
+    <message>
+        <source>Waiting for repair</source>
+        <translation>等待维修</translation>
+    </message>
+    <message>
+        <source>Stragglers</source>
+        <translation>慢节点</translation>
+    </message>
+    <message>
+        <source>Degraded links</source>
+        <translation>降速链路</translation>
+    </message>
+    <message>
+        <source>hours lost</source>
+        <translation>损失小时数</translation>
+    </message>
+    <message>
+        <source>hours lost over the run</source>
+        <translation>整个运行损失的小时数</translation>
+    </message>
+    <message>
+        <source>Time lost per cause</source>
+        <translation>各原因损失的时间</translation>
+    </message>
+    <message>
+        <source>closed form (Daly)</source>
+        <translation>闭式解（Daly）</translation>
+    </message>
+    <message>
+        <source>Young</source>
+        <translation>Young</translation>
+    </message>
+    <message>
+        <source>Daly</source>
+        <translation>Daly</translation>
+    </message>
+    <message>
+        <source>Monte Carlo optimum</source>
+        <translation>蒙特卡洛最优</translation>
+    </message>
+    <message>
+        <source>policy</source>
+        <translation>策略</translation>
+    </message>
+    <message>
+        <source>checkpoint interval (minutes)</source>
+        <translation>检查点间隔（分钟）</translation>
+    </message>
+    <message>
+        <source>useful time (%)</source>
+        <translation>有效时间（%）</translation>
+    </message>
+    <message>
+        <source>Useful time against the checkpoint interval</source>
+        <translation>有效时间与检查点间隔的关系</translation>
+    </message>
+</context>
+<context>
     <name>trainsim::gui::MainWindow</name>
     <message>
         <source>Simulation cancelled.</source>
@@ -584,6 +695,10 @@ Live numbers come from the estimate tier (closed form, in-process); Simulate run
     <message>
         <source>Exported %1 (open it in ui.perfetto.dev or chrome://tracing)</source>
         <translation>已导出 %1（可在 ui.perfetto.dev 或 chrome://tracing 中打开）</translation>
+    </message>
+    <message>
+        <source>Goodput</source>
+        <translation>有效吞吐</translation>
     </message>
 </context>
 <context>

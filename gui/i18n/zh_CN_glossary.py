@@ -265,6 +265,36 @@ ZH = {
     'Leaf–spine uplinks: %1 (NIC load × oversubscription %2)': '叶–脊上行链路：%1（网卡负载 × 超额订阅 %2）',
     'Estimated from bytes per GPU per group over the step time; a simulation reports per-link values.':
         '由每 GPU 每组通信字节数除以步时间估算；仿真会给出每条链路的实际值。',
+    # Goodput view (issue 9)
+    'Goodput': '有效吞吐',
+    'No result: the scenario does not load.': '无结果：场景无法加载。',
+    'The plan is infeasible: no goodput.': '方案不可行：无有效吞吐。',
+    'Goodput needs training.faults in the scenario (component MTBFs, stragglers, checkpoint policy; see README "Failures and goodput").':
+        '有效吞吐需要场景中的 training.faults（各部件 MTBF、慢节点、检查点策略；见 README“Failures and goodput”）。',
+    'Goodput %1 = %2 of %3 over a %4 h run; job MTBF %5, %6 failures expected. Checkpoint %7 blocks %8 every %9 (optimum %10; Young %11, Daly %12).':
+        '有效吞吐 %1 = %3 的 %2（运行 %4 小时）；作业 MTBF %5，预计 %6 次故障。检查点 %7 每 %9 阻塞 %8（最优 %10；Young %11，Daly %12）。',
+    'never': '从不',
+    '%1 h': '%1 小时',
+    '%1 min': '%1 分钟',
+    'Straggler on stage %1: step %2 → %3.': '阶段 %1 有慢节点：步时 %2 → %3。',
+    'Rebalanced: %1.': '重新划分后：%1。',
+    'Checkpoint writes': '检查点写入',
+    'Lost work': '丢失的计算',
+    'Restarts': '重启',
+    'Waiting for repair': '等待维修',
+    'Stragglers': '慢节点',
+    'Degraded links': '降速链路',
+    'hours lost': '损失小时数',
+    'hours lost over the run': '整个运行损失的小时数',
+    'Time lost per cause': '各原因损失的时间',
+    'closed form (Daly)': '闭式解（Daly）',
+    'Young': 'Young',
+    'Daly': 'Daly',
+    'Monte Carlo optimum': '蒙特卡洛最优',
+    'policy': '策略',
+    'checkpoint interval (minutes)': '检查点间隔（分钟）',
+    'useful time (%)': '有效时间（%）',
+    'Useful time against the checkpoint interval': '有效时间与检查点间隔的关系',
 }
 
 

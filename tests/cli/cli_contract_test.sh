@@ -58,6 +58,31 @@ check missing-preset 2 'unknown model preset "gpt-9000"; available: .*gpt3-175b'
 check missing-file 2 'not found' -- "$T" run "$tmp/nope.json"
 check bad-set 2 'expected path=value' -- "$T" run "$good" --set plan.tp
 check bad-fidelity 2 'fidelity' -- "$T" run "$good" --fidelity magic
+
+# training.faults: the goodput section, in text and JSON, and its closed forms.
+check goodput-text 0 'goodput over a long run' -- "$T" run "$S/examples/llama3-405b-16k-goodput.json" --fidelity estimate
+check goodput-json 0 '^ok$' -- bash -c "'$T' run '$S/examples/llama3-405b-16k-goodput.json' --fidelity estimate --json | python3 -c '
+import json,math,sys
+g=json.load(sys.stdin)[\"goodput\"]
+c=g[\"checkpoint\"]
+M=g[\"system_mtbf_s\"]
+assert abs(c[\"young_interval_s\"]-math.sqrt(2*c[\"blocking_s\"]*M))<1e-6*M, c
+assert 0.5<g[\"goodput_fraction\"]<1
+assert abs(g[\"goodput_tokens_per_s\"]-g[\"goodput_fraction\"]*g[\"tokens_per_s_nominal\"])<1e-6*g[\"tokens_per_s_nominal\"]
+assert set(g[\"lost_hours\"])>={\"checkpoint\",\"lost_work\",\"restart\",\"repair_wait\",\"stragglers\",\"degraded_links\"}
+print(\"ok\")'"
+check goodput-bad-mtbf 2 'training.faults.gpu_mtbf' -- "$T" run "$S/examples/llama3-405b-16k-goodput.json" --set training.faults.gpu_mtbf=soon
+
+# Examples are tests: every shipped example scenario runs (estimate; the fault examples simulated
+# too, where the simulate tier is built).
+for f in "$S"/examples/*.json "$S"/faults/*.json; do
+  check "example-$(basename "$f")" 0 'step time' -- "$T" run "$f" --fidelity estimate
+done
+if "$T" run --help | grep -q 'simulate (SimGrid'; then
+  for f in "$S"/faults/*.json; do
+    check "example-sim-$(basename "$f")" 0 'step time' -- "$T" run "$f" --fidelity simulate
+  done
+fi
 check unknown-command 2 'unknown command' -- "$T" fly
 check binary-garbage 2 'malformed JSON' -- bash -c "head -c 4096 /dev/urandom > '$tmp/garbage.json'; '$T' run '$tmp/garbage.json'"
 check not-an-object 2 'must be a JSON object' -- "$T" run "$(scenario list '[1, 2, 3]')"

@@ -4,12 +4,14 @@
 #include <QCheckBox>
 #include <QComboBox>
 #include <QFile>
+#include <QLabel>
 #include <QSignalSpy>
 #include <QSpinBox>
 #include <QTabWidget>
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include "gui/goodput_view.hpp"
 #include "gui/language.hpp"
 #include "gui/main_window.hpp"
 #include "gui/scenario_panel.hpp"
@@ -165,6 +167,25 @@ class MainWindowTest : public QObject {
     }
     QVERIFY(w.evaluation().loaded);
     QVERIFY(w.evaluation().result.feasible);
+  }
+
+  void the_goodput_view_follows_training_faults() {
+    MainWindow w;
+    QVERIFY(w.open_scenario(QString(TRAINSIM_TEST_SCENARIOS) + "/examples/llama3-405b-16k-goodput.json"));
+    const auto& g = w.evaluation().goodput;
+    QVERIFY(g.enabled);
+    // The example's MTBFs: 16384/86000 + 2048/19200 + 16384/607000 failures per hour.
+    QVERIFY(std::abs(g.rates.total_per_s() * 3600 - (16384 / 86000.0 + 2048 / 19200.0 + 16384 / 607000.0)) < 1e-9);
+    QVERIFY(g.goodput_fraction > 0.5 && g.goodput_fraction < 1.0);
+    auto* view = qobject_cast<trainsim::gui::GoodputView*>(w.views().last().second);
+    QVERIFY(view);
+    QCOMPARE(w.views().last().first, QString("goodput"));
+    auto* summary = view->findChild<QLabel*>();
+    QVERIFY(summary && summary->text().contains("Goodput"));
+    // Without training.faults the view says how to enable it.
+    QVERIFY(w.open_scenario(kDefault));
+    QVERIFY(!w.evaluation().goodput.enabled);
+    QVERIFY(summary->text().contains("training.faults"));
   }
 
   void simulate_failure_shows_the_child_stderr() {

@@ -8,7 +8,7 @@
 
 namespace {
 
-const QStringList kViews = {"timeline", "memory", "breakdown", "topology", "sweep", "compare"};
+const QStringList kViews = {"timeline", "memory", "breakdown", "topology", "sweep", "compare", "goodput"};
 
 // Distinct colours in the right-hand part of the window (the view, not the scenario panel).
 int distinct_colours(const QImage& image) {
@@ -18,9 +18,10 @@ int distinct_colours(const QImage& image) {
   return colours.size();
 }
 
-QStringList run_screenshots(const QString& dir, const QStringList& extra) {
+QStringList run_screenshots(const QString& dir, const QStringList& extra,
+                            const QString& scenario = QString(TRAINSIM_TEST_SCENARIOS) + "/default.json") {
   QProcess p;
-  p.start(TRAINSIM_GUI_BINARY, QStringList{"--screenshot", dir, QString(TRAINSIM_TEST_SCENARIOS) + "/default.json"} + extra);
+  p.start(TRAINSIM_GUI_BINARY, QStringList{"--screenshot", dir, scenario} + extra);
   if (!p.waitForFinished(60000)) return {};
   if (p.exitCode() != 0) {
     qWarning() << p.readAllStandardError();
@@ -44,9 +45,18 @@ class ScreenshotTest : public QObject {
       const QImage image(dir.filePath(view + ".png"));
       QVERIFY2(!image.isNull(), qPrintable(view));
       QVERIFY(image.width() >= 800 && image.height() >= 600);
+      if (view == "goodput") continue;  // default.json has no training.faults: a hint, no charts
       const int colours = distinct_colours(image);
       QVERIFY2(colours > 20, qPrintable(QString("%1: only %2 colours").arg(view).arg(colours)));
     }
+    // The Goodput view draws its charts for a scenario with training.faults.
+    QTemporaryDir faults;
+    QCOMPARE(run_screenshots(faults.path(), {},
+                             QString(TRAINSIM_TEST_SCENARIOS) + "/examples/llama3-405b-16k-goodput.json")
+                 .size(),
+             kViews.size());
+    const int colours = distinct_colours(QImage(faults.filePath("goodput.png")));
+    QVERIFY2(colours > 20, qPrintable(QString("goodput: only %1 colours").arg(colours)));
   }
 
   void chinese_screenshots_differ_from_english() {

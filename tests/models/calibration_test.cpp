@@ -75,3 +75,99 @@ TEST(Calibration, BadFilesNameTheField) {
 
 }  // namespace
 }  // namespace trainsim
+
+namespace trainsim {
+namespace {
+
+json with_op_rates() {
+  json c = json::parse(R"({"format": "trainsim-calibration", "version": 1, "wrong": 0})");
+  c["op_rates"] = json::parse(R"({
+    "shape": {"layers": 4, "hidden": 128, "heads": 4, "seq": 64, "vocab": 256, "micro_batch": 2,
+              "tp": 1, "pp": 2, "dp": 1, "zero": 1},
+    "peak_f32_flop_per_s": 1e11,
+    "gemm_efficiency": {"forward": 0.5, "backward_input": 0.4, "backward_weight": 0.8, "lm_head": 0.25},
+    "attention_efficiency": {"forward": 0.25, "backward": 0.125},
+    "seconds_per_element": {"layernorm_fwd": 2e-9, "layernorm_bwd": 3e-9, "gelu_fwd": 20e-9, "gelu_bwd": 30e-9,
+                            "residual_add": 1e-9, "softmax_xent": 10e-9, "embedding_fwd": 1e-9,
+                            "embedding_bwd": 2e-9, "copy": 0.1e-9, "fill_zero": 0.05e-9},
+    "adamw_seconds_per_param": 5e-9})");
+  return c;
+}
+
+RankLayerShape job_shape() {
+  RankLayerShape s;
+  s.micro_batch = 2;
+  s.seq = 64;
+  s.hidden = 128;
+  s.heads = 4;
+  s.vocab = 256;
+  s.tp = 1;
+  return s;
+}
+
+TEST(CalibrationOpRates, AbsentMeansNoRates) {
+  EXPECT_FALSE(read_op_rates(calibration()).present());
+}
+
+TEST(CalibrationOpRates, ReadsTheSectionAndItsShape) {
+  OpRatesShape shape;
+  const OpRates r = read_op_rates(with_op_rates(), &shape);
+  ASSERT_TRUE(r.present());
+  EXPECT_DOUBLE_EQ(r.gemm_backward_weight_efficiency, 0.8);
+  EXPECT_DOUBLE_EQ(r.gelu_bwd_s_per_element, 30e-9);
+  EXPECT_DOUBLE_EQ(r.adamw_s_per_param, 5e-9);
+  EXPECT_EQ(shape.hidden, 128);
+  EXPECT_EQ(shape.pp, 2);
+  // A version-1 file with op_rates still applies as before (the section is additive).
+  Scenario s = base();
+  EXPECT_NO_THROW(apply_calibration(with_op_rates(), s));
+}
+
+TEST(CalibrationOpRates, MalformedRatesNameTheField) {
+  json bad = with_op_rates();
+  bad["op_rates"]["seconds_per_element"]["gelu_fwd"] = -1;
+  try {
+    read_op_rates(bad);
+    FAIL() << "expected ScenarioError";
+  } catch (const ScenarioError& e) {
+    EXPECT_NE(std::string(e.what()).find("calibration.op_rates.seconds_per_element.gelu_fwd"), std::string::npos);
+  }
+  bad = with_op_rates();
+  bad["op_rates"].erase("gemm_efficiency");
+  EXPECT_THROW(read_op_rates(bad), ScenarioError);
+}
+
+TEST(CalibrationOpRates, LayerTimesAreTheClosedFormSumOfOps) {
+  const OpRates r = read_op_rates(with_op_rates());
+  const RankLayerShape s = job_shape();
+  const double T = 128, h = 128, fl = 512;
+  const double gemm_flop = 2 * T * h * (4 * h + 2 * fl);  // 50,331,648
+  const double attn_flop = 2 * 2 * 4 * 64.0 * 64 * 32;    // 2 b a s^2 d = 2,097,152
+  const LayerComputeTimes t = layer_times_from_op_rates(r, s);
+  const double fwd = gemm_flop / (1e11 * 0.5) + attn_flop / (1e11 * 0.25) + 2 * T * h * (2e-9 + 1e-9) + T * fl * 20e-9;
+  EXPECT_NEAR(t.forward_s, fwd, 1e-15);
+  EXPECT_NEAR(t.forward_s, 2.49954304e-3, 1e-12);
+  const double bwd_w = gemm_flop / (1e11 * 0.8);
+  EXPECT_NEAR(t.backward_weight_s, bwd_w, 1e-15);
+  EXPECT_NEAR(t.backward_s,
+              gemm_flop / (1e11 * 0.4) + bwd_w + 2.5 * attn_flop / (1e11 * 0.125) + 2 * T * h * (3e-9 + 1e-9) +
+                  T * fl * 30e-9,
+              1e-15);
+  EXPECT_NEAR(t.attention_forward_s, attn_flop / (1e11 * 0.25), 1e-15);
+  // Tensor parallelism halves the per-rank GEMMs, attention heads and GELU, not the LayerNorms.
+  RankLayerShape s2 = s;
+  s2.tp = 2;
+  const LayerComputeTimes t2 = layer_times_from_op_rates(r, s2);
+  EXPECT_NEAR(t2.forward_s, (fwd - 2 * T * h * 3e-9) / 2 + 2 * T * h * 3e-9, 1e-12);
+  // Pipeline ends and the optimizer.
+  EXPECT_NEAR(embedding_time_from_op_rates(r, s, false), T * h * 1e-9, 1e-18);
+  EXPECT_NEAR(embedding_time_from_op_rates(r, s, true), T * h * 2e-9, 1e-18);
+  EXPECT_NEAR(lm_head_time_from_op_rates(r, s),
+              T * h * 5e-9 + 6 * T * h * 256 / (1e11 * 0.25) + T * 256 * 10e-9, 1e-15);
+  EXPECT_NEAR(optimizer_time_from_op_rates(r, 1e6, 2e6), 1e6 * 5e-9 + 2e6 * 0.05e-9, 1e-15);
+  // Without rates the functions give nothing (callers keep the roofline).
+  EXPECT_EQ(layer_times_from_op_rates(OpRates{}, s).forward_s, 0);
+}
+
+}  // namespace
+}  // namespace trainsim

@@ -13,50 +13,15 @@
 #include <vector>
 
 #include "models/specs.hpp"
+#include "sim/forked_run.hpp"
 
 namespace trainsim::sim::testing {
 
+// Runs fn in a forked child (one SimGrid engine per process) and returns its numbers.
 inline std::vector<double> in_child_process(const std::function<std::vector<double>()>& fn) {
-  int fds[2];
-  if (pipe(fds) != 0) throw std::runtime_error("pipe failed");
-  std::fflush(nullptr);
-  const pid_t pid = fork();
-  if (pid == 0) {
-    close(fds[0]);
-    int code = 0;
-    std::vector<double> out;
-    try {
-      out = fn();
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "child failed: %s\n", e.what());
-      code = 1;
-    }
-    const double n = static_cast<double>(out.size());
-    (void)!write(fds[1], &n, sizeof n);
-    if (!out.empty()) (void)!write(fds[1], out.data(), out.size() * sizeof(double));
-    close(fds[1]);
-    std::fflush(nullptr);
-    _exit(code);
-  }
-  close(fds[1]);
-  std::vector<double> out;
-  double n = 0;
-  if (read(fds[0], &n, sizeof n) == sizeof n && n > 0) {
-    out.resize(static_cast<std::size_t>(n));
-    std::size_t got = 0;
-    auto* p = reinterpret_cast<char*>(out.data());
-    while (got < out.size() * sizeof(double)) {
-      const ssize_t r = read(fds[0], p + got, out.size() * sizeof(double) - got);
-      if (r <= 0) break;
-      got += static_cast<std::size_t>(r);
-    }
-  }
-  close(fds[0]);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-    throw std::runtime_error("simulation child process failed (status " + std::to_string(status) +
-                             ")");
+  ForkedRun run = ForkedRun::start(fn);
+  std::vector<double> out = run.wait();
+  if (!run.error().empty()) throw std::runtime_error("simulation child process failed: " + run.error());
   return out;
 }
 

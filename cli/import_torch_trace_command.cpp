@@ -1,0 +1,244 @@
+// `trainsim import-torch-trace TRACE.json` (also `trainsim calibrate --from-torch-trace TRACE.json`):
+// a PyTorch profiler trace of one training step (models/torch_trace.hpp) -> GPU time per op
+// class, the GEMM efficiency curve, attention efficiency and elementwise bandwidth fitted to it,
+// a calibration file that `trainsim run --calibration FILE` reads, and the estimate of the same
+// step with that calibration next to the measured step.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "cli/cli_args.hpp"
+#include "cli/command_registry.hpp"
+#include "models/calibration.hpp"
+#include "models/scenario_error.hpp"
+#include "models/scenario_loader.hpp"
+#include "models/torch_trace.hpp"
+
+namespace trainsim::cli {
+namespace {
+
+constexpr const char* kHelp =
+    R"(usage: trainsim import-torch-trace TRACE.json [--scenario FILE] [--gpu PRESET] [--step N]
+                                   [--out FILE] [--json] [--set path=value] [--presets DIR]
+       trainsim calibrate --from-torch-trace TRACE.json [same options]
+
+Reads a PyTorch profiler trace of one training step (torch.profiler.profile(activities=[CPU,
+CUDA], record_shapes=True, schedule=...) then prof.export_chrome_trace(...): the Kineto JSON),
+links every GPU kernel to the aten op that launched it (args "External id", else the launch's
+"correlation"), and sorts the step's GPU time into gemm (aten::mm/addmm/bmm/matmul/linear),
+attention (scaled_dot_product / flash / efficient attention), elementwise (norms, activations,
+dropout, adds, bias gradients, copies), communication (NCCL), optimizer and other (embeddings,
+loss, ...). Then fits, on the GPU's nominal peaks:
+  GEMM efficiency  eff(w) = gemm_max * w / (w + gemm_half_width), w = 2nk/(n+k) of the weight
+                   dims (models/compute_cost.hpp), least squares on relative error
+  attention        FLOPs / time / peak, FlashAttention-2 counting (causal halved, bwd 2.5x)
+  elementwise      achieved bandwidth: minimum traffic (Input Dims x dtype size) / time
+
+  --scenario FILE  the scenario the trace ran (model, cluster, plan): its GPU's peaks, the token
+                   count that tells GEMM weight dims, GEMM labels (qkv, mlp_up, ...), and the
+                   estimate of the step with the fitted calibration, per class and whole
+  --gpu PRESET     the GPU without a scenario (default: the trace's deviceProperties name
+                   matched to the GPU presets)
+  --step N         read ProfilerStep#N (default: the last step in the trace)
+  --out FILE       write the calibration file (kernels/README.md format; `trainsim run
+                   --calibration FILE` applies it)
+  --json           print the calibration JSON (with "torch_trace": the measurement and fits)
+  --set path=value override a scenario field, as in trainsim run
+  --presets DIR    also search DIR for presets
+exit codes: 0 ok, 2 bad input (the message names the file and the event or line)
+)";
+
+GpuSpec gpu_preset(const std::string& name, const LoadOptions& load, const std::string& path) {
+  const auto names = list_presets("gpus", load);
+  if (std::find(names.begin(), names.end(), name) == names.end()) {
+    std::string all;
+    for (const auto& n : names) all += (all.empty() ? "" : ", ") + n;
+    throw ScenarioError(path, "unknown GPU preset \"" + name + "\"; available: " + all);
+  }
+  const nlohmann::json cluster = {{"name", "trace"}, {"gpu", name}, {"nodes", 1}, {"gpus_per_node", 1}};
+  return parse_cluster(resolve_cluster_json(cluster, load), path).gpu;
+}
+
+double pct(double predicted, double measured) {
+  return measured > 0 ? 100.0 * (predicted - measured) / measured : 0.0;
+}
+
+int run(int argc, char** argv) {
+  std::string trace_path, scenario_path, gpu_name, out_path;
+  int step = -1;
+  bool as_json = false;
+  LoadOptions load;
+  std::vector<std::string> extra_dirs;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--help" || a == "-h") {
+      std::fputs(kHelp, stdout);
+      return kExitOk;
+    } else if (a == "--scenario") scenario_path = option_value(argc, argv, i);
+    else if (a == "--gpu") gpu_name = option_value(argc, argv, i);
+    else if (a == "--step") step = static_cast<int>(parse_int_option(a, option_value(argc, argv, i), 0, 1LL << 30));
+    else if (a == "--out") out_path = option_value(argc, argv, i);
+    else if (a == "--json") as_json = true;
+    else if (a == "--set") load.overrides.push_back(parse_set(option_value(argc, argv, i)));
+    else if (a == "--presets") extra_dirs.push_back(option_value(argc, argv, i));
+    else if (a == "--from-torch-trace") continue;  // as forwarded by `calibrate`
+    else if (!a.empty() && a[0] == '-') throw ScenarioError(a, "unknown option; see --help");
+    else if (trace_path.empty()) trace_path = a;
+    else throw ScenarioError(a, "only one trace may be given (one training step)");
+  }
+  if (trace_path.empty()) throw ScenarioError("TRACE", "missing: a PyTorch profiler trace (.json); see --help");
+  if (!load.overrides.empty() && scenario_path.empty())
+    throw ScenarioError("--set", "needs --scenario FILE: the scenario to override");
+  load.preset_dirs = extra_dirs;
+  for (const auto& d : default_preset_dirs()) load.preset_dirs.push_back(d);
+
+  Scenario scenario;
+  const bool with_scenario = !scenario_path.empty();
+  TorchTraceOptions options;
+  options.step = step;
+  if (with_scenario) {
+    scenario = load_scenario_file(scenario_path, load);
+    options.tokens = static_cast<double>(scenario.plan.micro_batch) * scenario.model.seq_len / scenario.plan.cp;
+    options.model = &scenario.model;
+    options.tp = scenario.plan.tp;
+  }
+  const TorchTrace trace = read_torch_trace(trace_path, options);
+
+  // The GPU whose nominal peaks the efficiencies are shares of.
+  std::vector<std::string> notes;
+  GpuSpec gpu;
+  const std::string matched =
+      trace.device_name.empty() ? "" : match_gpu_preset(trace.device_name, list_presets("gpus", load));
+  if (!gpu_name.empty()) {
+    gpu = gpu_preset(gpu_name, load, "--gpu");
+  } else if (with_scenario) {
+    gpu = scenario.cluster.gpu;
+  } else if (!matched.empty()) {
+    gpu = gpu_preset(matched, load, "deviceProperties");
+  } else {
+    throw ScenarioError("--gpu", trace.device_name.empty()
+                                     ? "the trace names no device (no deviceProperties): give --gpu PRESET or --scenario FILE"
+                                     : "no GPU preset matches the trace's device \"" + trace.device_name +
+                                           "\": give --gpu PRESET or --scenario FILE");
+  }
+  if (!matched.empty() && matched != gpu.name)
+    notes.push_back("the trace ran on " + trace.device_name + " (preset " + matched + ") but the peaks are " +
+                    gpu.name + "'s");
+  const TorchTraceFit fit = fit_torch_trace(trace, gpu);
+  nlohmann::json cal = torch_trace_calibration_json(trace, fit, gpu.name);
+  cal["tool"] = std::string("trainsim import-torch-trace ") + TRAINSIM_VERSION;
+
+  // The cost model on the scenario: with the GPU presets, and with the fitted calibration.
+  ModelStepClasses model_presets, model_cal;
+  std::vector<std::string> applied;
+  double bytes_per_hidden = 0;
+  if (with_scenario) {
+    model_presets = model_step_classes(scenario);
+    Scenario calibrated = scenario;
+    applied = apply_calibration(cal, calibrated);
+    model_cal = model_step_classes(calibrated);
+    const auto& p = scenario.plan;
+    // Elementwise traffic the trace moved, per token, layer and pass, in units of hidden: the
+    // cost model's elementwise_bytes_per_hidden (forward; backward counted as 2 passes).
+    const double passes = 3.0 * scenario.model.layers / p.pp * (static_cast<double>(p.global_batch) / (p.micro_batch * p.dp));
+    const double tokens = static_cast<double>(p.micro_batch) * scenario.model.seq_len / p.cp;
+    bytes_per_hidden = trace.of(TorchOpClass::kElementwise).bytes /
+                       (passes * tokens * static_cast<double>(scenario.model.hidden));
+    nlohmann::json classes = nlohmann::json::object();
+    for (int i = 0; i < kTorchOpClasses; ++i)
+      classes[to_string(static_cast<TorchOpClass>(i))] = model_cal.class_s[i];
+    cal["torch_trace"]["prediction"] = {
+        {"scenario", scenario_path},
+        {"fidelity", "estimate"},
+        {"applied", applied},
+        {"classes_s", classes},
+        {"launch_s", model_cal.launch_s},
+        {"step_time_s", model_cal.step_s},
+        {"step_time_presets_s", model_presets.step_s},
+        {"measured_step_time_s", trace.step_time_s},
+        {"error_pct", pct(model_cal.step_s, trace.step_time_s)},
+        {"model_gemm_flop", model_cal.gemm_flop},
+        {"trace_gemm_flop", trace.of(TorchOpClass::kGemm).flop},
+        {"elementwise_bytes_per_hidden_measured", bytes_per_hidden},
+        {"feasible", model_cal.feasible}};
+    if (!model_cal.feasible) notes.push_back("the scenario is not feasible: " + model_cal.reason);
+  }
+  for (const auto& n : notes) cal["torch_trace"]["warnings"].push_back(n);
+
+  if (as_json) {
+    std::cout << cal.dump(2) << "\n";
+  } else {
+    std::printf("%s: %s, %d kernels (%d unlinked) on %s; token dim %.0f\n", trace.source.c_str(),
+                trace.step_name.empty() ? "no step annotation" : trace.step_name.c_str(), trace.kernels,
+                trace.unlinked_kernels, trace.device_name.empty() ? "?" : trace.device_name.c_str(), trace.tokens);
+    std::printf("peaks: %s nominal, %s %.4g TFLOP/s, HBM %.4g GB/s\n", gpu.name.c_str(), fit.dtype.c_str(),
+                fit.peak_flop_per_s / 1e12, gpu.hbm_bandwidth_bytes_per_s / 1e9);
+    std::printf("\nGEMM efficiency curve (%s): gemm_max %.3f, gemm_half_width %.0f  (%d shapes, worst fit error %.1f%%%s)\n",
+                fit.dtype.c_str(), fit.gemm.eff_max, fit.gemm.half_width, fit.gemm.samples,
+                100 * fit.gemm.max_relative_error,
+                fit.gemms_unfitted ? (", " + std::to_string(fit.gemms_unfitted) + " GEMM ops without a token dim left out").c_str() : "");
+    std::printf("  %-9s %-7s %7s %7s %7s %5s %10s %9s %6s %6s\n", "shape", "pass", "m", "n", "k", "calls",
+                "time us", "TFLOP/s", "eff", "fit");
+    for (const auto& s : fit.gemm_shapes) {
+      const double w = 2 * s.n * s.k / (s.n + s.k);
+      const double e = std::min(1.0, fit.gemm.eff_max) * w / (w + fit.gemm.half_width);
+      std::printf("  %-9s %-7s %7.0f %7.0f %7.0f %5d %10.1f %9.1f %6.3f %6.3f\n",
+                  s.label.empty() ? "-" : s.label.c_str(), s.pass.c_str(), s.m, s.n, s.k, s.calls, s.time_s * 1e6,
+                  s.flop / s.time_s / 1e12, s.efficiency, e);
+    }
+    std::printf("attention: %.3f of peak (forward %.3f, backward %.3f; FlashAttention-2 FLOPs)\n",
+                fit.attention_efficiency, fit.attention_forward_efficiency, fit.attention_backward_efficiency);
+    std::printf("elementwise: %.1f GB/s achieved (%.0f%% of HBM)\n", fit.elementwise_bytes_per_s / 1e9,
+                100 * fit.elementwise_bytes_per_s / gpu.hbm_bandwidth_bytes_per_s);
+    if (with_scenario)
+      std::printf("  %.1f bytes per hidden per token per layer pass moved; the cost model counts %.0f "
+                  "(GPU preset efficiency.elementwise_bytes_per_hidden)\n",
+                  bytes_per_hidden, gpu.elementwise_bytes_per_hidden > 0 ? gpu.elementwise_bytes_per_hidden : 68.0);
+
+    std::printf("\n  %-14s %7s %12s %10s %7s", "GPU time", "kernels", "measured ms", "fitted ms", "err %");
+    if (with_scenario) std::printf(" %10s %7s", "model ms", "err %");
+    std::printf("\n");
+    for (int i = 0; i < kTorchOpClasses; ++i) {
+      const TorchClassTime& c = trace.classes[i];
+      std::printf("  %-14s %7d %12.3f %10.3f %7.1f", to_string(static_cast<TorchOpClass>(i)), c.kernels,
+                  c.gpu_time_s * 1e3, fit.predicted_s[i] * 1e3, pct(fit.predicted_s[i], c.gpu_time_s));
+      if (with_scenario) {
+        if (static_cast<TorchOpClass>(i) == TorchOpClass::kOther) std::printf(" %10s %7s", "-", "");
+        else std::printf(" %10.3f %7.1f", model_cal.class_s[i] * 1e3, pct(model_cal.class_s[i], c.gpu_time_s));
+      }
+      std::printf("\n");
+    }
+    const double idle = std::max(0.0, trace.step_time_s - trace.gpu_busy_s);
+    std::printf("  %-14s %7s %12.3f %10s %7s", "GPU idle", "", idle * 1e3, "", "");
+    if (with_scenario) std::printf(" %10.3f %7s  (model: kernel launch overhead)", model_cal.launch_s * 1e3, "");
+    std::printf("\n");
+    std::printf("  %-14s %7s %12.3f\n", "step", "", trace.step_time_s * 1e3);
+    if (with_scenario) {
+      std::printf("\nstep %s: measured %.3f ms; estimate with this calibration %.3f ms (%+.1f%%), with the GPU "
+                  "presets %.3f ms (%+.1f%%)\n",
+                  trace.step_name.empty() ? "(GPU span)" : trace.step_name.c_str(), trace.step_time_s * 1e3,
+                  model_cal.step_s * 1e3, pct(model_cal.step_s, trace.step_time_s), model_presets.step_s * 1e3,
+                  pct(model_presets.step_s, trace.step_time_s));
+      std::printf("GEMM FLOPs: trace %.4g, model %.4g (%+.1f%%)\n", trace.of(TorchOpClass::kGemm).flop,
+                  model_cal.gemm_flop, pct(model_cal.gemm_flop, trace.of(TorchOpClass::kGemm).flop));
+      for (const auto& a : applied) std::printf("  applied: %s\n", a.c_str());
+    }
+    for (const auto& w : trace.warnings) std::fprintf(stderr, "%s: %s\n", trace.source.c_str(), w.c_str());
+    for (const auto& n : notes) std::fprintf(stderr, "%s: %s\n", trace.source.c_str(), n.c_str());
+  }
+  if (!out_path.empty()) {
+    std::ofstream f(out_path);
+    if (!(f << cal.dump(2) << "\n")) throw ScenarioError(out_path, "cannot write");
+  }
+  return kExitOk;
+}
+
+const CommandRegistrar kImportTorch("import-torch-trace",
+                                    "fit efficiency tables to a PyTorch profiler trace of one step", run);
+
+}  // namespace
+}  // namespace trainsim::cli
