@@ -1,8 +1,9 @@
 // `trainsim import-torch-trace TRACE.json` (also `trainsim calibrate --from-torch-trace TRACE.json`):
 // a PyTorch profiler trace of one training step (models/torch_trace.hpp) -> GPU time per op
 // class, the GEMM efficiency curve, attention efficiency and elementwise bandwidth fitted to it,
-// a calibration file that `trainsim run --calibration FILE` reads, and the estimate of the same
-// step with that calibration next to the measured step.
+// per-op rates measured from the trace's own ops (the file's "op_rates", with --scenario), a
+// calibration file that `trainsim run --calibration FILE` reads, and the estimate of the same
+// step with the GPU presets, the fitted curve and the op rates next to the measured step.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -39,13 +40,18 @@ loss, ...). Then fits, on the GPU's nominal peaks:
   elementwise      achieved bandwidth: minimum traffic (Input Dims x dtype size) / time
 
   --scenario FILE  the scenario the trace ran (model, cluster, plan): its GPU's peaks, the token
-                   count that tells GEMM weight dims, GEMM labels (qkv, mlp_up, ...), and the
-                   estimate of the step with the fitted calibration, per class and whole
+                   count that tells GEMM weight dims, GEMM labels (qkv, mlp_up, ...), the shape
+                   of the op_rates section, and the estimate of the step with the GPU presets,
+                   with the fitted curve and with the op rates, per class and whole
   --gpu PRESET     the GPU without a scenario (default: the trace's deviceProperties name
                    matched to the GPU presets)
   --step N         read ProfilerStep#N (default: the last step in the trace)
   --out FILE       write the calibration file (kernels/README.md format; `trainsim run
-                   --calibration FILE` applies it)
+                   --calibration FILE` applies it). With --scenario it also has "op_rates":
+                   per-pass GEMM and attention efficiencies, seconds per element of each
+                   memory-bound op (norms, activations, residual adds, loss, embedding, copy,
+                   fill) and AdamW seconds per parameter, each from the trace's own ops and
+                   counts; the estimate then computes each layer from them
   --json           print the calibration JSON (with "torch_trace": the measurement and fits)
   --set path=value override a scenario field, as in trainsim run
   --presets DIR    also search DIR for presets
@@ -132,15 +138,25 @@ int run(int argc, char** argv) {
   nlohmann::json cal = torch_trace_calibration_json(trace, fit, gpu.name);
   cal["tool"] = std::string("trainsim import-torch-trace ") + TRAINSIM_VERSION;
 
-  // The cost model on the scenario: with the GPU presets, and with the fitted calibration.
-  ModelStepClasses model_presets, model_cal;
+  // The cost model on the scenario: with the GPU presets, with the fitted curve (the
+  // calibration without op_rates), and with the per-op rates measured from the trace (the file
+  // as written: what `trainsim run --calibration` applies).
+  ModelStepClasses model_presets, model_cal, model_rates;
   std::vector<std::string> applied;
   double bytes_per_hidden = 0;
+  TorchOpRates op_rates;
   if (with_scenario) {
     model_presets = model_step_classes(scenario);
     Scenario calibrated = scenario;
-    applied = apply_calibration(cal, calibrated);
+    apply_calibration(cal, calibrated);
     model_cal = model_step_classes(calibrated);
+    op_rates = torch_trace_op_rates(trace, fit, scenario);
+    cal["op_rates"] = torch_trace_op_rates_json(op_rates);
+    read_op_rates(cal);  // the section must be one `trainsim run --calibration` accepts
+    Scenario with_rates = scenario;
+    applied = apply_calibration(cal, with_rates);
+    model_rates = model_step_classes(with_rates);
+    for (const auto& n : op_rates.notes) notes.push_back(n);
     const auto& p = scenario.plan;
     // Elementwise traffic the trace moved, per token, layer and pass, in units of hidden: the
     // cost model's elementwise_bytes_per_hidden (forward; backward counted as 2 passes).
@@ -148,24 +164,32 @@ int run(int argc, char** argv) {
     const double tokens = static_cast<double>(p.micro_batch) * scenario.model.seq_len / p.cp;
     bytes_per_hidden = trace.of(TorchOpClass::kElementwise).bytes /
                        (passes * tokens * static_cast<double>(scenario.model.hidden));
-    nlohmann::json classes = nlohmann::json::object();
-    for (int i = 0; i < kTorchOpClasses; ++i)
+    nlohmann::json classes = nlohmann::json::object(), classes_rates = nlohmann::json::object();
+    for (int i = 0; i < kTorchOpClasses; ++i) {
       classes[to_string(static_cast<TorchOpClass>(i))] = model_cal.class_s[i];
+      classes_rates[to_string(static_cast<TorchOpClass>(i))] = model_rates.class_s[i];
+    }
+    // step_time_s: what this file gives `trainsim run --calibration` (op rates).
     cal["torch_trace"]["prediction"] = {
         {"scenario", scenario_path},
         {"fidelity", "estimate"},
         {"applied", applied},
-        {"classes_s", classes},
-        {"launch_s", model_cal.launch_s},
-        {"step_time_s", model_cal.step_s},
+        {"classes_s", classes_rates},
+        {"classes_curve_fit_s", classes},
+        {"launch_curve_fit_s", model_cal.launch_s},
+        {"unmodelled_elementwise_s", op_rates.unmodelled_elementwise_s},
+        {"step_time_s", model_rates.step_s},
+        {"step_time_curve_fit_s", model_cal.step_s},
         {"step_time_presets_s", model_presets.step_s},
         {"measured_step_time_s", trace.step_time_s},
-        {"error_pct", pct(model_cal.step_s, trace.step_time_s)},
+        {"error_pct", pct(model_rates.step_s, trace.step_time_s)},
+        {"error_curve_fit_pct", pct(model_cal.step_s, trace.step_time_s)},
+        {"error_presets_pct", pct(model_presets.step_s, trace.step_time_s)},
         {"model_gemm_flop", model_cal.gemm_flop},
         {"trace_gemm_flop", trace.of(TorchOpClass::kGemm).flop},
         {"elementwise_bytes_per_hidden_measured", bytes_per_hidden},
-        {"feasible", model_cal.feasible}};
-    if (!model_cal.feasible) notes.push_back("the scenario is not feasible: " + model_cal.reason);
+        {"feasible", model_rates.feasible}};
+    if (!model_rates.feasible) notes.push_back("the scenario is not feasible: " + model_rates.reason);
   }
   for (const auto& n : notes) cal["torch_trace"]["warnings"].push_back(n);
 
@@ -199,8 +223,36 @@ int run(int argc, char** argv) {
                   "(GPU preset efficiency.elementwise_bytes_per_hidden)\n",
                   bytes_per_hidden, gpu.elementwise_bytes_per_hidden > 0 ? gpu.elementwise_bytes_per_hidden : 68.0);
 
+    if (with_scenario) {
+      const OpRates& r = op_rates.rates;
+      std::printf("\nop rates (counts and times from the trace's own ops; %s peak %.4g TFLOP/s):\n",
+                  op_rates.peak_dtype.c_str(), r.peak_flop_per_s / 1e12);
+      std::printf("  GEMM efficiency: forward %.3f, backward_input %.3f, backward_weight %.3f, lm_head %.3f\n",
+                  r.gemm_forward_efficiency, r.gemm_backward_input_efficiency, r.gemm_backward_weight_efficiency,
+                  r.lm_head_gemm_efficiency);
+      std::printf("  attention efficiency: forward %.3f, backward %.3f\n", r.attention_forward_efficiency,
+                  r.attention_backward_efficiency);
+      std::printf("  %-14s %5s %12s %10s %12s  %s\n", "per element", "ops", "elements", "time ms", "ps/element",
+                  "source");
+      for (const auto& sl : op_rates.slots)
+        std::printf("  %-14s %5d %12.4g %10.3f %12.3f  %s\n", sl.name.c_str(), sl.ops, sl.elements, sl.time_s * 1e3,
+                    sl.seconds_per_element * 1e12,
+                    sl.measured ? (sl.name == "adamw" ? "trace (per parameter on this GPU)" : "trace")
+                                : "fallback: minimum traffic at the fitted bandwidth");
+      std::string top;
+      for (std::size_t i = 0; i < op_rates.unmodelled_by_op.size() && i < 4; ++i) {
+        char buf[96];
+        std::snprintf(buf, sizeof buf, "%s%s %.3f", i ? ", " : "", op_rates.unmodelled_by_op[i].first.c_str(),
+                      op_rates.unmodelled_by_op[i].second * 1e3);
+        top += buf;
+      }
+      std::printf("  unmodelled elementwise: %.3f ms (%.1f%% of the step; ops the op rates have no slot for: %s)\n",
+                  op_rates.unmodelled_elementwise_s * 1e3,
+                  100 * op_rates.unmodelled_elementwise_s / trace.step_time_s, top.empty() ? "none" : top.c_str());
+    }
+
     std::printf("\n  %-14s %7s %12s %10s %7s", "GPU time", "kernels", "measured ms", "fitted ms", "err %");
-    if (with_scenario) std::printf(" %10s %7s", "model ms", "err %");
+    if (with_scenario) std::printf(" %10s %7s %11s %7s", "curve ms", "err %", "op-rates ms", "err %");
     std::printf("\n");
     for (int i = 0; i < kTorchOpClasses; ++i) {
       const TorchClassTime& c = trace.classes[i];
@@ -209,20 +261,30 @@ int run(int argc, char** argv) {
       if (with_scenario) {
         if (static_cast<TorchOpClass>(i) == TorchOpClass::kOther) std::printf(" %10s %7s", "-", "");
         else std::printf(" %10.3f %7.1f", model_cal.class_s[i] * 1e3, pct(model_cal.class_s[i], c.gpu_time_s));
+        std::printf(" %11.3f %7.1f", model_rates.class_s[i] * 1e3, pct(model_rates.class_s[i], c.gpu_time_s));
       }
       std::printf("\n");
+      if (with_scenario && static_cast<TorchOpClass>(i) == TorchOpClass::kElementwise)
+        std::printf("  %-14s %7s %12.3f %10s %7s %10s %7s %11s  (no op rate: the model does not count it)\n",
+                    " unmodelled", "", op_rates.unmodelled_elementwise_s * 1e3, "", "", "", "", "-");
     }
     const double idle = std::max(0.0, trace.step_time_s - trace.gpu_busy_s);
     std::printf("  %-14s %7s %12.3f %10s %7s", "GPU idle", "", idle * 1e3, "", "");
-    if (with_scenario) std::printf(" %10.3f %7s  (model: kernel launch overhead)", model_cal.launch_s * 1e3, "");
+    if (with_scenario)
+      std::printf(" %10.3f %7s %11.3f %7s  (model: kernel launch overhead)", model_cal.launch_s * 1e3, "",
+                  model_rates.launch_s * 1e3, "");
     std::printf("\n");
     std::printf("  %-14s %7s %12.3f\n", "step", "", trace.step_time_s * 1e3);
     if (with_scenario) {
-      std::printf("\nstep %s: measured %.3f ms; estimate with this calibration %.3f ms (%+.1f%%), with the GPU "
-                  "presets %.3f ms (%+.1f%%)\n",
-                  trace.step_name.empty() ? "(GPU span)" : trace.step_name.c_str(), trace.step_time_s * 1e3,
-                  model_cal.step_s * 1e3, pct(model_cal.step_s, trace.step_time_s), model_presets.step_s * 1e3,
+      std::printf("\nstep %s: measured %.3f ms\n", trace.step_name.empty() ? "(GPU span)" : trace.step_name.c_str(),
+                  trace.step_time_s * 1e3);
+      std::printf("  estimate with the GPU presets  %9.3f ms  %+6.1f%%\n", model_presets.step_s * 1e3,
                   pct(model_presets.step_s, trace.step_time_s));
+      std::printf("  estimate with the curve fit    %9.3f ms  %+6.1f%%  (GEMM curve, attention, bandwidth)\n",
+                  model_cal.step_s * 1e3, pct(model_cal.step_s, trace.step_time_s));
+      std::printf("  estimate with op rates         %9.3f ms  %+6.1f%%  (op_rates: what --out's file gives "
+                  "trainsim run --calibration)\n",
+                  model_rates.step_s * 1e3, pct(model_rates.step_s, trace.step_time_s));
       std::printf("GEMM FLOPs: trace %.4g, model %.4g (%+.1f%%)\n", trace.of(TorchOpClass::kGemm).flop,
                   model_cal.gemm_flop, pct(model_cal.gemm_flop, trace.of(TorchOpClass::kGemm).flop));
       for (const auto& a : applied) std::printf("  applied: %s\n", a.c_str());

@@ -4,6 +4,7 @@
 // no JSON per plan, about a microsecond each.
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <cstdio>
 #include <iostream>
 #include <map>
@@ -187,8 +188,15 @@ int run(int argc, char** argv) {
     std::vector<ChildRun> runs;
     for (std::size_t k = 0; k < best.size() && k < static_cast<std::size_t>(simulate_top); ++k)
       runs.push_back({to_json(best[k].scenario).dump(), "", "", -1});
-    // The scenarios are written calibrated (to_json of the searched plan), so children need no file.
-    run_children(self_executable(argv[0]), runs, jobs, {"--fidelity", "simulate", "--json"}, [&](std::size_t k) {
+    // The scenarios are written calibrated (to_json of the searched plan); the file goes along
+    // too for what the scenario format does not carry (per-op rates). Applying it twice is a
+    // no-op: it sets the same values.
+    std::vector<std::string> child_args = {"--fidelity", "simulate", "--json"};
+    if (!calibration_path.empty()) {
+      child_args.push_back("--calibration");
+      child_args.push_back(std::filesystem::absolute(calibration_path).string());
+    }
+    run_children(self_executable(argv[0]), runs, jobs, child_args, [&](std::size_t k) {
       try {
         simulated[k] = json::parse(runs[k].output);
       } catch (const std::exception&) {

@@ -211,8 +211,9 @@ int run_cpu(int argc, char** argv) {
     for (const auto& r : rows)
       j["metrics"].push_back({{"metric", r.metric}, {"predicted", r.predicted}, {"measured", r.measured},
                               {"error", std::isfinite(r.error) ? nlohmann::json(r.error) : nlohmann::json(nullptr)}});
-    j["estimate_tier_without_op_rates"] = {{"step_time_s", pred.estimate_step_time_s}, {"error", est_err},
-                                           {"peak_memory_bytes", pred.estimate_peak_memory_bytes}};
+    j["estimate_tier"] = {{"step_time_s", pred.estimate_step_time_s}, {"error", est_err},
+                          {"peak_memory_bytes", pred.estimate_peak_memory_bytes},
+                          {"note", "trainsim run --fidelity estimate --calibration FILE on the job's scenario"}};
     j["steps_used"] = meas.steps_used;
     j["step_time_spread"] = meas.step_time_spread;
     j["max_error_pct"] = max_error;
@@ -232,7 +233,8 @@ int run_cpu(int argc, char** argv) {
       else std::snprintf(err, sizeof err, "%9s", "n/a");
       std::printf("%-20s %14.6g %14.6g %s\n", r.metric.c_str(), r.predicted, r.measured, err);
     }
-    std::printf("estimate tier without per-op rates: step %.6g s (%+.1f%%)\n", pred.estimate_step_time_s, 100 * est_err);
+    std::printf("estimate tier (run --calibration, the same op rates): step %.6g s (%+.1f%%)\n",
+                pred.estimate_step_time_s, 100 * est_err);
     std::printf("measured step-time spread (max-min)/median over the steps used: %.1f%%\n", 100 * meas.step_time_spread);
   }
   const double step_err = rows.front().error;

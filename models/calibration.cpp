@@ -143,6 +143,15 @@ std::vector<std::string> apply_calibration(const json& cal, Scenario& s) {
       break;
     }
   }
+  OpRatesShape shape;
+  const OpRates rates = read_op_rates(cal, &shape);
+  if (rates.present()) {
+    g.op_rates = rates;
+    applied.push_back("per-op rates (op_rates, measured at hidden " + std::to_string(shape.hidden) +
+                      ", seq " + std::to_string(shape.seq) + ", micro-batch " +
+                      std::to_string(shape.micro_batch) + ", tp " + std::to_string(shape.tp) +
+                      ") replace the compute roofline");
+  }
   return applied;
 }
 

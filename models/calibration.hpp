@@ -38,8 +38,8 @@ struct OpRatesShape {
 
 // The optional "op_rates" section (per-op rates at one training job's shapes, kernels/README.md):
 // OpRates with present() false when the file has none; ScenarioError naming
-// "calibration.op_rates.<field>" when it is malformed. The rates are used by the per-op cost
-// functions of compute_cost.hpp (validate --backend cpu); apply_calibration leaves them out.
+// "calibration.op_rates.<field>" when it is malformed. apply_calibration puts them in the GPU
+// spec, where the estimate's per-op cost functions (compute_cost.hpp) read them.
 OpRates read_op_rates(const nlohmann::json& calibration, OpRatesShape* shape = nullptr);
 
 }  // namespace trainsim

@@ -37,29 +37,6 @@ struct LayerComputeTimes {
   double attention_forward_s = 0;
 };
 
-// Per-op rates measured at one training job's shapes (calibration "op_rates", kernels/README.md).
-// On a CPU the elementwise ops (GELU's tanh ~20-40 ns/element) and naive attention are
-// compute-bound, so the roofline above (peak x GEMM curve, bytes at memory bandwidth) is far off;
-// these rates replace it op by op. GEMM and attention rates are shares of peak_flop_per_s with
-// the calibration's FLOP conventions; the rest are seconds per element (per parameter for AdamW).
-struct OpRates {
-  double peak_flop_per_s = 0;  // the peak the efficiencies refer to; 0 = no rates
-  double gemm_forward_efficiency = 0;          // the layer's 6 forward GEMMs (A W)
-  double gemm_backward_input_efficiency = 0;   // their input gradients (dY W^T)
-  double gemm_backward_weight_efficiency = 0;  // their weight gradients (X^T dY)
-  double lm_head_gemm_efficiency = 0;          // the 3 GEMMs of the LM head
-  double attention_forward_efficiency = 0;     // causal FLOPs 2 b h s^2 d
-  double attention_backward_efficiency = 0;    // 2.5 x forward
-  double layernorm_fwd_s_per_element = 0, layernorm_bwd_s_per_element = 0;
-  double gelu_fwd_s_per_element = 0, gelu_bwd_s_per_element = 0;
-  double residual_add_s_per_element = 0;
-  double softmax_xent_s_per_element = 0;  // per logit, loss and gradient
-  double embedding_fwd_s_per_element = 0, embedding_bwd_s_per_element = 0;
-  double copy_s_per_element = 0, fill_zero_s_per_element = 0;  // fp32 elements
-  double adamw_s_per_param = 0;
-  bool present() const { return peak_flop_per_s > 0; }
-};
-
 // One rank's share of one micro-batch of a GPT layer (pre-LN, MLP 4h, GELU, MHA, no biases),
 // tensor-parallel as Megatron splits it.
 struct RankLayerShape {
@@ -71,6 +48,19 @@ struct RankLayerShape {
   int tp = 1;
   double tokens() const { return micro_batch * seq; }
 };
+
+// What one layer does for one micro-batch on one rank, counted the way the calibration's op
+// rates are (kernels/README.md): forward GEMM FLOPs (the input- and weight-gradient GEMMs do as
+// many each), causal attention FLOPs 2 b (a/tp) s^2 d (backward 2.5x), and the elements the
+// memory-bound ops touch.
+struct LayerOpCounts {
+  double gemm_flop = 0;
+  double attention_flop = 0;
+  double norm_elements = 0;        // both LayerNorms' inputs
+  double residual_elements = 0;    // both residual adds
+  double activation_elements = 0;  // GELU / SwiGLU inputs
+};
+LayerComputeTimes layer_times_from_op_rates(const OpRates& rates, const LayerOpCounts& counts);
 
 // One layer, one micro-batch, one rank, from per-op rates (no launch overhead: counted in the
 // measured rates). GEMM FLOPs per pass 2 T h (4 h/tp + 2 ffn/tp); attention forward

@@ -24,7 +24,9 @@ double dp_bucket_params(int dp) { return std::max(40e6, 1e6 * dp); }
 constexpr double kAdamBytesPerParam = 28;
 // DeepSpeed's CPU Adam sustains about 1e9 parameters/s per GPU's share of a host's cores.
 constexpr double kCpuAdamParamsPerS = 1e9;
-constexpr double kActivationBytes = 2;  // 16-bit activations on the wire and in HBM
+// Activations on the wire: 16-bit in mixed precision (fp8 training keeps them in bf16 between
+// layers), 4 bytes in fp32 training.
+double activation_bytes(Precision p) { return p == Precision::kFp32 ? 4.0 : 2.0; }
 
 std::string str(int64_t v) { return std::to_string(v); }
 // "12.3 GiB" without printf: reasons are built for every infeasible plan of a sweep.
@@ -175,8 +177,27 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r) {
   // harmonic mean of the two weight dimensions, 2h/(tp+1), sets their arithmetic intensity.
   const double eff = gemm_efficiency(gpu, 2 * h / (tp + 1));
   const double elementwise_div = p.sp ? tp : 1;
+  // Measured per-op rates (calibration op_rates) replace the roofline op by op; the kernel
+  // launch overhead is inside what they measured.
+  const OpRates& rates = gpu.op_rates;
+  auto measured_layer_times = [&](bool moe, const LayerFlops& lf) {
+    LayerOpCounts n;
+    n.gemm_flop = lf.gemm * tokens_mb / tp;
+    n.attention_flop = lf.attention * tokens_mb / tp / 2;  // causal: half the score matrix
+    n.norm_elements = 2 * tokens_mb * h / elementwise_div;
+    n.residual_elements = n.norm_elements;
+    double ffn = static_cast<double>(m.ffn_hidden);
+    if (moe && m.moe)
+      ffn = static_cast<double>(m.moe->expert_ffn_hidden) * (m.moe->top_k + m.moe->shared_experts);
+    n.activation_elements = tokens_mb * ffn / tp;
+    LayerComputeTimes t = layer_times_from_op_rates(rates, n);
+    if (p.recompute == Recompute::kFull) t.recompute_s = t.forward_s;
+    else if (p.recompute == Recompute::kSelective) t.recompute_s = t.attention_forward_s;
+    return t;
+  };
   auto layer_times = [&](bool moe) {
     const LayerFlops lf = layer_forward_flops_per_token(m, moe);
+    if (rates.present()) return measured_layer_times(moe, lf);
     LayerComputeTimes t;
     const double gemm_s = lf.gemm * tokens_mb / tp / (peak * eff);
     const double attn_s = lf.attention * tokens_mb / tp / (peak_attention * eff);
@@ -201,6 +222,7 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r) {
   const LayerComputeTimes moe_t = m.moe ? layer_times(true) : dense_t;
 
   // ---- per-layer communication for one micro-batch ----
+  const double kActivationBytes = activation_bytes(p.precision);
   const double act_bytes = tokens_mb * h * kActivationBytes;  // one [s/cp, b, h] tensor
   double tp_collective_s = 0;
   if (tp > 1) {
@@ -254,7 +276,22 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r) {
 
   // ---- per-device micro-batch times ----
   double worst_fb = 0;  // the slowest device's forward + backward of one micro-batch
-  const double logits_gemm_s = logits_forward_flops_per_token(m) * tokens_mb / tp / (peak * eff);
+  double logits_gemm_s = logits_forward_flops_per_token(m) * tokens_mb / tp / (peak * eff);
+  double embedding_fwd_s = 0, embedding_bwd_s = 0;
+  if (rates.present()) {
+    // Final LayerNorm + LM-head GEMMs + softmax cross-entropy, forward and backward together:
+    // a third forward, as the GEMMs split; the embedding gather and its scatter-add.
+    RankLayerShape rs;
+    rs.micro_batch = static_cast<double>(p.micro_batch);
+    rs.seq = seq / cp;
+    rs.hidden = h;
+    rs.heads = m.heads;
+    rs.vocab = v / tp;
+    rs.tp = tp;
+    logits_gemm_s = lm_head_time_from_op_rates(rates, rs) / 3;
+    embedding_fwd_s = embedding_time_from_op_rates(rates, rs, false);
+    embedding_bwd_s = embedding_time_from_op_rates(rates, rs, true);
+  }
   w.stages.assign(pp, StageWork{});
   for (int di = 0; di < pp; ++di) {
     const DeviceLayers& d = devices[di];
@@ -269,6 +306,10 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r) {
       f += logits_gemm_s;
       b += 2 * logits_gemm_s;
       wgt += logits_gemm_s;
+    }
+    if (d.first) {
+      f += embedding_fwd_s;
+      b += embedding_bwd_s;
     }
     const double compute = f + b;
     double tp_s = d.layers * (tp_fwd + tp_bwd) * tp_collective_s;
@@ -427,7 +468,9 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r) {
   const double zero_degree = p.zero_stage >= 1 ? dp_group.ranks : 1;
   const double opt_params = max_stage_dense / zero_degree +
                             max_stage_expert / (p.zero_stage >= 1 ? expert_dp_group.ranks : 1);
-  double optimizer_s = opt_params * kAdamBytesPerParam / gpu.hbm_bandwidth_bytes_per_s;
+  double optimizer_s = rates.present()
+                           ? optimizer_time_from_op_rates(rates, opt_params, max_stage_params)
+                           : opt_params * kAdamBytesPerParam / gpu.hbm_bandwidth_bytes_per_s;
   double offload_s = 0;
   if (p.offload.optimizer) {
     // Gradients down and parameters up over PCIe, Adam on the host.

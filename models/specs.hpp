@@ -19,6 +19,29 @@ const char* to_string(Precision p);
 const char* to_string(Recompute r);
 const char* to_string(FfnActivation a);
 
+// Per-op rates measured at one training job's shapes (calibration "op_rates", kernels/README.md).
+// On a CPU the elementwise ops (GELU's tanh ~20-40 ns/element) and naive attention are
+// compute-bound, so the roofline above (peak x GEMM curve, bytes at memory bandwidth) is far off;
+// these rates replace it op by op. GEMM and attention rates are shares of peak_flop_per_s with
+// the calibration's FLOP conventions; the rest are seconds per element (per parameter for AdamW).
+struct OpRates {
+  double peak_flop_per_s = 0;  // the peak the efficiencies refer to; 0 = no rates
+  double gemm_forward_efficiency = 0;          // the layer's 6 forward GEMMs (A W)
+  double gemm_backward_input_efficiency = 0;   // their input gradients (dY W^T)
+  double gemm_backward_weight_efficiency = 0;  // their weight gradients (X^T dY)
+  double lm_head_gemm_efficiency = 0;          // the 3 GEMMs of the LM head
+  double attention_forward_efficiency = 0;     // causal FLOPs 2 b h s^2 d
+  double attention_backward_efficiency = 0;    // 2.5 x forward
+  double layernorm_fwd_s_per_element = 0, layernorm_bwd_s_per_element = 0;
+  double gelu_fwd_s_per_element = 0, gelu_bwd_s_per_element = 0;
+  double residual_add_s_per_element = 0;
+  double softmax_xent_s_per_element = 0;  // per logit, loss and gradient
+  double embedding_fwd_s_per_element = 0, embedding_bwd_s_per_element = 0;
+  double copy_s_per_element = 0, fill_zero_s_per_element = 0;  // fp32 elements
+  double adamw_s_per_param = 0;
+  bool present() const { return peak_flop_per_s > 0; }
+};
+
 struct GpuSpec {
   std::string name;
   double peak_flops_fp32 = 0;  // FLOP/s, dense (tensor-core TF32 is not used for fp32 training)
@@ -33,6 +56,9 @@ struct GpuSpec {
   // Memory-bound (elementwise) traffic per token per layer forward, in bytes per unit of hidden
   // (0 = the default, see compute_cost.hpp).
   double elementwise_bytes_per_hidden = 0;
+  // Measured per-op rates (a calibration file's op_rates); when present they replace the
+  // roofline above op by op (models/compute_cost.hpp).
+  OpRates op_rates;
   double peak_flops(Precision p) const;
 };
 

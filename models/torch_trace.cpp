@@ -428,6 +428,50 @@ double elementwise_bytes(const std::string& op, const OpArgs& a, double fallback
   return in + largest;
 }
 
+// The op_rates seconds_per_element slot of an aten op (stripped of "aten::"), nullptr when it
+// has none. SwiGLU's silu counts as the activation (its mul has no slot); rms_norm as the norm.
+const char* op_rate_slot(const std::string& n) {
+  static const std::map<std::string, const char*> kSlots = {
+      {"layer_norm", "layernorm_fwd"}, {"native_layer_norm", "layernorm_fwd"}, {"rms_norm", "layernorm_fwd"},
+      {"_fused_rms_norm", "layernorm_fwd"}, {"layer_norm_backward", "layernorm_bwd"},
+      {"native_layer_norm_backward", "layernorm_bwd"}, {"rms_norm_backward", "layernorm_bwd"},
+      {"_fused_rms_norm_backward", "layernorm_bwd"}, {"gelu", "gelu_fwd"}, {"silu", "gelu_fwd"},
+      {"gelu_backward", "gelu_bwd"}, {"silu_backward", "gelu_bwd"}, {"add", "residual_add"},
+      {"add_", "residual_add"}, {"_log_softmax", "softmax_xent"}, {"log_softmax", "softmax_xent"},
+      {"_log_softmax_backward_data", "softmax_xent"}, {"nll_loss", "softmax_xent"},
+      {"nll_loss_nd", "softmax_xent"}, {"nll_loss_forward", "softmax_xent"}, {"nll_loss_backward", "softmax_xent"},
+      {"nll_loss2d_forward", "softmax_xent"}, {"nll_loss2d_backward", "softmax_xent"},
+      {"cross_entropy_loss", "softmax_xent"}, {"cross_entropy", "softmax_xent"},
+      {"embedding", "embedding_fwd"}, {"embedding_backward", "embedding_bwd"},
+      {"embedding_dense_backward", "embedding_bwd"}, {"copy_", "copy"}, {"to", "copy"}, {"_to_copy", "copy"},
+      {"fill_", "fill_zero"}, {"zero_", "fill_zero"}};
+  const auto it = kSlots.find(n);
+  return it == kSlots.end() ? nullptr : it->second;
+}
+
+// The elements an op-rate slot op works on: its first input's; an embedding's output (the
+// first input is the table: indices x hidden).
+double slot_elements(const std::string& n, const OpArgs& a) {
+  if (n == "embedding") {
+    const Dims* table = tensor(a, 0);
+    const Dims* idx = tensor(a, 1);
+    return table && idx && table->size() == 2 ? product(*idx) * (*table)[1] : 0;
+  }
+  const char* slot = op_rate_slot(n);
+  if (slot && std::string(slot) == "softmax_xent") {  // nll_loss_backward's first input is the scalar grad
+    double largest = 0;
+    for (const auto& in : a.inputs)
+      for (const auto& t : in) largest = std::max(largest, product(t));
+    return largest;
+  }
+  const Dims* x = tensor(a, 0);
+  return x ? product(*x) : 0;
+}
+
+// Ops on fewer elements are launch-latency bound (the 0-dim fill_ of the loss gradient seed):
+// their time says nothing per element, so they take no op-rate slot.
+constexpr double kMinRateElements = 1024;
+
 // Kernel names that betray the class when no op says it.
 TorchOpClass class_from_kernel(const std::string& kernel) {
   const std::string l = lower(kernel);
@@ -618,6 +662,7 @@ TorchTrace parse_torch_trace(const json& trace, const std::string& source, const
   bool causal_assumed = false;
   int gemm_without_shapes = 0;
   std::map<double, int> gemm_dim_votes;
+  std::map<int, double> slot_elements_of;  // op-rate slot host ops -> their elements (carried once)
   for (auto& [h, g] : by_host) {
     TorchTraceOp op;
     const Event& first = p.devices[g.devices.front()];
@@ -679,6 +724,29 @@ TorchTrace parse_torch_trace(const json& trace, const std::string& source, const
         }
       } else {
         op.bytes = elementwise_bytes(op.name, a, 2);
+        if (const Dims* x = tensor(a, 0)) op.elements = product(*x);
+      }
+    }
+    // The op_rates slot: the innermost aten ancestor that has one (native_layer_norm rather than
+    // the layer_norm around it; the embedding around index_select). Gradient accumulation's adds
+    // are not residuals.
+    if ((op.cls == TorchOpClass::kElementwise || op.cls == TorchOpClass::kOther) &&
+        !ancestors_have(h, [](const std::string& n) { return contains(n, "AccumulateGrad"); })) {
+      for (int up = h; up >= 0; up = p.hosts[up].parent) {
+        const std::string& name = p.hosts[up].name;
+        if (!starts_with(name, "aten::")) continue;
+        const char* slot = op_rate_slot(strip_aten(name));
+        if (!slot) continue;
+        const bool first_use = !slot_elements_of.count(up);
+        if (first_use)
+          slot_elements_of[up] = slot_elements(strip_aten(name), read_op_args(p.hosts[up], source + ": traceEvents[" +
+                                                                                          std::to_string(p.hosts[up].index) + "]"));
+        if (slot_elements_of[up] < kMinRateElements) break;
+        op.slot = slot;
+        op.slot_op = strip_aten(name);
+        // Several trace ops (kernels launched by ops nested in it) share the slot op's elements.
+        op.elements = first_use ? slot_elements_of[up] : 0;
+        break;
       }
     }
     out.ops.push_back(std::move(op));
@@ -940,6 +1008,65 @@ ModelStepClasses model_step_classes(const Scenario& sc) {
   const double attention_passes = 3 + (p.recompute != Recompute::kNone ? 1 : 0);
   const StageWork& st = w.stages.front();
   const double mb = w.micro_batches;
+  const double comm_s = st.dp_reduce_s + w.zero3_gather_s + mb * (st.tp_comm_s + st.cp_comm_s + st.ep_comm_s);
+  const OpRates& rates = gpu.op_rates;
+  if (rates.present()) {
+    // estimate.cpp build_workload with op rates: measured_layer_times, lm_head_time_from_op_rates
+    // and embedding_time_from_op_rates (compute_cost.cpp), term by term, sorted into classes.
+    out.op_rates = true;
+    const double tp = p.tp;
+    const double elementwise_div = p.sp ? tp : 1;
+    auto at = [&](double flop, double e) { return e > 0 ? flop / (rates.peak_flop_per_s * e) : 0.0; };
+    std::array<double, kTorchOpClasses> c{};
+    const int gemm = static_cast<int>(TorchOpClass::kGemm), attn = static_cast<int>(TorchOpClass::kAttention),
+              elem = static_cast<int>(TorchOpClass::kElementwise), other = static_cast<int>(TorchOpClass::kOther);
+    auto add_layers = [&](bool moe, double count) {
+      if (count <= 0) return;
+      const LayerFlops lf = layer_forward_flops_per_token(m, moe);
+      const double gf = lf.gemm * tokens_mb / tp;
+      const double af = lf.attention * tokens_mb / tp / 2;  // causal
+      const double norm = 2 * tokens_mb * h / elementwise_div;
+      double ffn = static_cast<double>(m.ffn_hidden);
+      if (moe && m.moe) ffn = static_cast<double>(m.moe->expert_ffn_hidden) * (m.moe->top_k + m.moe->shared_experts);
+      const double act = tokens_mb * ffn / tp;
+      const double g_f = at(gf, rates.gemm_forward_efficiency);
+      const double a_f = at(af, rates.attention_forward_efficiency);
+      const double e_f = norm * (rates.layernorm_fwd_s_per_element + rates.residual_add_s_per_element) +
+                         act * rates.gelu_fwd_s_per_element;
+      const double e_b = norm * (rates.layernorm_bwd_s_per_element + rates.residual_add_s_per_element) +
+                         act * rates.gelu_bwd_s_per_element;
+      const bool full = p.recompute == Recompute::kFull, selective = p.recompute == Recompute::kSelective;
+      c[gemm] += count * (g_f * (full ? 2 : 1) + at(gf, rates.gemm_backward_input_efficiency) +
+                          at(gf, rates.gemm_backward_weight_efficiency));
+      c[attn] += count * (a_f * (full || selective ? 2 : 1) + at(2.5 * af, rates.attention_backward_efficiency));
+      c[elem] += count * (e_f * (full ? 2 : 1) + e_b);
+    };
+    add_layers(false, st.layers - st.moe_layers);
+    add_layers(true, st.moe_layers);
+    const double v = static_cast<double>(m.vocab) / tp;
+    if (st.last) {  // final LayerNorm (elementwise), LM-head GEMMs, softmax cross-entropy (other)
+      c[elem] += tokens_mb * h * (rates.layernorm_fwd_s_per_element + rates.layernorm_bwd_s_per_element);
+      c[gemm] += at(3 * 2 * tokens_mb * h * v, rates.lm_head_gemm_efficiency);
+      c[other] += tokens_mb * v * rates.softmax_xent_s_per_element;
+    }
+    if (st.first) c[other] += tokens_mb * h * (rates.embedding_fwd_s_per_element + rates.embedding_bwd_s_per_element);
+    for (int i : {gemm, attn, elem, other}) out.class_s[i] = mb * c[i];
+    out.class_s[static_cast<int>(TorchOpClass::kCommunication)] = comm_s;
+    out.class_s[static_cast<int>(TorchOpClass::kOptimizer)] = w.optimizer_s;
+    double flop = 0;
+    for (bool moe : {false, true}) {
+      const double count = moe ? st.moe_layers : st.layers - st.moe_layers;
+      flop += count * (3 + (p.recompute == Recompute::kFull ? 1 : 0)) *
+              layer_forward_flops_per_token(m, moe).gemm * tokens_mb / tp;
+    }
+    if (st.last) flop += 3 * logits_forward_flops_per_token(m) * tokens_mb / tp;
+    out.gemm_flop = mb * flop;
+    out.compute_s = mb * (st.forward_compute_s + st.backward_compute_s);
+    const Result est = estimate(sc);
+    out.step_s = est.step_time_s;
+    if (!est.feasible) out.feasible = false, out.reason = est.reason;
+    return out;
+  }
   auto per_layer = [&](bool moe, double& gemm, double& attn, double& elem, double& flop) {
     const LayerFlops lf = layer_forward_flops_per_token(m, moe);
     gemm = lf.gemm * tokens_mb / p.tp / (peak * eff);
@@ -968,8 +1095,7 @@ ModelStepClasses model_step_classes(const Scenario& sc) {
   out.class_s[static_cast<int>(TorchOpClass::kGemm)] = mb * gemm;
   out.class_s[static_cast<int>(TorchOpClass::kAttention)] = mb * attn;
   out.class_s[static_cast<int>(TorchOpClass::kElementwise)] = mb * elem;
-  out.class_s[static_cast<int>(TorchOpClass::kCommunication)] =
-      st.dp_reduce_s + w.zero3_gather_s + mb * (st.tp_comm_s + st.cp_comm_s + st.ep_comm_s);
+  out.class_s[static_cast<int>(TorchOpClass::kCommunication)] = comm_s;
   out.class_s[static_cast<int>(TorchOpClass::kOptimizer)] = w.optimizer_s;
   out.launch_s = mb * launch;
   out.gemm_flop = mb * flop;
@@ -978,6 +1104,222 @@ ModelStepClasses model_step_classes(const Scenario& sc) {
   out.step_s = est.step_time_s;
   if (!est.feasible) out.feasible = false, out.reason = est.reason;
   return out;
+}
+
+const TorchOpRateSlot* TorchOpRates::slot(const std::string& name) const {
+  for (const auto& s : slots)
+    if (s.name == name) return &s;
+  return nullptr;
+}
+
+namespace {
+// Minimum traffic per element of each slot, in element accesses (reads + writes), for a slot
+// the trace has no op for: its time at the fitted elementwise bandwidth.
+struct SlotDef {
+  const char* name;
+  double accesses;
+  const char* traffic;
+};
+const SlotDef kSlotDefs[] = {
+    {"layernorm_fwd", 2, "read x, write y"},
+    {"layernorm_bwd", 3, "read dy and x, write dx"},
+    {"gelu_fwd", 2, "read x, write y"},
+    {"gelu_bwd", 3, "read dy and x, write dx"},
+    {"residual_add", 3, "read 2, write 1"},
+    {"softmax_xent", 6, "log-softmax read + write, its gradient read 2 + write 1, the loss gradient write"},
+    {"embedding_fwd", 2, "gather a row element, write it"},
+    {"embedding_bwd", 2, "read the gradient, accumulate into the table"},
+    {"copy", 2, "read, write"},
+    {"fill_zero", 1, "write"},
+};
+double activation_size(const std::string& dtype) { return dtype == "f32" ? 4 : 2; }  // fp8 trains with bf16 activations
+}  // namespace
+
+TorchOpRates torch_trace_op_rates(const TorchTrace& trace, const TorchTraceFit& fit, const Scenario& sc) {
+  TorchOpRates out;
+  const ModelSpec& m = sc.model;
+  const ParallelPlan& p = sc.plan;
+  out.shape = {m.layers, static_cast<int>(m.hidden), m.heads, static_cast<int>(m.seq_len), static_cast<int>(m.vocab),
+               static_cast<int>(p.micro_batch), p.tp, p.pp, p.dp, p.zero_stage};
+  out.peak_dtype = fit.dtype;
+  OpRates& r = out.rates;
+  r.peak_flop_per_s = fit.peak_flop_per_s;
+  const double bw = fit.elementwise_bytes_per_s > 0 ? fit.elementwise_bytes_per_s : sc.cluster.gpu.hbm_bandwidth_bytes_per_s;
+  const double size = activation_size(fit.dtype);
+  auto fmt = [](const char* f, double a, double b = 0, double c = 0) {
+    char buf[256];
+    std::snprintf(buf, sizeof buf, f, a, b, c);
+    return std::string(buf);
+  };
+
+  // ---- GEMMs per pass: FLOP-weighted over the fitted dtype's shapes ----
+  const char* pass_names[] = {"forward", "backward_input", "backward_weight", "lm_head"};
+  out.gemm.resize(4);
+  for (int i = 0; i < 4; ++i) out.gemm[i].name = pass_names[i];
+  for (const auto& s : fit.gemm_shapes) {
+    if (s.dtype != fit.dtype) continue;
+    const int i = s.label == "logits" ? 3 : s.pass == "forward" ? 0 : s.pass == "dgrad" ? 1 : s.pass == "wgrad" ? 2 : -1;
+    if (i < 0) continue;
+    out.gemm[i].shapes += 1;
+    out.gemm[i].flop += s.flop;
+    out.gemm[i].time_s += s.time_s;
+  }
+  const double h = static_cast<double>(m.hidden);
+  for (int i = 0; i < 4; ++i) {
+    TorchGemmPass& g = out.gemm[i];
+    if (g.time_s > 0 && g.flop > 0 && fit.peak_flop_per_s > 0) {
+      g.efficiency = g.flop / g.time_s / fit.peak_flop_per_s;
+      g.measured = true;
+    } else {
+      // The fitted curve at the estimate's width: 2h/(tp+1) for the layers, the LM head's dims.
+      const double w = i == 3 ? width_of(static_cast<double>(m.vocab) / p.tp, h) : 2 * h / (p.tp + 1);
+      g.efficiency = std::min(1.0, fit.gemm.eff_max) * w / (w + fit.gemm.half_width);
+      out.notes.push_back("op_rates: no " + g.name + " GEMM of the " + fit.dtype + " GEMMs in the trace" +
+                          (i == 3 ? std::string(" labelled logits") : "") +
+                          fmt(": its efficiency is the fitted curve's at width %.0f (%.3f)", w, g.efficiency));
+    }
+  }
+  r.gemm_forward_efficiency = out.gemm[0].efficiency;
+  r.gemm_backward_input_efficiency = out.gemm[1].efficiency;
+  r.gemm_backward_weight_efficiency = out.gemm[2].efficiency;
+  r.lm_head_gemm_efficiency = out.gemm[3].efficiency;
+
+  // ---- attention ----
+  r.attention_forward_efficiency = fit.attention_forward_efficiency;
+  r.attention_backward_efficiency = fit.attention_backward_efficiency;
+  for (double* e : {&r.attention_forward_efficiency, &r.attention_backward_efficiency}) {
+    if (*e > 0) continue;
+    *e = fit.attention_efficiency > 0 ? fit.attention_efficiency : r.gemm_forward_efficiency;
+    out.notes.push_back(std::string("op_rates: no ") + (e == &r.attention_forward_efficiency ? "forward" : "backward") +
+                        " attention with shapes in the trace: its efficiency is " +
+                        (fit.attention_efficiency > 0 ? "the other pass's" : "the forward GEMMs'") + fmt(" (%.3f)", *e));
+  }
+
+  // ---- memory-bound ops, per element; what has no slot ----
+  std::map<std::string, TorchOpRateSlot> by_slot;
+  std::map<std::string, double> unmodelled;
+  double xent_logits_fwd = 0, xent_loss_fwd = 0;
+  for (const auto& op : trace.ops) {
+    if (op.cls != TorchOpClass::kElementwise && op.cls != TorchOpClass::kOther) continue;
+    if (op.slot.empty()) {
+      if (op.cls == TorchOpClass::kElementwise) unmodelled[strip_aten(op.name)] += op.gpu_time_s;
+      continue;
+    }
+    TorchOpRateSlot& s = by_slot[op.slot];
+    s.ops += 1;
+    s.time_s += op.gpu_time_s;
+    if (op.slot == "softmax_xent") {
+      // Per logit, loss and gradient together: the logits the forward log-softmax read (else
+      // those of the forward loss op).
+      const bool fwd = op.slot_op.find("backward") == std::string::npos;
+      if (fwd && (op.slot_op == "_log_softmax" || op.slot_op == "log_softmax")) xent_logits_fwd += op.elements;
+      else if (fwd) xent_loss_fwd = std::max(xent_loss_fwd, op.elements);
+    } else {
+      s.elements += op.elements;
+    }
+  }
+  if (by_slot.count("softmax_xent")) by_slot["softmax_xent"].elements = xent_logits_fwd > 0 ? xent_logits_fwd : xent_loss_fwd;
+  double* dst[] = {&r.layernorm_fwd_s_per_element, &r.layernorm_bwd_s_per_element, &r.gelu_fwd_s_per_element,
+                   &r.gelu_bwd_s_per_element,      &r.residual_add_s_per_element,  &r.softmax_xent_s_per_element,
+                   &r.embedding_fwd_s_per_element, &r.embedding_bwd_s_per_element, &r.copy_s_per_element,
+                   &r.fill_zero_s_per_element};
+  for (std::size_t i = 0; i < std::size(kSlotDefs); ++i) {
+    const SlotDef& d = kSlotDefs[i];
+    TorchOpRateSlot s = by_slot.count(d.name) ? by_slot[d.name] : TorchOpRateSlot{};
+    s.name = d.name;
+    if (s.time_s > 0 && s.elements > 0) {
+      s.seconds_per_element = s.time_s / s.elements;
+      s.measured = true;
+    } else {
+      s.seconds_per_element = d.accesses * size / bw;
+      out.notes.push_back(std::string("op_rates: ") +
+                          (s.ops > 0 ? "the trace's " + std::string(d.name) + " ops have no element counts"
+                                     : "no " + std::string(d.name) + " op in the trace") +
+                          ": its rate is its minimum traffic (" + d.traffic + fmt(", %.0f x %.0f bytes)", d.accesses, size) +
+                          fmt(" at the fitted elementwise bandwidth, %.3g s per element", s.seconds_per_element));
+    }
+    *dst[i] = s.seconds_per_element;
+    out.slots.push_back(s);
+  }
+  if (out.slot("embedding_fwd")->measured || out.slot("embedding_bwd")->measured)
+    out.notes.push_back("op_rates: embedding rates are per output element (indices x hidden) over every embedding "
+                        "op of the trace (a learned position embedding too); the model counts one embedding per token");
+  if (const auto* s = out.slot("fill_zero"); s && !s->measured)
+    out.notes.push_back("op_rates: the model zeroes every gradient before the step (fill_zero per gradient); a "
+                        "trace without gradient zeroing (zero_grad(set_to_none=True), PyTorch 2's default) did not");
+  if (m.ffn_act == FfnActivation::kSwiglu)
+    out.notes.push_back("op_rates: SwiGLU: the silu counts as the activation (gelu rates); its gate multiply has no "
+                        "slot (unmodelled elementwise)");
+
+  // ---- AdamW, per parameter of this GPU ----
+  TorchOpRateSlot adam;
+  adam.name = "adamw";
+  double params = count_params(m).total / (static_cast<double>(p.tp) * p.pp);
+  if (p.zero_stage >= 1) params /= p.dp;
+  out.optimizer_params = params;
+  adam.elements = params;
+  for (const auto& op : trace.ops)
+    if (op.cls == TorchOpClass::kOptimizer) adam.ops += 1, adam.time_s += op.gpu_time_s;
+  if (adam.time_s > 0 && params > 0) {
+    adam.seconds_per_element = adam.time_s / params;
+    adam.measured = true;
+  } else {
+    // bf16 param and grad read, param written; fp32 exp_avg and exp_avg_sq read and written.
+    const double bytes = 3 * size + 16;
+    adam.seconds_per_element = bytes / bw;
+    out.notes.push_back("op_rates: no optimizer kernels in the trace: AdamW is its minimum traffic" +
+                        fmt(" (%.0f bytes per parameter) at the fitted elementwise bandwidth", bytes));
+  }
+  r.adamw_s_per_param = adam.seconds_per_element;
+  out.slots.push_back(adam);
+
+  for (const auto& [name, t] : unmodelled) {
+    out.unmodelled_elementwise_s += t;
+    out.unmodelled_by_op.emplace_back(name, t);
+  }
+  std::sort(out.unmodelled_by_op.begin(), out.unmodelled_by_op.end(),
+            [](const auto& a, const auto& b) { return a.second > b.second; });
+  return out;
+}
+
+json torch_trace_op_rates_json(const TorchOpRates& o) {
+  const OpRates& r = o.rates;
+  json j;
+  j["shape"] = {{"layers", o.shape.layers}, {"hidden", o.shape.hidden}, {"heads", o.shape.heads},
+                {"seq", o.shape.seq},       {"vocab", o.shape.vocab},   {"micro_batch", o.shape.micro_batch},
+                {"tp", o.shape.tp},         {"pp", o.shape.pp},         {"dp", o.shape.dp},
+                {"zero", o.shape.zero},     {"optimizer_params", o.optimizer_params}};
+  // The key says f32 (the CPU calibration's); the efficiencies here are shares of the GEMMs'
+  // dtype peak, named in peak_dtype.
+  j["peak_f32_flop_per_s"] = r.peak_flop_per_s;
+  j["peak_dtype"] = o.peak_dtype;
+  j["gemm_efficiency"] = {{"forward", r.gemm_forward_efficiency},
+                          {"backward_input", r.gemm_backward_input_efficiency},
+                          {"backward_weight", r.gemm_backward_weight_efficiency},
+                          {"lm_head", r.lm_head_gemm_efficiency}};
+  j["attention_efficiency"] = {{"forward", r.attention_forward_efficiency},
+                               {"backward", r.attention_backward_efficiency}};
+  json se = json::object();
+  json measured = json::object();
+  for (const auto& s : o.slots) {
+    if (s.name != "adamw") se[s.name] = s.seconds_per_element;
+    measured[s.name] = {{"ops", s.ops}, {"time_s", s.time_s}, {s.name == "adamw" ? "params" : "elements", s.elements},
+                        {"source", s.measured ? "trace" : "fallback: minimum traffic at the fitted bandwidth"}};
+  }
+  j["seconds_per_element"] = se;
+  j["adamw_seconds_per_param"] = r.adamw_s_per_param;
+  json gemm = json::object();
+  for (const auto& g : o.gemm)
+    gemm[g.name] = {{"shapes", g.shapes}, {"flop", g.flop}, {"time_s", g.time_s},
+                    {"source", g.measured ? "trace" : "fallback: the fitted curve"}};
+  measured["gemm"] = gemm;
+  json un = json::object();
+  for (const auto& [name, t] : o.unmodelled_by_op) un[name] = t;
+  j["measured"] = measured;
+  j["unmodelled_elementwise"] = {{"time_s", o.unmodelled_elementwise_s}, {"by_op_s", un}};
+  j["notes"] = o.notes;
+  j["source"] = "trainsim import-torch-trace: counts and times from the trace's own ops";
+  return j;
 }
 
 json torch_trace_calibration_json(const TorchTrace& trace, const TorchTraceFit& fit, const std::string& gpu_name) {

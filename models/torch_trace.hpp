@@ -47,6 +47,14 @@ struct TorchTraceOp {
   double flop = 0;    // GEMM and attention (FlashAttention-2 counting, see torch_trace.cpp)
   bool causal = false;
   double bytes = 0;   // elementwise: minimum traffic from Input Dims x dtype size
+  // The op_rates seconds_per_element slot the op's time counts in ("layernorm_fwd", "gelu_bwd",
+  // "residual_add", "softmax_xent", "embedding_fwd", "copy", "fill_zero", ...; "" none: see
+  // torch_trace_op_rates), the aten op that named it (the innermost ancestor with a slot), and
+  // the element count of that op's first input (product of its dims; embedding: indices x
+  // hidden, its output). An op whose kernels several trace ops share counts its elements once.
+  // Elementwise ops without a slot also carry their first input's elements.
+  std::string slot, slot_op;
+  double elements = 0;
 };
 
 struct TorchClassTime {
@@ -120,16 +128,70 @@ TorchTraceFit fit_torch_trace(const TorchTrace& trace, const GpuSpec& gpu);
 // The cost model's split of one step of `scenario` into the trace's classes (the estimate
 // tier's per-layer formulas, estimate.cpp, for the first pipeline device, times its
 // micro-batches), and the whole step.
+// With per-op rates in the scenario's GPU (gpu.op_rates, a calibration's "op_rates") the split
+// follows estimate.cpp's measured_layer_times instead: GEMMs per pass at their efficiencies (the
+// LM head's at lm_head), attention, norms + residual adds + activations + the final LayerNorm
+// as elementwise, embedding and softmax cross-entropy as other; no launch overhead.
 struct ModelStepClasses {
   std::array<double, kTorchOpClasses> class_s{};  // communication: DP reduction, all of it
   double launch_s = 0;       // kernel launch overhead (kKernelOverheadS per kernel)
-  double compute_s = 0;      // what the workload's stage computes (gemm + attention + elementwise + launch)
+  double compute_s = 0;      // what the workload's stage computes (gemm + attention + elementwise + launch,
+                             // + other with op rates)
+  bool op_rates = false;     // the split is the op-rates one
   double gemm_flop = 0;      // GEMM FLOPs the model counts for that device
   double step_s = 0;         // estimate tier
   bool feasible = true;
   std::string reason;
 };
 ModelStepClasses model_step_classes(const Scenario& scenario);
+
+// The "op_rates" section (calibration.cpp read_op_rates) measured from the trace, for the
+// scenario the trace ran (its shape). Per-op counts come from the trace itself, not from the
+// cost model's counts, so that the model's prediction with them stays a check:
+//   GEMM efficiency per pass = sum(flop) / sum(time) / peak over the fit's shapes of the fitted
+//     dtype (forward, dgrad -> backward_input, wgrad -> backward_weight); logits shapes -> lm_head
+//   attention = the fit's forward / backward efficiencies (causal FA2 FLOPs)
+//   seconds per element = sum(GPU time) / sum(first-input elements) of the ops in each slot
+//     (softmax_xent: all loss ops' time, forward and backward, per logit of the forward
+//     log-softmax; embedding: per output element, indices x hidden)
+//   AdamW = optimizer-class GPU time / the scenario's parameters on this GPU
+//     (count_params / (tp pp), / dp with ZeRO >= 1)
+// A slot the trace has no op for falls back to its minimum traffic at the fitted elementwise
+// bandwidth (e.g. layernorm forward: read x, write y, at the trace's dtype size), with a note:
+// read_op_rates requires every rate > 0.
+struct TorchOpRateSlot {
+  std::string name;      // the seconds_per_element key, or "adamw" (per parameter)
+  int ops = 0;           // trace ops timed for it
+  double time_s = 0;     // their GPU time
+  double elements = 0;   // the elements (parameters) the rate divides by
+  double seconds_per_element = 0;
+  bool measured = false;  // false: the fallback
+};
+struct TorchGemmPass {
+  std::string name;  // forward, backward_input, backward_weight, lm_head
+  int shapes = 0;
+  double flop = 0, time_s = 0, efficiency = 0;
+  bool measured = false;
+};
+struct TorchOpRates {
+  OpRates rates;
+  OpRatesShape shape;
+  std::string peak_dtype;              // the GEMMs' dtype, whose peak rates.peak_flop_per_s is
+  std::vector<TorchGemmPass> gemm;     // forward, backward_input, backward_weight, lm_head
+  std::vector<TorchOpRateSlot> slots;  // read_op_rates' seconds_per_element order, then adamw
+  double optimizer_params = 0;         // parameters AdamW updates on this GPU (the scenario's)
+  // Elementwise-class time the op rates have no slot for (dropout, bias-gradient sums, cat,
+  // SwiGLU's mul, ops on fewer than 1024 elements, AccumulateGrad adds): the cost model does
+  // not count it. By op name, largest first.
+  double unmodelled_elementwise_s = 0;
+  std::vector<std::pair<std::string, double>> unmodelled_by_op;
+  std::vector<std::string> notes;  // fallbacks and approximations
+  const TorchOpRateSlot* slot(const std::string& name) const;
+};
+TorchOpRates torch_trace_op_rates(const TorchTrace& trace, const TorchTraceFit& fit, const Scenario& scenario);
+// The section in read_op_rates' layout, plus "measured" (per slot: ops, time_s, elements,
+// source) and "notes".
+nlohmann::json torch_trace_op_rates_json(const TorchOpRates& rates);
 
 // The calibration file (calibration.hpp, kernels/README.md format version 1): peak_flop_per_s,
 // gemm (one row per shape), memory_bandwidth_bytes_per_s, ops (attention, elementwise), plus

@@ -176,7 +176,7 @@ CpuPrediction predict_cpu_job(const CpuJob& j, const json& cal) {
     throw ScenarioError("calibration.op_rates.shape",
                         "measured at another shape than the job's (" + model_shape_arg(j) + ")");
 
-  // The estimate tier as it stands (GPU-shaped roofline with the calibrated peaks and curve).
+  // The estimate tier as `trainsim run --calibration` computes it (the op rates in the GPU spec).
   const Result est = estimate(sc);
   out.estimate_step_time_s = est.step_time_s;
   out.estimate_peak_memory_bytes = est.peak_memory_bytes;

@@ -45,7 +45,7 @@ struct CpuPrediction {
   double bubble_s = 0;       // step - busiest stage's busy time (schedule idle + transfers)
   double optimizer_s = 0;
   double peak_memory_bytes = 0;  // the trainer's buffers (trainer_peak_bytes)
-  double estimate_step_time_s = 0;  // the estimate tier as is (peaks + GEMM curve, no op rates)
+  double estimate_step_time_s = 0;  // the estimate tier with the calibration applied (op rates too)
   double estimate_peak_memory_bytes = 0;
   std::vector<std::string> calibration_applied;
   std::vector<std::string> notes;

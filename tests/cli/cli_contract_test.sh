@@ -4,24 +4,7 @@
 set -u
 T=${TRAINSIM:?}
 S=${SCENARIOS:?}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-pass=0
-fail=0
-check() {  # name expected_rc pattern -- command...
-  local name=$1 want=$2 pattern=$3
-  shift 4
-  local out rc
-  out=$("$@" 2>&1)
-  rc=$?
-  if [ "$rc" -ne "$want" ] || ! grep -qE -- "$pattern" <<<"$out"; then
-    echo "FAIL $name: rc=$rc (want $want), pattern '$pattern' in:"
-    echo "$out" | head -5
-    fail=$((fail + 1))
-  else
-    pass=$((pass + 1))
-  fi
-}
+source "$(dirname "$0")/check_lib.sh"
 scenario() {  # name json -> file path
   printf '%s' "$2" >"$tmp/$1.json"
   echo "$tmp/$1.json"
@@ -104,5 +87,4 @@ for cmd in $("$T" --help | awk '/^commands:/{on=1; next} on && !NF {exit} on {pr
 done
 check help-top 0 'commands:' -- "$T" --help
 
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish

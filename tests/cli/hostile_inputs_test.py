@@ -98,6 +98,19 @@ CASES = [
     ("base not a string", edit("model", {"base": 7}), [], "model.base"),
     ("bad --set path", None, ["--set", "plan..tp=2"], "empty component"),
     ("--set through a number", None, ["--set", "plan.tp.x=1"], "plan.tp: expected an integer"),
+    # training.faults (issue 9)
+    ("faults not an object", edit("training.faults", [1, 2]), [], "training.faults"),
+    ("mtbf negative", edit("training.faults", {"gpu_mtbf": "-5h"}), [], "training.faults.gpu_mtbf"),
+    ("mtbf NaN", edit("training.faults", {"node_mtbf": "NaN h"}), [], "training.faults.node_mtbf"),
+    ("straggler fraction > 1", edit("training.faults", {"stragglers": {"fraction": 7}}), [], "training.faults.stragglers.fraction"),
+    ("straggler speed 0", edit("training.faults", {"stragglers": {"fraction": 0.1, "speed_factor": 0}}), [], "training.faults.stragglers.speed_factor"),
+    ("straggler stage beyond pp", edit("training.faults", {"stragglers": {"stage": 5, "speed_factor": 0.5}}), [], "training.faults.stragglers.stage"),
+    ("checkpoint unknown key", edit("training.faults", {"checkpoint": {"every": "1h"}}), [], "training.faults.checkpoint.every"),
+    ("checkpoint bandwidth in bits", edit("training.faults", {"checkpoint": {"write_bandwidth": "10Gb"}}), [], "training.faults.checkpoint.write_bandwidth"),
+    ("trials huge", edit("training.faults", {"trials": 10**12}), [], "training.faults.trials"),
+    ("horizon too long", edit("training.faults", {"horizon": "1e300s"}), [], "training.faults.horizon"),
+    ("failed link unknown", edit("training.faults", {"failed_links": ["leaf9_spine9"]}), ["--fidelity", "simulate"], "training.faults.failed_links[0]"),
+    ("failed link not a string", edit("training.faults", {"failed_links": [{}]}), [], "training.faults.failed_links[0]"),
 ]
 
 

@@ -5,37 +5,43 @@
 set -u
 T=${TRAINSIM:?}
 D=${DATA:?}/torch
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-pass=0
-fail=0
-check() {  # name expected_rc pattern -- command...
-  local name=$1 want=$2 pattern=$3
-  shift 4
-  local out rc
-  out=$("$@" 2>&1)
-  rc=$?
-  if [ "$rc" -ne "$want" ] || ! grep -qE -- "$pattern" <<<"$out"; then
-    echo "FAIL $name: rc=$rc (want $want), pattern '$pattern' in:"
-    echo "$out" | head -5
-    fail=$((fail + 1))
-  else
-    pass=$((pass + 1))
-  fi
-}
+source "$(dirname "$0")/check_lib.sh"
 trace=$D/gpt_small_a100_step.json
 scen=$D/gpt_small_a100_dp8.json
 
 # make_trace.py timed the GEMMs with gemm_max 0.70, half width 300.
 check fit 0 'gemm_max 0\.(69|70)[0-9], gemm_half_width (29[0-9]|30[0-9])  ' -- \
   "$T" calibrate --from-torch-trace "$trace" --scenario "$scen" --out "$tmp/cal.json"
-check step_row 0 'step ProfilerStep#7: measured 11\.297 ms; estimate with this calibration' -- \
+check step_row 0 'step ProfilerStep#7: measured 11\.297 ms' -- \
   "$T" calibrate --from-torch-trace "$trace" --scenario "$scen"
+check presets_row 0 'estimate with the GPU presets +11\.[0-9]{3} ms +\+2\.[0-9]%' -- \
+  "$T" calibrate --from-torch-trace "$trace" --scenario "$scen"
+check curve_row 0 'estimate with the curve fit +12\.[0-9]{3} ms +\+10\.[0-9]%' -- \
+  "$T" calibrate --from-torch-trace "$trace" --scenario "$scen"
+# Op rates measured from the trace's own ops: the GEMMs and attention come back exactly; what is
+# left (-6.4%) is unmodelled elementwise time (dropout, bias-gradient sums, cat) and the DP
+# all-reduce DDP exposed after the backward (see tests/models/torch_trace_test.cpp).
+check op_rates_row 0 'estimate with op rates +1[01]\.[0-9]{3} ms +-[4-7]\.[0-9]%' -- \
+  "$T" calibrate --from-torch-trace "$trace" --scenario "$scen"
+check op_rates_table 0 'residual_add +17 +3\.565e\+07 +0\.130 +3\.64[0-9]  trace' -- \
+  "$T" calibrate --from-torch-trace "$trace" --scenario "$scen"
+check unmodelled 0 'unmodelled elementwise: 0\.26[0-9] ms \(2\.3% of the step; .*sum 0\.095' -- \
+  "$T" calibrate --from-torch-trace "$trace" --scenario "$scen"
+check fallback_note 0 'op_rates: no fill_zero op in the trace: its rate is its minimum traffic' -- \
+  "$T" calibrate --from-torch-trace "$trace" --scenario "$scen"
+# Without the scenario there is no shape: no op_rates section.
+check no_op_rates_without_scenario 0 '^op_rates sections: 0$' -- bash -c \
+  'echo "op_rates sections: $("$0" calibrate --from-torch-trace "$1" --json | grep -c "\"op_rates\"")"' "$T" "$trace"
 check alias 0 'elementwise: 1631\.[0-9] GB/s' -- "$T" import-torch-trace "$trace"
 check help 0 'from-torch-trace' -- "$T" import-torch-trace --help
-# The calibration file drives `trainsim run`, which predicts what calibrate printed.
+# The calibration file drives `trainsim run`, which predicts what calibrate printed: with its
+# op_rates (prediction.step_time_s is the op-rates step, the 10.5xx ms of the op-rates row).
 predicted=$(python3 -c "import json,sys; print('%.3f' % (1e3*json.load(open(sys.argv[1]))['torch_trace']['prediction']['step_time_s']))" "$tmp/cal.json" 2>/dev/null || echo none)
 check run_uses_it 0 "step time +$predicted ms" -- "$T" run --fidelity estimate --calibration "$tmp/cal.json" "$scen"
+check run_op_rates_step 0 'step time +10\.[0-9]{3} ms' -- "$T" run --fidelity estimate --calibration "$tmp/cal.json" "$scen"
+check run_applies_op_rates 0 'per-op rates \(op_rates, measured at hidden 1024, seq 1024, micro-batch 2, tp 1\)' -- \
+  "$T" run --fidelity estimate --calibration "$tmp/cal.json" "$scen" --json
+check op_rates_in_file 0 '"softmax_xent": 7\.4[0-9]*e-12' -- cat "$tmp/cal.json"
 check json 0 '"gemm_half_width": (29[0-9]|30[0-9])\.' -- "$T" calibrate --from-torch-trace "$trace" --json
 check unknown_gpu 2 '^trainsim calibrate: error: --gpu: unknown GPU preset "NoSuchGPU"; available: .*A100' -- \
   "$T" calibrate --from-torch-trace "$trace" --gpu NoSuchGPU
@@ -54,5 +60,4 @@ check bad_step 2 'no ProfilerStep#3 in' -- "$T" calibrate --from-torch-trace "$t
 printf '\037\213rest' >"$tmp/t.json.gz"
 check gzip 2 'gunzip' -- "$T" calibrate --from-torch-trace "$tmp/t.json.gz"
 
-echo "torch_trace_test: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish torch_trace_test

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "models/estimate.hpp"
+#include "models/flops.hpp"
 #include "models/scenario_error.hpp"
 #include "models/scenario_loader.hpp"
 
@@ -167,6 +168,53 @@ TEST(CalibrationOpRates, LayerTimesAreTheClosedFormSumOfOps) {
   EXPECT_NEAR(optimizer_time_from_op_rates(r, 1e6, 2e6), 1e6 * 5e-9 + 2e6 * 0.05e-9, 1e-15);
   // Without rates the functions give nothing (callers keep the roofline).
   EXPECT_EQ(layer_times_from_op_rates(OpRates{}, s).forward_s, 0);
+}
+
+}  // namespace
+}  // namespace trainsim
+
+namespace trainsim {
+namespace {
+
+TEST(CalibrationOpRates, TheEstimateTierUsesThemOpByOp) {
+  // Every efficiency 1 and every per-element / per-parameter rate 0: the step's compute is then
+  // FLOPs / peak in the calibration's conventions, a closed form to check the wiring against:
+  //   GEMMs 3 x forward (forward, input grad, weight grad); causal attention half the forward
+  //   score FLOPs, 1 + 2.5 x that; the LM head 3 GEMMs of 2 T h V.
+  Scenario s = base();
+  OpRates r;
+  r.peak_flop_per_s = 1e12;
+  r.gemm_forward_efficiency = r.gemm_backward_input_efficiency = r.gemm_backward_weight_efficiency = 1;
+  r.lm_head_gemm_efficiency = r.attention_forward_efficiency = r.attention_backward_efficiency = 1;
+  s.cluster.gpu.op_rates = r;
+  const Result res = estimate(s);
+  ASSERT_TRUE(res.feasible) << res.reason;
+  const ModelSpec& m = s.model;
+  const double T = static_cast<double>(s.plan.micro_batch) * m.seq_len;
+  const LayerFlops lf = layer_forward_flops_per_token(m, false);
+  const double per_mb = m.layers * T * (3 * lf.gemm + 3.5 * lf.attention / 2) / r.peak_flop_per_s +
+                        3 * 2 * T * m.hidden * m.vocab / r.peak_flop_per_s;
+  EXPECT_NEAR(res.breakdown.compute_s / (res.micro_batches * per_mb), 1.0, 1e-9);
+  EXPECT_DOUBLE_EQ(res.breakdown.optimizer_s, 0);
+
+  // Read from a file, through apply_calibration.
+  Scenario f = base();
+  json cal = calibration();
+  cal["op_rates"] = {{"peak_f32_flop_per_s", 1e12},
+                     {"gemm_efficiency", {{"forward", 1}, {"backward_input", 1}, {"backward_weight", 1}, {"lm_head", 1}}},
+                     {"attention_efficiency", {{"forward", 1}, {"backward", 1}}},
+                     {"seconds_per_element", json::object()},
+                     {"adamw_seconds_per_param", 1e-12},
+                     {"shape", {{"layers", 24}, {"hidden", 2304}, {"heads", 24}, {"seq", 2048}, {"vocab", 51200},
+                                {"micro_batch", 1}, {"tp", 1}, {"pp", 1}, {"dp", 8}, {"zero", 0}}}};
+  for (const char* k : {"layernorm_fwd", "layernorm_bwd", "gelu_fwd", "gelu_bwd", "residual_add", "softmax_xent",
+                        "embedding_fwd", "embedding_bwd", "copy", "fill_zero"})
+    cal["op_rates"]["seconds_per_element"][k] = 1e-12;
+  const auto applied = apply_calibration(cal, f);
+  ASSERT_TRUE(f.cluster.gpu.op_rates.present());
+  bool noted = false;
+  for (const auto& a : applied) noted = noted || a.find("per-op rates") != std::string::npos;
+  EXPECT_TRUE(noted);
 }
 
 }  // namespace

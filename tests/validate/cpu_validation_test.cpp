@@ -2,6 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+
+#include "models/calibration.hpp"
+#include "models/estimate.hpp"
+
 #include "models/scenario_error.hpp"
 
 namespace trainsim::validate {
@@ -34,6 +40,33 @@ TEST(CpuValidation, PredictionNeedsOpRatesAtTheJobsShape) {
   CpuJob j;
   nlohmann::json cal = {{"format", "trainsim-calibration"}, {"version", 1}, {"wrong", 0}};
   EXPECT_THROW(predict_cpu_job(j, cal), ScenarioError);
+}
+
+// A calibration measured on this machine by `trainsim validate --backend cpu --keep DIR` for the
+// default job (2 ranks, pp 2, op_rates at its shapes).
+nlohmann::json measured_calibration() {
+  const auto path = std::filesystem::path(__FILE__).parent_path().parent_path() / "data" / "cpu" /
+                    "calibration_2ranks_pp2.json";
+  std::ifstream f(path);
+  return nlohmann::json::parse(f);
+}
+
+TEST(CpuValidation, TheEstimateTierWithOpRatesAgreesWithTheJobsComposition) {
+  // `run --calibration` (the estimate tier reading op_rates from the GPU spec) and validate's
+  // own composition of the trainer's step (the trainer's exact op list, its 1F1B order and
+  // ZeRO-1 collectives) are two routes to the same prediction: they agree within 3%.
+  const CpuJob j;
+  const nlohmann::json cal = measured_calibration();
+  const CpuPrediction p = predict_cpu_job(j, cal);
+  ASSERT_GT(p.step_time_s, 0);
+  EXPECT_NEAR(p.estimate_step_time_s / p.step_time_s, 1.0, 0.03);
+  // Without the op_rates section the same file leaves the GPU roofline in place, which on a CPU
+  // misses the compute-bound elementwise ops and attention (the reason op_rates exist).
+  nlohmann::json no_rates = cal;
+  no_rates.erase("op_rates");
+  Scenario sc = cpu_job_scenario(j, no_rates);
+  apply_calibration(no_rates, sc);
+  EXPECT_LT(estimate(sc).step_time_s, 0.6 * p.step_time_s);
 }
 
 TEST(CpuValidation, JobChecksAndArguments) {
