@@ -10,7 +10,7 @@ packages=(
   libgtest-dev              # tests
   libopenmpi-dev openmpi-bin  # kernels/: CPU collectives and sweep sharding
   libopenblas-dev           # kernels/: CPU GEMM
-  qt6-base-dev qt6-charts-dev libqt6opengl6-dev libqt6svg6-dev qt6-l10n-tools qt6-tools-dev qt6-tools-dev-tools  # gui/
+  qt6-base-dev qt6-charts-dev libqt6opengl6-dev qt6-svg-dev qt6-l10n-tools qt6-tools-dev qt6-tools-dev-tools  # gui/
   fonts-noto-cjk            # gui/: Simplified Chinese text
   xvfb                      # gui/: screenshots without a display (offscreen also works)
 )
