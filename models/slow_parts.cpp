@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include "models/straggler.hpp"
 #include "models/timeline.hpp"
@@ -24,13 +25,8 @@ double pipeline_makespan_s(const Workload& w) {
   return play_schedule(w.schedule, w.pp, w.vpp, m, costs, 0.0).makespan_s;
 }
 
-// Makespan of `scenario`'s pipeline with the stages slowed by `speeds`, minus the nominal one of
-// `nominal_workload`. Returns < 0 when the workload cannot be built.
-double straggler_delta_s(const Scenario& scenario, const std::vector<double>& speeds,
-                         double nominal_makespan_s) {
-  Workload w;
-  Result scratch;
-  if (!build_workload(scenario, w, scratch)) return -1;
+// Makespan of workload `w` with its stages slowed by `speeds`, minus the nominal makespan.
+double straggler_delta_s(Workload w, const std::vector<double>& speeds, double nominal_makespan_s) {
   apply_stage_speeds(w, speeds);
   return pipeline_makespan_s(w) - nominal_makespan_s;
 }
@@ -60,14 +56,15 @@ SlowParts estimate_slow_parts(const Scenario& s, const Result& nominal) {
   out.straggler_probability = p_straggler;
   if (effect.stage >= 0) {
     out.straggler_stage = effect.stage;
-    const double delta = straggler_delta_s(s, effect.stage_speed, nominal_makespan);
+    const double delta = straggler_delta_s(w, effect.stage_speed, nominal_makespan);
     out.straggler_step_s = nominal.step_time_s + std::max(0.0, delta);
     expected_straggler_delta = p_straggler * std::max(0.0, delta);
     if (!effect.rebalanced_layers_per_stage.empty()) {
       out.rebalanced_layers_per_stage = effect.rebalanced_layers_per_stage;
-      const double rdelta =
-          straggler_delta_s(rebalanced_scenario(s, effect), effect.stage_speed, nominal_makespan);
-      if (rdelta > -nominal_makespan) {
+      Workload rw;
+      Result rscratch;
+      if (build_workload(rebalanced_scenario(s, effect), rw, rscratch)) {
+        const double rdelta = straggler_delta_s(std::move(rw), effect.stage_speed, nominal_makespan);
         out.rebalanced_step_s = nominal.step_time_s + rdelta;
         if (f.rebalance) expected_straggler_delta = p_straggler * std::max(0.0, rdelta);
       }

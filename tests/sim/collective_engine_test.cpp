@@ -19,6 +19,7 @@ namespace {
 using testing::in_child_process;
 using testing::iota_group;
 using testing::test_cluster;
+using testing::two_concurrent_ring_all_reduces;
 
 constexpr double kGiB = 1024.0 * 1024 * 1024;
 
@@ -130,21 +131,7 @@ TEST(CollectiveEngine, ConcurrentAllReducesShareAnOversubscribedUplink) {
   TopologyOptions opts;
   opts.switch_radix = 4;
   const auto times = in_child_process([&] {
-    Platform& p = Platform::create(c, opts);
-    CollectiveEngine engine(p);
-    PlanRequest a;
-    a.op = CollectiveOp::kAllReduce;
-    a.algo = CollectiveAlgo::kRing;
-    a.bytes = kGiB;
-    a.group = {0, 2};
-    PlanRequest b = a;
-    b.group = {1, 3};
-    const double alone = engine.run_one(a).time_s;
-    double ta = 0, tb = 0;
-    engine.start(a, [&](const CollectiveResult& r) { ta = r.time_s; });
-    engine.start(b, [&](const CollectiveResult& r) { tb = r.time_s; });
-    p.run();
-    return std::vector<double>{alone, ta, tb};
+    return two_concurrent_ring_all_reduces(Platform::create(c, opts));
   });
   EXPECT_NEAR(times[1] / times[0], 2.0, 0.02);
   EXPECT_NEAR(times[2] / times[0], 2.0, 0.02);

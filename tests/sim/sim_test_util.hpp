@@ -13,7 +13,9 @@
 #include <vector>
 
 #include "models/specs.hpp"
+#include "sim/collective_engine.hpp"
 #include "sim/forked_run.hpp"
+#include "sim/platform.hpp"
 
 namespace trainsim::sim::testing {
 
@@ -23,6 +25,25 @@ inline std::vector<double> in_child_process(const std::function<std::vector<doub
   std::vector<double> out = run.wait();
   if (!run.error().empty()) throw std::runtime_error("simulation child process failed: " + run.error());
   return out;
+}
+
+// Ring all-reduces of 1 GiB over GPUs {0, 2} (A) and {1, 3} (B) on `platform`: A alone, then A
+// and B at once. Returns {A alone, A shared, B shared} in seconds.
+inline std::vector<double> two_concurrent_ring_all_reduces(Platform& platform) {
+  CollectiveEngine engine(platform);
+  PlanRequest a;
+  a.op = CollectiveOp::kAllReduce;
+  a.algo = CollectiveAlgo::kRing;
+  a.bytes = 1024.0 * 1024 * 1024;
+  a.group = {0, 2};
+  PlanRequest b = a;
+  b.group = {1, 3};
+  const double alone = engine.run_one(a).time_s;
+  double ta = 0, tb = 0;
+  engine.start(a, [&](const CollectiveResult& r) { ta = r.time_s; });
+  engine.start(b, [&](const CollectiveResult& r) { tb = r.time_s; });
+  platform.run();
+  return {alone, ta, tb};
 }
 
 // A synthetic cluster: bandwidths per GPU (NVLink both directions, as presets write it) and per
