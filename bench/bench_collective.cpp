@@ -20,7 +20,7 @@
 #include <thread>
 #include <vector>
 
-#include "models/scenario_loader.hpp"
+#include "models/scenario/scenario_loader.hpp"
 #include "sim/cluster_source.hpp"
 #include "sim/collective_engine.hpp"
 #include "sim/platform.hpp"

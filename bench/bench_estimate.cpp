@@ -7,8 +7,8 @@
 #include <cstdio>
 #include <vector>
 
-#include "models/estimate.hpp"
-#include "models/scenario_loader.hpp"
+#include "models/estimate/estimate.hpp"
+#include "models/scenario/scenario_loader.hpp"
 
 using namespace trainsim;
 

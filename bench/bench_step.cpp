@@ -24,8 +24,8 @@
 #include <thread>
 #include <vector>
 
-#include "models/estimate.hpp"
-#include "models/scenario_loader.hpp"
+#include "models/estimate/estimate.hpp"
+#include "models/scenario/scenario_loader.hpp"
 #include "sim/step_simulation.hpp"
 
 namespace {

@@ -3,7 +3,7 @@
 #include <cerrno>
 #include <cstdlib>
 
-#include "models/scenario_error.hpp"
+#include "models/core/scenario_error.hpp"
 
 namespace trainsim::cli {
 

@@ -4,7 +4,7 @@
 #include <cstring>
 #include <exception>
 
-#include "models/scenario_error.hpp"
+#include "models/core/scenario_error.hpp"
 
 namespace trainsim::cli {
 

@@ -7,9 +7,9 @@
 
 #include "cli/cli_args.hpp"
 #include "cli/command_registry.hpp"
-#include "models/chakra_export.hpp"
-#include "models/scenario_error.hpp"
-#include "models/scenario_loader.hpp"
+#include "models/interop/chakra_export.hpp"
+#include "models/core/scenario_error.hpp"
+#include "models/scenario/scenario_loader.hpp"
 
 namespace trainsim::cli {
 namespace {

@@ -8,8 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "models/result.hpp"
-#include "models/specs.hpp"
+#include "models/core/result.hpp"
+#include "models/core/specs.hpp"
 
 namespace trainsim::cli {
 

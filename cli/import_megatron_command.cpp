@@ -8,9 +8,9 @@
 
 #include "cli/cli_args.hpp"
 #include "cli/command_registry.hpp"
-#include "models/megatron_args.hpp"
-#include "models/scenario_error.hpp"
-#include "models/scenario_loader.hpp"
+#include "models/interop/megatron_args.hpp"
+#include "models/core/scenario_error.hpp"
+#include "models/scenario/scenario_loader.hpp"
 
 namespace trainsim::cli {
 namespace {

@@ -6,10 +6,10 @@
 
 #include "cli/cli_args.hpp"
 #include "cli/command_registry.hpp"
-#include "models/flops.hpp"
-#include "models/hf_config.hpp"
-#include "models/scenario_error.hpp"
-#include "models/scenario_loader.hpp"
+#include "models/cost/flops.hpp"
+#include "models/scenario/hf_config.hpp"
+#include "models/core/scenario_error.hpp"
+#include "models/scenario/scenario_loader.hpp"
 
 namespace trainsim::cli {
 namespace {

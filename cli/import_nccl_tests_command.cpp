@@ -11,10 +11,10 @@
 
 #include "cli/cli_args.hpp"
 #include "cli/command_registry.hpp"
-#include "models/collective_cost.hpp"
-#include "models/nccl_tests_log.hpp"
-#include "models/scenario_error.hpp"
-#include "models/scenario_loader.hpp"
+#include "models/cost/collectives/collective_cost.hpp"
+#include "models/interop/nccl_tests_log.hpp"
+#include "models/core/scenario_error.hpp"
+#include "models/scenario/scenario_loader.hpp"
 
 namespace trainsim::cli {
 namespace {

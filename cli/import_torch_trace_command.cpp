@@ -14,10 +14,10 @@
 
 #include "cli/cli_args.hpp"
 #include "cli/command_registry.hpp"
-#include "models/calibration.hpp"
-#include "models/scenario_error.hpp"
-#include "models/scenario_loader.hpp"
-#include "models/torch_trace.hpp"
+#include "models/cost/calibration.hpp"
+#include "models/core/scenario_error.hpp"
+#include "models/scenario/scenario_loader.hpp"
+#include "models/interop/torch_trace.hpp"
 
 namespace trainsim::cli {
 namespace {

@@ -11,7 +11,7 @@
 
 #include "cli/child_runs.hpp"
 #include "cli/command_registry.hpp"
-#include "models/scenario_error.hpp"
+#include "models/core/scenario_error.hpp"
 
 namespace trainsim::cli {
 namespace {

@@ -16,11 +16,11 @@
 #include "cli/cli_args.hpp"
 #include "cli/command_registry.hpp"
 #include "cli/sweep_rows.hpp"
-#include "models/calibration.hpp"
-#include "models/estimate.hpp"
-#include "models/result_json.hpp"
-#include "models/scenario_error.hpp"
-#include "models/scenario_loader.hpp"
+#include "models/cost/calibration.hpp"
+#include "models/estimate/estimate.hpp"
+#include "models/core/result_json.hpp"
+#include "models/core/scenario_error.hpp"
+#include "models/scenario/scenario_loader.hpp"
 
 namespace trainsim::cli {
 namespace {

@@ -1,7 +1,7 @@
 #include "cli/plan_row.hpp"
 
-#include "models/result_json.hpp"
-#include "models/scenario_error.hpp"
+#include "models/core/result_json.hpp"
+#include "models/core/scenario_error.hpp"
 
 namespace trainsim::cli {
 using nlohmann::json;

@@ -4,9 +4,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "models/result.hpp"
-#include "models/specs.hpp"
-#include "models/sweep_spec.hpp"
+#include "models/core/result.hpp"
+#include "models/core/specs.hpp"
+#include "models/scenario/sweep_spec.hpp"
 
 namespace trainsim::cli {
 

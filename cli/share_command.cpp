@@ -10,10 +10,10 @@
 
 #include "cli/cli_args.hpp"
 #include "cli/command_registry.hpp"
-#include "models/estimate.hpp"
-#include "models/scenario_error.hpp"
-#include "models/scenario_loader.hpp"
-#include "models/units.hpp"
+#include "models/estimate/estimate.hpp"
+#include "models/core/scenario_error.hpp"
+#include "models/scenario/scenario_loader.hpp"
+#include "models/core/units.hpp"
 #include "sim/forked_run.hpp"
 #include "sim/shared_fabric.hpp"
 

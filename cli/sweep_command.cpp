@@ -20,10 +20,10 @@
 #include "cli/command_registry.hpp"
 #include "cli/plan_row.hpp"
 #include "cli/sweep_rows.hpp"
-#include "models/calibration.hpp"
-#include "models/estimate.hpp"
-#include "models/scenario_error.hpp"
-#include "models/sweep_spec.hpp"
+#include "models/cost/calibration.hpp"
+#include "models/estimate/estimate.hpp"
+#include "models/core/scenario_error.hpp"
+#include "models/scenario/sweep_spec.hpp"
 
 namespace trainsim::cli {
 namespace {

@@ -15,7 +15,7 @@
 #include "cli/cli_args.hpp"
 #include "cli/child_runs.hpp"
 #include "cli/command_registry.hpp"
-#include "models/scenario_error.hpp"
+#include "models/core/scenario_error.hpp"
 #include "validate/cpu_validation.hpp"
 #include "validate/published_runs.hpp"
 

@@ -14,8 +14,8 @@ flags="-std=c++20 -O1 -g -fsanitize=fuzzer-no-link,address,undefined -fno-saniti
 # Presets are found through $TRAINSIM_SCENARIOS at run time (no path baked into the objects).
 export TRAINSIM_SCENARIOS=$PWD/scenarios
 # One object per source, so ccache reuses what did not change.
-ls models/*.cpp fuzz/scenario_fuzzer.cpp | xargs -P "$(nproc 2>/dev/null || echo 2)" -I{} \
-  sh -c "$cxx $flags -c {} -o $out/obj/\$(basename {} .cpp).o"
+{ find models -name '*.cpp'; echo fuzz/scenario_fuzzer.cpp; } | xargs -P "$(nproc 2>/dev/null || echo 2)" -I{} \
+  sh -c "$cxx $flags -c {} -o $out/obj/\$(echo {} | tr / _ | sed 's/\.cpp\$//').o"
 clang++ -fsanitize=fuzzer,address,undefined "$out"/obj/*.o -o "$out/scenario_fuzzer"
 find scenarios -name '*.json' -exec cp {} "$out/corpus/" \;
 if [ -d fuzz/seeds ]; then cp fuzz/seeds/* "$out/corpus/" 2>/dev/null || true; fi

@@ -7,12 +7,12 @@
 
 #include <nlohmann/json.hpp>
 
-#include "models/estimate.hpp"
-#include "models/expression.hpp"
-#include "models/scenario_error.hpp"
-#include "models/scenario_loader.hpp"
-#include "models/sweep_spec.hpp"
-#include "models/units.hpp"
+#include "models/estimate/estimate.hpp"
+#include "models/scenario/expression.hpp"
+#include "models/core/scenario_error.hpp"
+#include "models/scenario/scenario_loader.hpp"
+#include "models/scenario/sweep_spec.hpp"
+#include "models/core/units.hpp"
 
 using namespace trainsim;
 

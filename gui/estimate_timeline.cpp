@@ -4,9 +4,9 @@
 #include <algorithm>
 
 #include "gui/format.hpp"
-#include "models/pipeline_schedule.hpp"
-#include "models/schedule_order.hpp"
-#include "models/timeline.hpp"
+#include "models/schedules/pipeline_schedule.hpp"
+#include "models/schedules/schedule_order.hpp"
+#include "models/workload/timeline.hpp"
 
 // Translation context of this file's strings (a free function has no EstimateTimelineText::tr() of its own).
 class EstimateTimelineText {

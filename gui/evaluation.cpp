@@ -4,10 +4,10 @@
 #include <chrono>
 #include <exception>
 
-#include "models/estimate.hpp"
-#include "models/slow_parts.hpp"
-#include "models/scenario_error.hpp"
-#include "models/scenario_loader.hpp"
+#include "models/estimate/estimate.hpp"
+#include "models/reliability/slow_parts.hpp"
+#include "models/core/scenario_error.hpp"
+#include "models/scenario/scenario_loader.hpp"
 
 namespace trainsim::gui {
 

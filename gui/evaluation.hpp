@@ -8,9 +8,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "models/goodput.hpp"
-#include "models/result.hpp"
-#include "models/specs.hpp"
+#include "models/reliability/goodput.hpp"
+#include "models/core/result.hpp"
+#include "models/core/specs.hpp"
 
 namespace trainsim::gui {
 

@@ -17,7 +17,7 @@
 
 #include "gui/chart_style.hpp"
 #include "gui/format.hpp"
-#include "models/goodput.hpp"
+#include "models/reliability/goodput.hpp"
 
 namespace trainsim::gui {
 namespace {

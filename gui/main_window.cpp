@@ -35,8 +35,8 @@
 #include "gui/timeline_view.hpp"
 #include "gui/topology_view.hpp"
 #include "gui/view_export.hpp"
-#include "models/scenario_error.hpp"
-#include "models/scenario_loader.hpp"
+#include "models/core/scenario_error.hpp"
+#include "models/scenario/scenario_loader.hpp"
 
 namespace trainsim::gui {
 namespace {

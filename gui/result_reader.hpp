@@ -5,7 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "models/result.hpp"
+#include "models/core/result.hpp"
 
 namespace trainsim::gui {
 

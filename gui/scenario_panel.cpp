@@ -18,8 +18,8 @@
 #include <QVBoxLayout>
 #include <optional>
 
-#include "models/pipeline_schedule.hpp"
-#include "models/specs.hpp"
+#include "models/schedules/pipeline_schedule.hpp"
+#include "models/core/specs.hpp"
 
 namespace trainsim::gui {
 namespace {

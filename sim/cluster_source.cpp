@@ -2,7 +2,7 @@
 
 #include <filesystem>
 
-#include "models/scenario_error.hpp"
+#include "models/core/scenario_error.hpp"
 
 namespace trainsim::sim {
 namespace fs = std::filesystem;

@@ -5,8 +5,8 @@
 
 #include <string>
 
-#include "models/scenario_loader.hpp"
-#include "models/specs.hpp"
+#include "models/scenario/scenario_loader.hpp"
+#include "models/core/specs.hpp"
 
 namespace trainsim::sim {
 

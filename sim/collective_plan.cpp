@@ -5,7 +5,7 @@
 #include <set>
 #include <unordered_map>
 
-#include "models/scenario_error.hpp"
+#include "models/core/scenario_error.hpp"
 
 namespace trainsim::sim {
 namespace {

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "models/collective_cost.hpp"
+#include "models/cost/collectives/collective_cost.hpp"
 #include "sim/rank_order.hpp"
 #include "sim/topology.hpp"
 

@@ -16,7 +16,7 @@
 #include <functional>
 #include <memory>
 
-#include "models/specs.hpp"
+#include "models/core/specs.hpp"
 #include "sim/topology.hpp"
 
 namespace trainsim::sim {

@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <memory>
 
-#include "models/scenario_error.hpp"
-#include "models/straggler.hpp"
-#include "models/workload.hpp"
+#include "models/core/scenario_error.hpp"
+#include "models/reliability/straggler.hpp"
+#include "models/workload/workload.hpp"
 #include "sim/link_stats.hpp"
 #include "sim/platform.hpp"
 #include "sim/step_placement.hpp"

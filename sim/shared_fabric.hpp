@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "models/specs.hpp"
+#include "models/core/specs.hpp"
 #include "sim/topology.hpp"
 
 namespace trainsim::sim {

@@ -9,7 +9,7 @@
 #include <string>
 #include <tuple>
 
-#include "models/collective_cost.hpp"
+#include "models/cost/collectives/collective_cost.hpp"
 #include "sim/collective_engine.hpp"
 #include "sim/collective_plan.hpp"
 #include "sim/platform.hpp"

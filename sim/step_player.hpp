@@ -21,8 +21,8 @@
 #include <functional>
 #include <vector>
 
-#include "models/schedule_order.hpp"
-#include "models/workload.hpp"
+#include "models/schedules/schedule_order.hpp"
+#include "models/workload/workload.hpp"
 #include "sim/step_placement.hpp"
 
 namespace trainsim::sim {

@@ -6,10 +6,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "models/result.hpp"
-#include "models/specs.hpp"
-#include "models/straggler.hpp"
-#include "models/workload.hpp"
+#include "models/core/result.hpp"
+#include "models/core/specs.hpp"
+#include "models/reliability/straggler.hpp"
+#include "models/workload/workload.hpp"
 #include "sim/step_player.hpp"
 #include "sim/topology.hpp"
 

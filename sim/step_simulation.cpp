@@ -4,9 +4,9 @@
 #include <fstream>
 #include <stdexcept>
 
-#include "models/estimate.hpp"
-#include "models/straggler.hpp"
-#include "models/workload.hpp"
+#include "models/estimate/estimate.hpp"
+#include "models/reliability/straggler.hpp"
+#include "models/workload/workload.hpp"
 #include "sim/forked_run.hpp"
 #include "sim/link_stats.hpp"
 #include "sim/platform.hpp"

@@ -9,8 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "models/result.hpp"
-#include "models/specs.hpp"
+#include "models/core/result.hpp"
+#include "models/core/specs.hpp"
 #include "sim/step_player.hpp"
 #include "sim/topology.hpp"
 

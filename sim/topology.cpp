@@ -7,7 +7,7 @@
 #include <limits>
 #include <unordered_map>
 
-#include "models/scenario_error.hpp"
+#include "models/core/scenario_error.hpp"
 
 namespace trainsim::sim {
 namespace {

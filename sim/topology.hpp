@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-#include "models/specs.hpp"
+#include "models/core/specs.hpp"
 
 namespace trainsim::sim {
 

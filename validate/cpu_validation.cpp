@@ -4,13 +4,13 @@
 #include <cmath>
 #include <sstream>
 
-#include "models/calibration.hpp"
-#include "models/collective_cost.hpp"
-#include "models/compute_cost.hpp"
-#include "models/estimate.hpp"
-#include "models/scenario_error.hpp"
-#include "models/timeline.hpp"
-#include "models/workload.hpp"
+#include "models/cost/calibration.hpp"
+#include "models/cost/collectives/collective_cost.hpp"
+#include "models/cost/compute_cost.hpp"
+#include "models/estimate/estimate.hpp"
+#include "models/core/scenario_error.hpp"
+#include "models/workload/timeline.hpp"
+#include "models/workload/workload.hpp"
 
 namespace trainsim::validate {
 using nlohmann::json;

@@ -8,11 +8,11 @@
 #include <regex>
 #include <sstream>
 
-#include "models/collective_cost.hpp"
-#include "models/estimate.hpp"
-#include "models/json_reader.hpp"
-#include "models/memory.hpp"
-#include "models/scenario_error.hpp"
+#include "models/cost/collectives/collective_cost.hpp"
+#include "models/estimate/estimate.hpp"
+#include "models/scenario/json_reader.hpp"
+#include "models/cost/memory.hpp"
+#include "models/core/scenario_error.hpp"
 
 namespace trainsim::validate {
 using nlohmann::json;

@@ -9,8 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "models/result.hpp"
-#include "models/scenario_loader.hpp"
+#include "models/core/result.hpp"
+#include "models/scenario/scenario_loader.hpp"
 
 namespace trainsim::validate {
 

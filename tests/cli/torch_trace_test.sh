@@ -20,7 +20,7 @@ check curve_row 0 'estimate with the curve fit +12\.[0-9]{3} ms +\+10\.[0-9]%' -
   "$T" calibrate --from-torch-trace "$trace" --scenario "$scen"
 # Op rates measured from the trace's own ops: the GEMMs and attention come back exactly; what is
 # left (-6.4%) is unmodelled elementwise time (dropout, bias-gradient sums, cat) and the DP
-# all-reduce DDP exposed after the backward (see tests/models/torch_trace_test.cpp).
+# all-reduce DDP exposed after the backward (see tests/models/interop/torch_trace_test.cpp).
 check op_rates_row 0 'estimate with op rates +1[01]\.[0-9]{3} ms +-[4-7]\.[0-9]%' -- \
   "$T" calibrate --from-torch-trace "$trace" --scenario "$scen"
 check op_rates_table 0 'residual_add +17 +3\.565e\+07 +0\.130 +3\.64[0-9]  trace' -- \

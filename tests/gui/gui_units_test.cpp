@@ -8,8 +8,8 @@
 #include "gui/result_reader.hpp"
 #include "gui/sweep_table.hpp"
 #include "gui/topology_view.hpp"
-#include "models/result_json.hpp"
-#include "models/scenario_loader.hpp"
+#include "models/core/result_json.hpp"
+#include "models/scenario/scenario_loader.hpp"
 
 using namespace trainsim::gui;
 

@@ -10,8 +10,8 @@
 #include <cstdio>
 #include <string>
 
-#include "models/flops.hpp"
-#include "models/scenario_loader.hpp"
+#include "models/cost/flops.hpp"
+#include "models/scenario/scenario_loader.hpp"
 #include "sim/collective_engine.hpp"
 #include "sim/platform.hpp"
 #include "sim_test_util.hpp"

@@ -9,9 +9,9 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "models/scenario_error.hpp"
-#include "models/scenario_loader.hpp"
-#include "models/timeline.hpp"
+#include "models/core/scenario_error.hpp"
+#include "models/scenario/scenario_loader.hpp"
+#include "models/workload/timeline.hpp"
 #include "sim/collective_engine.hpp"
 #include "sim/link_stats.hpp"
 #include "sim/platform.hpp"

@@ -7,8 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "models/scenario_loader.hpp"
-#include "models/workload.hpp"
+#include "models/scenario/scenario_loader.hpp"
+#include "models/workload/workload.hpp"
 #include "sim/shared_fabric.hpp"
 #include "sim_test_util.hpp"
 

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "models/specs.hpp"
+#include "models/core/specs.hpp"
 #include "sim/collective_engine.hpp"
 #include "sim/forked_run.hpp"
 #include "sim/platform.hpp"

@@ -10,10 +10,10 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "models/estimate.hpp"
-#include "models/result_json.hpp"
-#include "models/timeline.hpp"
-#include "models/scenario_loader.hpp"
+#include "models/estimate/estimate.hpp"
+#include "models/core/result_json.hpp"
+#include "models/workload/timeline.hpp"
+#include "models/scenario/scenario_loader.hpp"
 #include "sim/platform.hpp"
 #include "sim/step_placement.hpp"
 #include "sim/step_player.hpp"

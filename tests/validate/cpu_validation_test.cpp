@@ -5,10 +5,10 @@
 #include <filesystem>
 #include <fstream>
 
-#include "models/calibration.hpp"
-#include "models/estimate.hpp"
+#include "models/cost/calibration.hpp"
+#include "models/estimate/estimate.hpp"
 
-#include "models/scenario_error.hpp"
+#include "models/core/scenario_error.hpp"
 
 namespace trainsim::validate {
 namespace {

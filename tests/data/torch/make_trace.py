@@ -23,7 +23,7 @@ HBM_BYTES_PER_S = 2039e9
 
 # ---- the known curves the fit must recover ----
 # GEMM: efficiency = GEMM_MAX * w / (w + GEMM_HALF_WIDTH) of the bf16 peak, w = 2nk/(n+k) the
-# harmonic mean of the two weight dimensions (the form of models/compute_cost.hpp).
+# harmonic mean of the two weight dimensions (the form of models/cost/compute_cost.hpp).
 GEMM_MAX = 0.70
 GEMM_HALF_WIDTH = 300.0
 # Flash attention: share of peak on FlashAttention-2 FLOPs (Dao 2023, sec. 4: forward

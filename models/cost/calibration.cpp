@@ -1,0 +1,202 @@
+#include "models/cost/calibration.hpp"
+
+#include <cmath>
+#include <cstdio>
+
+#include "models/core/scenario_error.hpp"
+
+namespace trainsim {
+using nlohmann::json;
+
+GemmEfficiencyFit fit_gemm_efficiency(const std::vector<std::pair<double, double>>& samples) {
+  GemmEfficiencyFit best;
+  best.samples = static_cast<int>(samples.size());
+  if (samples.empty()) return best;
+  double best_err = HUGE_VAL;
+  auto try_half_width = [&](double wh) {
+    // Minimise sum((a x - e)^2 / e^2) over a, x = w / (w + wh): a = sum(x/e) / sum(x^2/e^2).
+    double num = 0, den = 0;
+    for (const auto& [w, e] : samples) {
+      const double x = w / (w + wh);
+      num += x / e;
+      den += x * x / (e * e);
+    }
+    const double a = den > 0 ? num / den : 0;
+    double err = 0, worst = 0;
+    for (const auto& [w, e] : samples) {
+      const double rel = (a * w / (w + wh) - e) / e;
+      err += rel * rel;
+      worst = std::max(worst, std::fabs(rel));
+    }
+    if (err < best_err) {
+      best_err = err;
+      best.eff_max = a;
+      best.half_width = wh;
+      best.max_relative_error = worst;
+    }
+  };
+  // A coarse geometric grid, then a fine one around the best point.
+  try_half_width(0);
+  for (double wh = 1; wh <= 16384; wh *= 1.25) try_half_width(wh);
+  const double centre = best.half_width;
+  for (int i = 0; i <= 400; ++i) try_half_width(centre * (0.75 + 0.5 * i / 400.0));
+  return best;
+}
+
+namespace {
+
+double positive(const json& v, const std::string& path) {
+  if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() <= 0)
+    throw ScenarioError(path, "expected a positive number, got " + v.dump());
+  return v.get<double>();
+}
+
+const char* dtype_of(Precision p) {
+  switch (p) {
+    case Precision::kFp32: return "f32";
+    case Precision::kFp16: return "f16";
+    default: return "bf16";
+  }
+}
+
+std::string fmt(const char* f, double a, double b = 0) {
+  char buf[160];
+  std::snprintf(buf, sizeof buf, f, a, b);
+  return buf;
+}
+
+}  // namespace
+
+std::vector<std::string> apply_calibration(const json& cal, Scenario& s) {
+  std::vector<std::string> applied;
+  if (!cal.is_object()) throw ScenarioError("calibration", "expected a calibration object");
+  if (cal.value("format", std::string()) != "trainsim-calibration")
+    throw ScenarioError("calibration.format", "expected \"trainsim-calibration\" (a file written by trainsim calibrate)");
+  if (!cal.contains("version") || cal["version"] != 1)
+    throw ScenarioError("calibration.version", "this trainsim reads calibration version 1");
+  if (cal.contains("wrong") && cal["wrong"].is_number() && cal["wrong"].get<double>() != 0)
+    throw ScenarioError("calibration.wrong", "the calibration run reported wrong results; refusing to use it");
+  GpuSpec& g = s.cluster.gpu;
+  const std::string dtype = dtype_of(s.plan.precision);
+  if (cal.contains("peak_flop_per_s")) {
+    const json& peaks = cal["peak_flop_per_s"];
+    if (!peaks.is_object()) throw ScenarioError("calibration.peak_flop_per_s", "expected an object");
+    for (auto it = peaks.begin(); it != peaks.end(); ++it) {
+      const double rate = positive(it.value().value("flop_per_s", json()), "calibration.peak_flop_per_s." + it.key() + ".flop_per_s");
+      if (it.key() == "f32") g.peak_flops_fp32 = rate;
+      else if (it.key() == "bf16") g.peak_flops_bf16 = rate;
+      else if (it.key() == "f16") g.peak_flops_fp16 = rate;
+      else continue;
+      applied.push_back("peak " + it.key() + fmt(" %.4g FLOP/s", rate));
+    }
+  }
+  if (cal.contains("memory_bandwidth_bytes_per_s")) {
+    g.hbm_bandwidth_bytes_per_s = positive(cal["memory_bandwidth_bytes_per_s"], "calibration.memory_bandwidth_bytes_per_s");
+    applied.push_back(fmt("memory bandwidth %.4g B/s", g.hbm_bandwidth_bytes_per_s));
+  }
+  if (cal.contains("gemm")) {
+    const json& gemm = cal["gemm"];
+    if (!gemm.is_array()) throw ScenarioError("calibration.gemm", "expected a list");
+    std::vector<std::pair<double, double>> samples, any;
+    for (std::size_t i = 0; i < gemm.size(); ++i) {
+      const std::string path = "calibration.gemm[" + std::to_string(i) + "]";
+      const json& e = gemm[i];
+      if (!e.is_object()) throw ScenarioError(path, "expected an object");
+      const double n = positive(e.value("n", json()), path + ".n");
+      const double k = positive(e.value("k", json()), path + ".k");
+      const double eff = positive(e.value("efficiency", json()), path + ".efficiency");
+      // The same width the estimate uses for a TP layer: the harmonic mean of the weight dims.
+      const std::pair<double, double> sample{2 * n * k / (n + k), std::min(eff, 1.0)};
+      any.push_back(sample);
+      if (e.value("dtype", std::string()) == dtype) samples.push_back(sample);
+    }
+    if (samples.empty()) samples = any;
+    if (!samples.empty()) {
+      const GemmEfficiencyFit fit = fit_gemm_efficiency(samples);
+      g.gemm_efficiency_max = std::min(1.0, fit.eff_max);
+      g.gemm_half_width = fit.half_width;
+      applied.push_back(fmt("GEMM efficiency curve: max %.3f, half width %.0f", fit.eff_max, fit.half_width) +
+                        " (" + std::to_string(fit.samples) + " shapes" +
+                        fmt(", worst fit error %.0f%%)", 100 * fit.max_relative_error));
+    }
+  }
+  if (cal.contains("collectives")) {
+    const json& colls = cal["collectives"];
+    if (!colls.is_array()) throw ScenarioError("calibration.collectives", "expected a list");
+    for (std::size_t i = 0; i < colls.size(); ++i) {
+      const json& c = colls[i];
+      const std::string path = "calibration.collectives[" + std::to_string(i) + "]";
+      if (!c.is_object()) throw ScenarioError(path, "expected an object");
+      const int ranks = c.value("ranks", 0);
+      if (c.value("op", std::string()) != "all_reduce" || ranks < 2) continue;
+      if (c.value("fabric", std::string()) == "inter_node") continue;
+      // A measured bus bandwidth is the one-direction rate a ring sustains, protocol included:
+      // NVLink-style "both directions" figure = 2 x busbw, efficiency 1. Ring latency per step =
+      // alpha / (2 (n - 1)).
+      const double busbw = positive(c.value("bus_bandwidth_bytes_per_s", json()), path + ".bus_bandwidth_bytes_per_s");
+      const double alpha = c.value("alpha_s", 0.0);
+      s.cluster.intra_node.bandwidth_bytes_per_s = 2 * busbw;
+      s.cluster.intra_node.efficiency = 1.0;
+      s.cluster.intra_node.latency_s = std::max(0.0, alpha) / (2.0 * (ranks - 1));
+      applied.push_back(fmt("in-node all-reduce: busbw %.4g B/s, step latency %.3g s", busbw,
+                            s.cluster.intra_node.latency_s));
+      break;
+    }
+  }
+  OpRatesShape shape;
+  const OpRates rates = read_op_rates(cal, &shape);
+  if (rates.present()) {
+    g.op_rates = rates;
+    applied.push_back("per-op rates (op_rates, measured at hidden " + std::to_string(shape.hidden) +
+                      ", seq " + std::to_string(shape.seq) + ", micro-batch " +
+                      std::to_string(shape.micro_batch) + ", tp " + std::to_string(shape.tp) +
+                      ") replace the compute roofline");
+  }
+  return applied;
+}
+
+OpRates read_op_rates(const json& cal, OpRatesShape* shape) {
+  OpRates r;
+  if (!cal.is_object() || !cal.contains("op_rates")) return r;
+  const json& o = cal["op_rates"];
+  const std::string p = "calibration.op_rates";
+  if (!o.is_object()) throw ScenarioError(p, "expected an object");
+  auto section = [&](const char* key) -> const json& {
+    if (!o.contains(key) || !o[key].is_object()) throw ScenarioError(p + "." + key, "expected an object");
+    return o[key];
+  };
+  auto num = [&](const json& parent, const char* key, const std::string& path) {
+    return positive(parent.value(key, json()), path + "." + key);
+  };
+  r.peak_flop_per_s = num(o, "peak_f32_flop_per_s", p);
+  const json& ge = section("gemm_efficiency");
+  r.gemm_forward_efficiency = num(ge, "forward", p + ".gemm_efficiency");
+  r.gemm_backward_input_efficiency = num(ge, "backward_input", p + ".gemm_efficiency");
+  r.gemm_backward_weight_efficiency = num(ge, "backward_weight", p + ".gemm_efficiency");
+  r.lm_head_gemm_efficiency = num(ge, "lm_head", p + ".gemm_efficiency");
+  const json& ae = section("attention_efficiency");
+  r.attention_forward_efficiency = num(ae, "forward", p + ".attention_efficiency");
+  r.attention_backward_efficiency = num(ae, "backward", p + ".attention_efficiency");
+  const json& se = section("seconds_per_element");
+  const std::string sp = p + ".seconds_per_element";
+  r.layernorm_fwd_s_per_element = num(se, "layernorm_fwd", sp);
+  r.layernorm_bwd_s_per_element = num(se, "layernorm_bwd", sp);
+  r.gelu_fwd_s_per_element = num(se, "gelu_fwd", sp);
+  r.gelu_bwd_s_per_element = num(se, "gelu_bwd", sp);
+  r.residual_add_s_per_element = num(se, "residual_add", sp);
+  r.softmax_xent_s_per_element = num(se, "softmax_xent", sp);
+  r.embedding_fwd_s_per_element = num(se, "embedding_fwd", sp);
+  r.embedding_bwd_s_per_element = num(se, "embedding_bwd", sp);
+  r.copy_s_per_element = num(se, "copy", sp);
+  r.fill_zero_s_per_element = num(se, "fill_zero", sp);
+  r.adamw_s_per_param = num(o, "adamw_seconds_per_param", p);
+  if (shape) {
+    const json& sh = section("shape");
+    auto geti = [&](const char* key) { return static_cast<int>(num(sh, key, p + ".shape")); };
+    *shape = {geti("layers"), geti("hidden"), geti("heads"), geti("seq"), geti("vocab"), geti("micro_batch"),
+              geti("tp"), geti("pp"), geti("dp"), static_cast<int>(sh.value("zero", 0))};
+  }
+  return r;
+}
+
+}  // namespace trainsim

@@ -1,0 +1,119 @@
+#include "models/cost/memory.hpp"
+
+#include <algorithm>
+
+namespace trainsim {
+
+StateBytes state_bytes_per_param(Precision precision) {
+  if (precision == Precision::kFp32) return {4, 4, 8};
+  return {2, 2, 12};
+}
+
+MemoryBreakdown model_state_bytes(double params, int zero_stage, int zero_degree,
+                                  Precision precision) {
+  const StateBytes b = state_bytes_per_param(precision);
+  const double d = std::max(1, zero_degree);
+  MemoryBreakdown m;
+  m.params_bytes = params * b.params / (zero_stage >= 3 ? d : 1.0);
+  m.grads_bytes = params * b.grads / (zero_stage >= 2 ? d : 1.0);
+  m.optimizer_bytes = params * b.optimizer / (zero_stage >= 1 ? d : 1.0);
+  return m;
+}
+
+double deepspeed_zero2_gpu_bytes(double params, int gpus, bool offload_optimizer) {
+  if (offload_optimizer) return 2 * params;
+  return 2 * params + 18 * params / gpus;
+}
+
+double deepspeed_zero3_gpu_bytes(double params, double largest_layer_params, int gpus,
+                                 bool offload_optimizer, bool offload_params) {
+  const double largest = 4 * largest_layer_params;
+  if (offload_optimizer && offload_params) return largest;
+  if (offload_optimizer) return largest + 2 * params / gpus;
+  return largest + 18 * params / gpus;
+}
+
+double korthikanti_activation_bytes(double s, double b, double h, double a, int t, bool sp,
+                                    Recompute recompute) {
+  const double sbh = s * b * h;
+  if (recompute == Recompute::kFull) return sp ? 2 * sbh / t : 2 * sbh;
+  const double attn_core = recompute == Recompute::kSelective ? 0.0 : 5 * a * s / h;
+  if (sp) return sbh / t * (34 + attn_core);
+  return sbh * (10 + 24.0 / t + attn_core / t);
+}
+
+double layer_activation_bytes(const ModelSpec& m, bool moe_layer, const ActivationOptions& o) {
+  const double t = o.tp;
+  const double h = static_cast<double>(m.hidden);
+  const double a = m.heads;
+  const double s = static_cast<double>(m.seq_len) / o.cp;  // context parallel splits the sequence
+  const double hkv = h * m.kv_heads / m.heads;
+  const double tokens = s * o.micro_batch;
+  if (o.recompute == Recompute::kFull) return tokens * 2 * h / (o.sp ? t : 1.0);
+
+  // Per token, Korthikanti's inventory: terms that TP does not split unless SP is on ...
+  const double replicated = 2 * h    /* QKV input */ + h /* attention dropout mask */ +
+                            2 * h    /* MLP input */ + h /* MLP dropout mask */ +
+                            4 * h;   /* two layernorm inputs */
+  // ... and terms that TP splits: Q, K, V and the output-projection input.
+  double split = 2 * h + 4 * hkv + 2 * h;
+  double ffn_inner;
+  double ffn_width = static_cast<double>(m.ffn_hidden);
+  double ffn_copies = 1;
+  if (moe_layer && m.moe) {
+    ffn_width = static_cast<double>(m.moe->expert_ffn_hidden);
+    ffn_copies = m.moe->top_k + m.moe->shared_experts;  // tokens pass through top_k experts
+  }
+  // GeLU keeps its input and output (2f + 2f = 16h at f = 4h); SwiGLU keeps the gate and up
+  // projections (4f) and their product (2f).
+  ffn_inner = (m.ffn_act == FfnActivation::kSwiglu ? 6.0 : 4.0) * ffn_width * ffn_copies;
+  split += ffn_inner;
+  // Softmax output (2), dropout mask (1) and dropout output (2) of the a x s score matrix per
+  // token; flash attention and selective recompute do not keep them.
+  double attn_core = 0;
+  if (!o.flash_attention && o.recompute == Recompute::kNone) attn_core = 5 * a * s;
+  const double per_token = (o.sp ? replicated / t : replicated) + (split + attn_core) / t;
+  return tokens * per_token;
+}
+
+double first_stage_extra_activation_bytes(const ModelSpec& m, const ActivationOptions& o) {
+  // Embedding output (2 bytes) + its dropout mask (1 byte), per token.
+  const double tokens = static_cast<double>(m.seq_len) / o.cp * o.micro_batch;
+  return tokens * 3.0 * static_cast<double>(m.hidden) / (o.sp ? o.tp : 1);
+}
+
+double last_stage_extra_activation_bytes(const ModelSpec& m, const ActivationOptions& o) {
+  const double tokens = static_cast<double>(m.seq_len) / o.cp * o.micro_batch;
+  const double h = static_cast<double>(m.hidden), v = static_cast<double>(m.vocab);
+  // 4sbh (final layernorm input/output) + 4sbV (fp32 logits), logits split over TP.
+  return tokens * (4 * h / (o.sp ? o.tp : 1) + 4 * v / o.tp);
+}
+
+double in_flight_micro_batches(ScheduleKind schedule, int pp, int vpp, int stage,
+                               int micro_batches) {
+  const double m = micro_batches;
+  if (pp <= 1) return 1;
+  const double depth = pp - stage;  // 1F1B: stage r holds p - r micro-batches
+  switch (schedule) {
+    case ScheduleKind::kGpipe: return m;
+    case ScheduleKind::kInterleaved: {
+      // Megatron's interleaved warm-up runs 2(p-s-1) + (v-1)p + 1 chunks before the first
+      // backward; a chunk is 1/v of the device's layers. Stage 0: (1 + (p-1)/(p v)) p, as
+      // Korthikanti et al. give; later stages hold more than 1F1B's p - s.
+      const double v = std::max(1, vpp);
+      return std::min(m, (2.0 * (pp - stage - 1) + (v - 1) * pp + 1) / v);
+    }
+    case ScheduleKind::kZbH2: return std::min(m, 2.0 * depth);
+    case ScheduleKind::kDualPipe: return std::min(m, pp + 1.0);
+    case ScheduleKind::k1F1B:
+    case ScheduleKind::kZbH1: break;
+  }
+  return std::min(m, depth);
+}
+
+double in_flight_micro_batches(const std::string& schedule, int pp, int vpp, int stage,
+                               int micro_batches) {
+  return in_flight_micro_batches(schedule_kind(schedule), pp, vpp, stage, micro_batches);
+}
+
+}  // namespace trainsim

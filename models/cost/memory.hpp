@@ -1,0 +1,69 @@
+// Memory per GPU (REFERENCE.md "Memory").
+// - Model states, mixed-precision Adam: 2 (16-bit params) + 2 (grads) + 12 (fp32 master, m, v)
+//   bytes/param (ZeRO paper section 3); ZeRO-1/2/3 shard optimizer / +grads / +params over DP.
+// - Activations per layer per micro-batch (Korthikanti et al. 2022, section 4), generalised
+//   term by term to GQA, SwiGLU and f != 4h; flash attention removes the 5as^2b term.
+#pragma once
+
+#include "models/schedules/pipeline_schedule.hpp"
+#include "models/core/result.hpp"
+#include "models/core/specs.hpp"
+
+namespace trainsim {
+
+// Bytes per parameter of each model state under a precision (fp32: 4 + 4 + 8 Adam m, v).
+struct StateBytes {
+  double params = 2;
+  double grads = 2;
+  double optimizer = 12;
+};
+StateBytes state_bytes_per_param(Precision precision);
+
+// Model-state bytes per GPU for `params` parameters held by this GPU's TP/PP shard, sharded
+// over `zero_degree` data-parallel ranks (ZeRO paper Figure 1: 16P, 4P + 12P/d, 2P + 14P/d,
+// 16P/d at 16 bytes/param).
+MemoryBreakdown model_state_bytes(double params, int zero_stage, int zero_degree,
+                                  Precision precision);
+
+struct ActivationOptions {
+  int tp = 1;
+  int cp = 1;
+  bool sp = false;
+  Recompute recompute = Recompute::kNone;
+  bool flash_attention = true;
+  double micro_batch = 1;
+};
+
+// Activation bytes of one transformer layer for one micro-batch (16-bit activations,
+// 1-byte dropout masks). Korthikanti: sbh(34 + 5as/h) without parallelism.
+double layer_activation_bytes(const ModelSpec& model, bool moe_layer, const ActivationOptions& o);
+
+// Korthikanti's closed forms, for tests and for readers (bytes).
+double korthikanti_activation_bytes(double s, double b, double h, double a, int t, bool sp,
+                                    Recompute recompute);
+
+// Embedding output on the first stage; output layer and loss on the last stage, 4sbh(1 + V/h)
+// (Megatron theoretical_memory_usage.py; logits kept in fp32 for the loss).
+double first_stage_extra_activation_bytes(const ModelSpec& model, const ActivationOptions& o);
+double last_stage_extra_activation_bytes(const ModelSpec& model, const ActivationOptions& o);
+
+// Micro-batches whose activations a pipeline stage holds at its peak.
+double in_flight_micro_batches(ScheduleKind schedule, int pp, int vpp, int stage,
+                               int micro_batches);
+double in_flight_micro_batches(const std::string& schedule, int pp, int vpp, int stage,
+                               int micro_batches);
+
+// DeepSpeed's own model-state estimators (zero/stage_1_and_2.py, zero/stage3.py), reproduced
+// for comparison: they count model states only (no activations, buffers or fragmentation).
+// ZeRO-2 (2024+): 2P + 18P/N on the GPU, 2P with optimizer offload.
+// ZeRO-3: 4 L + 18P/N; 4 L + 2P/N with optimizer offload; 4 L with params offloaded too
+// (L = parameters of the largest layer).
+double deepspeed_zero2_gpu_bytes(double params, int gpus, bool offload_optimizer);
+double deepspeed_zero3_gpu_bytes(double params, double largest_layer_params, int gpus,
+                                 bool offload_optimizer, bool offload_params);
+
+// Framework reserve per GPU: CUDA context, cuBLAS workspace, NCCL channel buffers, allocator
+// fragmentation. 1.5 GiB is what PyTorch jobs commonly leave unaccounted on 80 GB parts.
+constexpr double kFrameworkReserveBytes = 1.5 * 1024 * 1024 * 1024;
+
+}  // namespace trainsim

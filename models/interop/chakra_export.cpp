@@ -1,0 +1,174 @@
+#include "models/interop/chakra_export.hpp"
+
+#include <functional>
+#include <map>
+#include <stdexcept>
+#include <tuple>
+
+#include "models/core/result.hpp"
+#include "models/core/scenario_error.hpp"
+#include "models/schedules/schedule_order.hpp"
+#include "models/workload/timeline.hpp"
+#include "models/workload/workload.hpp"
+
+namespace trainsim {
+namespace {
+
+using nlohmann::json;
+
+double micros(double s) { return s * 1e6; }
+
+struct RankTrace {
+  json nodes = json::array();
+  int64_t last_id = -1;  // the previous node on this rank (ctrl_deps chain)
+  int64_t last_backward_id = -1;
+};
+
+}  // namespace
+
+std::vector<json> export_chakra(const Scenario& sc) {
+  Workload w;
+  Result result;
+  if (!build_workload(sc, w, result) || !result.feasible)
+    throw ScenarioError("plan", "cannot export this plan: " + result.reason);
+  const int n = w.pp;
+  const int chunks = std::max(1, w.vpp);
+  std::vector<RankTrace> ranks(n);
+  int64_t next_id = 0;
+  int64_t next_tag = 0;
+  auto add = [&](int rank, json node, std::vector<int64_t> data_deps) {
+    RankTrace& r = ranks[rank];
+    node["id"] = next_id++;
+    node["ctrl_deps"] = r.last_id >= 0 ? json::array({r.last_id}) : json::array();
+    node["data_deps"] = data_deps;
+    r.last_id = node["id"].get<int64_t>();
+    r.nodes.push_back(node);
+    return r.last_id;
+  };
+  auto op_name = [](const PipeOp& op) {
+    const char* k = op.kind == PipeOpKind::kForward ? "F" : op.kind == PipeOpKind::kBackward ? "B" : "W";
+    return std::string(k) + "_mb" + std::to_string(op.micro_batch) + "_c" + std::to_string(op.chunk);
+  };
+  auto key = [](int d, const PipeOp& op) {
+    return std::make_tuple(d, static_cast<int>(op.kind), op.micro_batch, op.chunk);
+  };
+  using Key = std::tuple<int, int, int, int>;
+
+  // The op order and the handoffs come from playing the schedule with the workload's per-chunk
+  // durations (the same playback as the estimate's timeline); the trace records order,
+  // dependencies and durations, not start times. A chunk is 1/vpp of the device's layers
+  // (DualPipe's two directions each hold a whole stage).
+  std::vector<StageCosts> costs;
+  for (const StageWork& s : w.stages)
+    costs.push_back({s.forward_s / chunks, (s.backward_s - s.backward_weight_s) / chunks,
+                     s.backward_weight_s / chunks});
+  struct Exporter : PlaybackObserver {
+    std::function<int64_t(int, json, std::vector<int64_t>)> add;
+    std::function<std::string(const PipeOp&)> name;
+    std::function<Key(int, const PipeOp&)> key;
+    std::vector<RankTrace>* ranks = nullptr;
+    const Workload* w = nullptr;
+    int64_t* next_tag = nullptr;
+    std::map<Key, int64_t> pending_recv, local_input, comp_id, arrival_tag;
+
+    void started(int d, const PipeOp& op, double start_s, double end_s) override {
+      std::vector<int64_t> deps;
+      if (auto it = pending_recv.find(key(d, op)); it != pending_recv.end()) {
+        deps.push_back(it->second);
+        pending_recv.erase(it);
+      }
+      if (auto it = local_input.find(key(d, op)); it != local_input.end()) {
+        deps.push_back(it->second);
+        local_input.erase(it);
+      }
+      json node = {{"name", name(op)},
+                   {"type", kChakraComp},
+                   {"duration_micros", micros(end_s - start_s)},
+                   {"micro_batch", op.micro_batch},
+                   {"chunk", op.chunk},
+                   {"pass", op.kind == PipeOpKind::kForward    ? "forward"
+                            : op.kind == PipeOpKind::kBackward ? "backward"
+                                                               : "backward_weight"}};
+      const int64_t id = add(d, node, deps);
+      comp_id[key(d, op)] = id;
+      if (op.kind != PipeOpKind::kForward) (*ranks)[d].last_backward_id = id;
+    }
+    void handed_off(int d, const PipeOp& op, const Handoff& h, double) override {
+      const int64_t producer = comp_id[key(d, op)];
+      if (!h.p2p) {
+        local_input[key(h.device, h.op)] = producer;
+        return;
+      }
+      const int64_t tag = (*next_tag)++;
+      const bool activation = h.op.kind == PipeOpKind::kForward;
+      json send = {{"name", std::string(activation ? "send_act_" : "send_grad_") + name(op)},
+                   {"type", kChakraSend},
+                   {"duration_micros", micros(w->p2p_s)},
+                   {"comm_size", w->p2p_bytes},
+                   {"comm_src", d},
+                   {"comm_dst", h.device},
+                   {"comm_tag", tag}};
+      add(d, send, {producer});
+      // The matching receive is placed on the destination when the data arrives.
+      arrival_tag[key(h.device, h.op)] = tag;
+    }
+    void arrived(const Handoff& h, double) override {
+      json recv = {{"name", std::string(h.op.kind == PipeOpKind::kForward ? "recv_act_" : "recv_grad_") + name(h.op)},
+                   {"type", kChakraRecv},
+                   {"duration_micros", micros(w->p2p_s)},
+                   {"comm_size", w->p2p_bytes},
+                   {"comm_dst", h.device},
+                   {"comm_tag", arrival_tag[key(h.device, h.op)]}};
+      pending_recv[key(h.device, h.op)] = add(h.device, recv, {});
+    }
+  } exporter;
+  exporter.add = add;
+  exporter.name = op_name;
+  exporter.key = key;
+  exporter.ranks = &ranks;
+  exporter.w = &w;
+  exporter.next_tag = &next_tag;
+  try {
+    play_schedule(w.schedule, w.pp, w.vpp, w.micro_batches, costs, w.p2p_s, &exporter);
+  } catch (const std::logic_error&) {
+    throw ScenarioError("plan.schedule", "the schedule did not complete every op (internal)");
+  }
+
+  // Data-parallel gradient reduction of each stage after its last backward (one bucketed
+  // all-reduce here; bucketing and overlap are the estimate's business).
+  std::vector<json> out;
+  for (int d = 0; d < n; ++d) {
+    const StageWork& s = w.stages[std::min<std::size_t>(d, w.stages.size() - 1)];
+    if (w.dp * w.cp > 1) {
+      json ar = {{"name", "dp_allreduce_grads"},
+                 {"type", kChakraCommColl},
+                 {"comm_type", "ALL_REDUCE"},
+                 {"comm_size", (s.dense_params + s.expert_params) * w.grad_bytes_per_param},
+                 {"comm_group_size", w.dp * w.cp},
+                 {"duration_micros", micros(s.dp_reduce_s)}};
+      add(d, ar, ranks[d].last_backward_id >= 0 ? std::vector<int64_t>{ranks[d].last_backward_id}
+                                                : std::vector<int64_t>{});
+    }
+    // Fill comm_src of receives from their tag's send.
+    std::map<int64_t, int> src_of_tag;
+    for (int e = 0; e < n; ++e)
+      for (const json& node : ranks[e].nodes)
+        if (node["type"] == kChakraSend) src_of_tag[node["comm_tag"].get<int64_t>()] = e;
+    for (json& node : ranks[d].nodes)
+      if (node["type"] == kChakraRecv) node["comm_src"] = src_of_tag[node["comm_tag"].get<int64_t>()];
+    json trace = {{"schema", "chakra-json"},
+                  {"schema_note", "JSON form of the Chakra ET node schema (et_def.proto)"},
+                  {"rank", d},
+                  {"global_rank", static_cast<int64_t>(d) * w.tp * w.cp * w.dp},
+                  {"pipeline_stage", d},
+                  {"world", {{"tp", w.tp}, {"pp", w.pp}, {"dp", w.dp}, {"cp", w.cp}, {"ep", w.ep}}},
+                  {"micro_batches", w.micro_batches},
+                  {"schedule", sc.plan.schedule},
+                  {"scenario", sc.name},
+                  {"nodes", std::move(ranks[d].nodes)}};
+    out.push_back(std::move(trace));
+  }
+  return out;
+}
+
+}  // namespace trainsim

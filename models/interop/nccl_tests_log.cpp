@@ -1,0 +1,441 @@
+#include "models/interop/nccl_tests_log.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "models/scenario/json_reader.hpp"
+#include "models/core/scenario_error.hpp"
+#include "models/scenario/scenario_loader.hpp"
+
+namespace trainsim {
+namespace {
+
+using nlohmann::json;
+
+constexpr std::size_t kMaxLogBytes = 64u << 20;
+
+std::vector<std::string> tokens_of(const std::string& line) {
+  std::vector<std::string> t;
+  std::istringstream ss(line);
+  for (std::string w; ss >> w;) t.push_back(w);
+  return t;
+}
+
+bool is_unsigned_integer(const std::string& s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isdigit(c); });
+}
+
+// A number as nccl-tests prints it (%7.2f, %.1e); "N/A" only where allowed.
+double number_at(const std::string& s, const std::string& where, const std::string& column) {
+  char* end = nullptr;
+  const double v = std::strtod(s.c_str(), &end);
+  if (s.empty() || *end != '\0' || !std::isfinite(v) || v < 0)
+    throw ScenarioError(where, column + ": expected a non-negative number, got \"" + s + "\"");
+  return v;
+}
+
+void finish_log(NcclTestsLog& log) {
+  if (!log.op_known) {
+    if (nccl_op_from_name(log.program, log.op) ||
+        nccl_op_from_name(std::filesystem::path(log.source).filename().string(), log.op))
+      log.op_known = true;
+  }
+  if (log.out_of_place.empty() && log.in_place.empty())
+    throw ScenarioError(log.source, "no result rows found (expected the nccl-tests table: "
+                                    "\"size count type ... time algbw busbw #wrong\")");
+}
+
+double read_result_number(const json& v, const std::string& path) {
+  if (v.is_number()) return v.get<double>();
+  throw ScenarioError(path, "expected a number, got " + json_type_name(v));
+}
+
+}  // namespace
+
+bool nccl_op_from_name(const std::string& name, CollectiveOp& op) {
+  std::string s;
+  for (char c : name)
+    if (std::isalnum(static_cast<unsigned char>(c))) s += static_cast<char>(std::tolower(c));
+  // Longest names first: "reducescatter" and "allreduce" both contain "reduce".
+  static const std::pair<const char*, CollectiveOp> kNames[] = {
+      {"reducescatter", CollectiveOp::kReduceScatter}, {"allreduce", CollectiveOp::kAllReduce},
+      {"allgather", CollectiveOp::kAllGather},         {"alltoall", CollectiveOp::kAllToAll},
+      {"sendrecv", CollectiveOp::kSendRecv},           {"broadcast", CollectiveOp::kBroadcast},
+      {"reduce", CollectiveOp::kReduce}};
+  for (const auto& [n, o] : kNames)
+    if (s.find(n) != std::string::npos) {
+      op = o;
+      return true;
+    }
+  return false;
+}
+
+NcclTestsLog parse_nccl_tests_text(const std::string& text, const std::string& source) {
+  NcclTestsLog log;
+  log.source = source;
+  std::istringstream in(text);
+  std::string line;
+  int line_no = 0;
+  std::set<int> rank_ids;
+  std::set<std::string> hosts;
+  int threads = 1, gpus = 0;
+  // Column indices in a data row (after the '#' of the header is dropped).
+  int c_size = -1, c_time[2] = {-1, -1}, c_alg[2] = {-1, -1}, c_bus[2] = {-1, -1},
+      c_wrong[2] = {-1, -1};
+  std::size_t header_columns = 0;
+  int skipped = 0;
+  while (std::getline(in, line)) {
+    ++line_no;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    const std::string where = source + ":" + std::to_string(line_no);
+    std::vector<std::string> t = tokens_of(line);
+    if (t.empty()) continue;
+    if (t[0][0] == '#') {
+      if (t[0] == "#") t.erase(t.begin());
+      else t[0] = t[0].substr(1);
+      if (t.empty()) continue;
+      if (t.size() >= 4 && t[0] == "Collective" && t[1] == "test" && t[2] == "starting:") {
+        log.program = t[3];
+        if (nccl_op_from_name(t[3], log.op)) log.op_known = true;
+      } else if (t[0] == "nThread" && t.size() >= 4 && t[2] == "nGpus") {
+        threads = std::max(1, std::atoi(t[1].c_str()));
+        gpus = std::max(0, std::atoi(t[3].c_str()));
+      } else if (t[0] == "Rank" && t.size() >= 2 && is_unsigned_integer(t[1])) {
+        rank_ids.insert(std::atoi(t[1].c_str()));
+        for (std::size_t i = 0; i + 1 < t.size(); ++i)
+          if (t[i] == "on") hosts.insert(t[i + 1]);
+        const auto close = line.find(']');
+        if (log.device.empty() && close != std::string::npos) {
+          std::string d = line.substr(close + 1);
+          d.erase(0, d.find_first_not_of(' '));
+          log.device = d;
+        }
+      } else if (std::find(t.begin(), t.end(), "size") != t.end() &&
+                 (std::find(t.begin(), t.end(), "time") != t.end() ||
+                  std::find(t.begin(), t.end(), "cputime") != t.end())) {
+        if (c_size >= 0 && !log.out_of_place.empty())
+          throw ScenarioError(where, "a second result table in one log; split the log per test");
+        header_columns = t.size();
+        int group = 0;
+        for (int i = 0; i < static_cast<int>(t.size()); ++i) {
+          const std::string& c = t[i];
+          if (c == "size") c_size = i;
+          else if (c == "time" || c == "cputime") {
+            if (group < 2 && c_time[group] >= 0) ++group;
+            if (group < 2) c_time[group] = i;
+          } else if (c == "algbw" && group < 2) c_alg[group] = i;
+          else if (c == "busbw" && group < 2) c_bus[group] = i;
+          else if ((c == "#wrong" || c == "error" || c == "wrong") && group < 2) c_wrong[group] = i;
+        }
+        if (c_time[0] < 0 || c_alg[0] < 0 || c_bus[0] < 0)
+          throw ScenarioError(where, "result header lacks time/algbw/busbw columns");
+      }
+      continue;
+    }
+    if (!is_unsigned_integer(t[0])) {
+      ++skipped;  // NCCL INFO/WARN lines, MPI chatter
+      continue;
+    }
+    if (c_size < 0)
+      throw ScenarioError(where, "a result row before the nccl-tests header line "
+                                 "(\"# size count type ... time algbw busbw #wrong\")");
+    // Rows have as many fields as the header names, minus empty trailing labels.
+    int needed = 0;
+    for (int g = 0; g < 2; ++g)
+      needed = std::max({needed, c_time[g], c_alg[g], c_bus[g], c_wrong[g]});
+    if (static_cast<int>(t.size()) <= needed)
+      throw ScenarioError(where, "expected " + std::to_string(header_columns) +
+                                     " columns as in the header, got " + std::to_string(t.size()) +
+                                     " (truncated line?)");
+    const double bytes = number_at(t[c_size], where, "size");
+    for (int g = 0; g < 2; ++g) {
+      if (c_time[g] < 0) continue;
+      NcclSample s;
+      s.line = line_no;
+      s.bytes = bytes;
+      s.time_s = number_at(t[c_time[g]], where, g ? "in-place time" : "out-of-place time") * 1e-6;
+      s.algbw_bytes_per_s = number_at(t[c_alg[g]], where, "algbw") * 1e9;
+      s.busbw_bytes_per_s = number_at(t[c_bus[g]], where, "busbw") * 1e9;
+      if (c_wrong[g] >= 0 && t[c_wrong[g]] != "N/A")
+        s.wrong = number_at(t[c_wrong[g]], where, "#wrong");
+      if (s.time_s <= 0) throw ScenarioError(where, "time: must be > 0");
+      (g ? log.in_place : log.out_of_place).push_back(s);
+    }
+  }
+  log.ranks = !rank_ids.empty() ? static_cast<int>(rank_ids.size()) : threads * gpus;
+  log.nodes = static_cast<int>(hosts.size());
+  if (skipped > 0)
+    log.warnings.push_back(std::to_string(skipped) + " non-table lines skipped");
+  finish_log(log);
+  if (log.ranks <= 0)
+    throw ScenarioError(source, "rank count not stated (no \"# Rank\" lines, no \"nGpus\"): "
+                                "pass --ranks N");
+  return log;
+}
+
+NcclTestsLog parse_nccl_tests_json(const json& report, const std::string& source) {
+  NcclTestsLog log;
+  log.source = source;
+  if (!report.is_object())
+    throw ScenarioError(source, "an nccl-tests JSON report is an object, got " + json_type_name(report));
+  if (report.contains("args") && report["args"].is_array() && !report["args"].empty() &&
+      report["args"][0].is_string()) {
+    log.program = std::filesystem::path(report["args"][0].get<std::string>()).filename().string();
+    log.op_known = nccl_op_from_name(log.program, log.op);
+  }
+  int threads = 1, gpus = 1, procs = 1;
+  std::set<std::string> hosts;
+  if (report.contains("config")) {
+    const json& c = report["config"];
+    if (!c.is_object()) throw ScenarioError(source + ": config", "expected an object");
+    if (c.contains("nthreads")) threads = static_cast<int>(json_to_integer(c["nthreads"], source + ": config.nthreads", 1, 1 << 20));
+    if (c.contains("ngpus")) gpus = static_cast<int>(json_to_integer(c["ngpus"], source + ": config.ngpus", 1, 1 << 20));
+    if (c.contains("devices")) {
+      if (!c["devices"].is_array()) throw ScenarioError(source + ": config.devices", "expected a list");
+      procs = std::max<int>(1, static_cast<int>(c["devices"].size()));
+      for (const json& d : c["devices"]) {
+        if (d.is_object() && d.contains("hostname") && d["hostname"].is_string())
+          hosts.insert(d["hostname"].get<std::string>());
+        if (log.device.empty() && d.is_object() && d.contains("device_info") &&
+            d["device_info"].is_string())
+          log.device = d["device_info"].get<std::string>();
+      }
+    }
+  }
+  log.ranks = threads * gpus * procs;
+  log.nodes = static_cast<int>(hosts.size());
+  if (!report.contains("results"))
+    throw ScenarioError(source + ": results", "missing (an nccl-tests -J report has a results list)");
+  const json& results = report["results"];
+  if (!results.is_array()) throw ScenarioError(source + ": results", "expected a list");
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    const std::string p = source + ": results[" + std::to_string(i) + "]";
+    const json& r = results[i];
+    if (!r.is_object()) throw ScenarioError(p, "expected an object");
+    if (!r.contains("size")) throw ScenarioError(p + ".size", "missing");
+    const double bytes = static_cast<double>(json_to_integer(r["size"], p + ".size", 0, int64_t{1} << 50));
+    for (int g = 0; g < 2; ++g) {
+      const char* key = g ? "in_place" : "out_of_place";
+      if (!r.contains(key) || r[key].is_null()) continue;
+      const json& b = r[key];
+      const std::string bp = p + "." + key;
+      if (!b.is_object()) throw ScenarioError(bp, "expected an object or null");
+      const char* time_key = b.contains("time") ? "time" : "cpu_time";
+      if (!b.contains(time_key)) throw ScenarioError(bp + ".time", "missing");
+      NcclSample s;
+      s.bytes = bytes;
+      s.time_s = read_result_number(b[time_key], bp + "." + time_key) * 1e-6;
+      if (!(s.time_s > 0)) throw ScenarioError(bp + "." + time_key, "must be > 0");
+      if (b.contains("alg_bw")) s.algbw_bytes_per_s = read_result_number(b["alg_bw"], bp + ".alg_bw") * 1e9;
+      if (b.contains("bus_bw")) s.busbw_bytes_per_s = read_result_number(b["bus_bw"], bp + ".bus_bw") * 1e9;
+      if (b.contains("nwrong") && !b["nwrong"].is_null())
+        s.wrong = read_result_number(b["nwrong"], bp + ".nwrong");
+      (g ? log.in_place : log.out_of_place).push_back(s);
+    }
+  }
+  finish_log(log);
+  return log;
+}
+
+NcclTestsLog read_nccl_tests_log(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec))
+    throw ScenarioError(path, "nccl-tests log not found (or not a file)");
+  if (std::filesystem::file_size(path, ec) > kMaxLogBytes)
+    throw ScenarioError(path, "log larger than 64 MiB; refusing to read it");
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  const std::string text = ss.str();
+  const auto first = text.find_first_not_of(" \t\r\n");
+  if (first != std::string::npos && text[first] == '{') {
+    json j;
+    try {
+      j = json::parse(text);
+    } catch (const json::parse_error& e) {
+      throw ScenarioError(path, std::string("invalid JSON: ") + e.what());
+    }
+    return parse_nccl_tests_json(j, path);
+  }
+  return parse_nccl_tests_text(text, path);
+}
+
+AlphaBetaFit fit_alpha_beta(const std::vector<NcclSample>& samples) {
+  AlphaBetaFit f;
+  f.samples = static_cast<int>(samples.size());
+  if (samples.empty()) return f;
+  // Minimise sum ((a + b x - t) / t)^2: weighted normal equations with w = 1/t^2.
+  double sw = 0, sx = 0, sxx = 0, st = 0, sxt = 0;
+  for (const auto& s : samples) {
+    const double w = 1.0 / (s.time_s * s.time_s);
+    sw += w, sx += w * s.bytes, sxx += w * s.bytes * s.bytes, st += w * s.time_s,
+        sxt += w * s.bytes * s.time_s;
+  }
+  const double det = sw * sxx - sx * sx;
+  double a = 0, b = 0;
+  if (samples.size() >= 2 && std::fabs(det) > 1e-300 * std::max(1.0, sw * sxx)) {
+    a = (st * sxx - sx * sxt) / det;
+    b = (sw * sxt - sx * st) / det;
+  }
+  if (!(samples.size() >= 2) || a < 0 || b < 0 || !std::isfinite(a) || !std::isfinite(b)) {
+    // Clamped solutions: the best of pure latency and pure bandwidth, as one of a, b = 0.
+    const double b_only = sxx > 0 ? sxt / sxx : 0, a_only = sw > 0 ? st / sw : 0;
+    double err_b = 0, err_a = 0;
+    for (const auto& s : samples) {
+      err_b += std::pow((b_only * s.bytes - s.time_s) / s.time_s, 2);
+      err_a += std::pow((a_only - s.time_s) / s.time_s, 2);
+    }
+    if (b_only > 0 && err_b <= err_a) a = 0, b = b_only;
+    else a = a_only, b = 0;
+  }
+  f.alpha_s = a;
+  f.beta_s_per_byte = b;
+  f.min_bytes = std::numeric_limits<double>::max();
+  double sum = 0;
+  for (const auto& s : samples) {
+    const double e = std::fabs(f.time_s(s.bytes) - s.time_s) / s.time_s;
+    f.max_rel_error = std::max(f.max_rel_error, e);
+    sum += e;
+    f.min_bytes = std::min(f.min_bytes, s.bytes);
+    f.max_bytes = std::max(f.max_bytes, s.bytes);
+  }
+  f.mean_rel_error = sum / samples.size();
+  return f;
+}
+
+NcclFit fit_nccl_log(const std::vector<NcclSample>& raw) {
+  NcclFit fit;
+  std::vector<NcclSample> s;
+  for (const auto& x : raw)
+    if (x.bytes > 0 && x.time_s > 0) s.push_back(x);
+  std::stable_sort(s.begin(), s.end(), [](const NcclSample& a, const NcclSample& b) { return a.bytes < b.bytes; });
+  fit.all = fit_alpha_beta(s);
+  fit.small = fit.large = fit.all;
+  std::vector<double> sizes;
+  for (const auto& x : s)
+    if (sizes.empty() || sizes.back() != x.bytes) sizes.push_back(x.bytes);
+  double best = fit.all.max_rel_error;
+  for (std::size_t k = 3; k + 3 <= sizes.size(); ++k) {
+    std::vector<NcclSample> lo, hi;
+    for (const auto& x : s) (x.bytes < sizes[k] ? lo : hi).push_back(x);
+    const AlphaBetaFit a = fit_alpha_beta(lo), b = fit_alpha_beta(hi);
+    const double worst = std::max(a.max_rel_error, b.max_rel_error);
+    if (worst < best * 0.9) {  // split only when it clearly helps
+      best = worst;
+      fit.small = a;
+      fit.large = b;
+      fit.split_bytes = sizes[k];
+    }
+  }
+  return fit;
+}
+
+GroupShape nccl_group_shape(const NcclTestsLog& log, const ClusterSpec& cluster) {
+  GroupShape g;
+  g.ranks = std::max(1, log.ranks);
+  const int per_node = std::max(1, cluster.gpus_per_node);
+  g.nodes = log.nodes > 0 ? log.nodes : (g.ranks + per_node - 1) / per_node;
+  g.nodes = std::max(1, std::min(g.nodes, g.ranks));
+  g.ranks_per_node = std::max(1, g.ranks / g.nodes);
+  return g;
+}
+
+CollectiveAlgo nccl_reference_algo(CollectiveOp op) {
+  return op == CollectiveOp::kAllToAll ? CollectiveAlgo::kDirect : CollectiveAlgo::kRing;
+}
+
+FittedFabric fit_fabric(const NcclTestsLog& log, const NcclFit& fit, const ClusterSpec& cluster) {
+  FittedFabric out;
+  const GroupShape g = nccl_group_shape(log, cluster);
+  out.inter_node = g.nodes > 1;
+  const CollectiveAlgo algo = nccl_reference_algo(log.op);
+  const FabricTerms f = fabric_terms(cluster);
+  // The closed forms are alpha = k_a * latency and beta = k_b / (line rate x efficiency) for one
+  // fabric domain: read k_a, k_b off the cluster as it is and scale.
+  const double probe = 1 << 30;
+  const CollectiveCost c = collective_cost(log.op, algo, probe, g, f);
+  const double model_alpha = c.latency_s, model_beta = c.bandwidth_s / probe;
+  const double latency = out.inter_node ? cluster.network.latency_s : cluster.intra_node.latency_s;
+  const double eff = out.inter_node ? cluster.network.efficiency : cluster.intra_node.efficiency;
+  const AlphaBetaFit& small = fit.split_bytes > 0 ? fit.small : fit.all;
+  const AlphaBetaFit& large = fit.split_bytes > 0 ? fit.large : fit.all;
+  out.latency_s = model_alpha > 0 && latency > 0 ? latency * small.alpha_s / model_alpha : small.alpha_s;
+  out.efficiency = large.beta_s_per_byte > 0 ? eff * model_beta / large.beta_s_per_byte : eff;
+  if (out.inter_node && g.ranks_per_node > 1 &&
+      f.intra_bandwidth_bytes_per_s <
+          g.ranks_per_node * f.nic_bandwidth_per_gpu_bytes_per_s / f.oversubscription)
+    out.notes.push_back("NVLink, not the NICs, limits this ring on the cluster as given; the "
+                        "fitted network efficiency may not show in the closed form");
+  if (out.efficiency > 1.0) {
+    out.notes.push_back("fitted efficiency " + std::to_string(out.efficiency) +
+                        " > 1 (faster than the line rate the cluster states, e.g. NVLink SHARP): "
+                        "clamped to 1");
+    out.efficiency = 1.0;
+  }
+  if (out.efficiency < 0.01) {
+    out.notes.push_back("fitted efficiency below 0.01: clamped");
+    out.efficiency = 0.01;
+  }
+  out.latency_s = std::min(out.latency_s, 1.0);
+  return out;
+}
+
+json nccl_calibration_json(const std::vector<NcclTestsLog>& logs, const std::vector<NcclFit>& fits,
+                           const json& fitted_cluster) {
+  json out = {{"format", "trainsim-calibration"},
+              {"version", 1},
+              {"tool", "trainsim import-nccl-tests"},
+              {"backend", "nccl-tests"},
+              {"collectives", json::array()}};
+  double wrong = 0;
+  for (std::size_t i = 0; i < logs.size() && i < fits.size(); ++i) {
+    const NcclTestsLog& log = logs[i];
+    const NcclFit& fit = fits[i];
+    auto range = [](const AlphaBetaFit& f) {
+      return json{{"min_bytes", f.min_bytes},       {"max_bytes", f.max_bytes},
+                  {"alpha_s", f.alpha_s},           {"beta_s_per_byte", f.beta_s_per_byte},
+                  {"fit_max_rel_error", f.max_rel_error}, {"fit_mean_rel_error", f.mean_rel_error},
+                  {"samples", f.samples}};
+    };
+    const AlphaBetaFit& large = fit.split_bytes > 0 ? fit.large : fit.all;
+    const double factor = bus_bandwidth_factor(log.op, std::max(1, log.ranks));
+    json row = {{"op", to_string(log.op)},
+                {"algorithm", "nccl"},
+                {"fabric", log.nodes > 1 ? "inter_node" : "intra_node"},
+                {"ranks", log.ranks},
+                {"nodes", log.nodes},
+                {"source", log.source},
+                {"device", log.device},
+                {"alpha_s", fit.all.alpha_s},
+                {"beta_s_per_byte", fit.all.beta_s_per_byte},
+                {"bandwidth_bytes_per_s", large.beta_s_per_byte > 0 ? 1.0 / large.beta_s_per_byte : 0.0},
+                {"bus_bandwidth_bytes_per_s", large.beta_s_per_byte > 0 ? factor / large.beta_s_per_byte : 0.0},
+                {"fit_max_rel_error", fit.all.max_rel_error},
+                {"split_bytes", fit.split_bytes},
+                {"ranges", json::array({range(fit.split_bytes > 0 ? fit.small : fit.all)})},
+                {"samples", json::array()}};
+    if (fit.split_bytes > 0) row["ranges"].push_back(range(fit.large));
+    for (const auto& s : log.out_of_place) {
+      row["samples"].push_back({{"bytes", s.bytes},
+                                {"time_s", s.time_s},
+                                {"algbw_bytes_per_s", s.algbw_bytes_per_s},
+                                {"busbw_bytes_per_s", s.busbw_bytes_per_s},
+                                {"wrong", s.wrong}});
+      if (s.wrong > 0) wrong += s.wrong;
+    }
+    out["collectives"].push_back(row);
+  }
+  out["wrong"] = wrong;
+  if (!fitted_cluster.is_null()) out["cluster"] = fitted_cluster;
+  return out;
+}
+
+}  // namespace trainsim

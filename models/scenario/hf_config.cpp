@@ -1,0 +1,221 @@
+#include "models/scenario/hf_config.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "models/scenario/json_reader.hpp"
+#include "models/core/scenario_error.hpp"
+
+namespace trainsim {
+namespace {
+
+using nlohmann::json;
+
+// Reads fields of one config.json; every error is "<file>: <field>: <what>".
+class HfFields {
+ public:
+  HfFields(const json& config, std::string file) : c_(config), file_(std::move(file)) {}
+
+  bool has(const char* key) const { return c_.contains(key) && !c_[key].is_null(); }
+  [[noreturn]] void fail(const std::string& key, const std::string& what) const {
+    throw ScenarioError(file_ + ": " + key, what);
+  }
+  int64_t integer(const char* key, int64_t min = 1) const {
+    if (!has(key)) fail(key, std::string("missing (required for model_type \"") + type_ + "\")");
+    return to_integer(key, c_[key], min);
+  }
+  int64_t integer_or(const char* key, int64_t fallback, int64_t min = 1) const {
+    return has(key) ? to_integer(key, c_[key], min) : fallback;
+  }
+  // The first of several aliases that is present (GPT-2 n_embd vs hidden_size, ...).
+  int64_t integer_any(std::initializer_list<const char*> keys, int64_t min = 1) const {
+    for (const char* k : keys)
+      if (has(k)) return to_integer(k, c_[k], min);
+    std::string names;
+    for (const char* k : keys) names += (names.empty() ? "" : " / ") + std::string(k);
+    fail(*keys.begin(), "missing (also looked for " + names + ")");
+  }
+  bool boolean_or(const char* key, bool fallback) const {
+    if (!has(key)) return fallback;
+    if (!c_[key].is_boolean()) fail(key, "expected true or false, got " + json_type_name(c_[key]));
+    return c_[key].get<bool>();
+  }
+  std::string string_or(const char* key, const std::string& fallback) const {
+    if (!has(key)) return fallback;
+    if (!c_[key].is_string()) fail(key, "expected a string, got " + json_type_name(c_[key]));
+    return c_[key].get<std::string>();
+  }
+  void set_type(const std::string& t) { type_ = t; }
+
+ private:
+  int64_t to_integer(const std::string& key, const json& v, int64_t min) const {
+    // HF writes integers; a float with an integral value (4096.0) is accepted.
+    if (v.is_number_integer() || v.is_number_unsigned()) {
+      const int64_t i = v.get<int64_t>();
+      if (i < min) fail(key, "must be >= " + std::to_string(min) + ", got " + std::to_string(i));
+      if (i > (int64_t{1} << 40)) fail(key, "implausibly large: " + std::to_string(i));
+      return i;
+    }
+    if (v.is_number_float()) {
+      const double d = v.get<double>();
+      if (std::isfinite(d) && d == std::floor(d) && std::fabs(d) < 1e12)
+        return to_integer(key, json(static_cast<int64_t>(d)), min);
+    }
+    fail(key, "expected an integer, got " + json_type_name(v) + " " + v.dump());
+  }
+  const json& c_;
+  std::string file_;
+  std::string type_ = "?";
+};
+
+// transformers' ACT2FN names of gated (GLU) MLPs in the Llama family: act(gate(x)) * up(x).
+bool gated_activation(const std::string& act) {
+  return act == "silu" || act == "swish" || act == "swiglu";
+}
+
+std::string join(const std::vector<std::string>& v) {
+  std::string s;
+  for (const auto& x : v) s += (s.empty() ? "" : "; ") + x;
+  return s;
+}
+
+}  // namespace
+
+json hf_config_to_model_json(const json& config, const std::string& path, int64_t seq_len) {
+  if (!config.is_object())
+    throw ScenarioError(path, "a Hugging Face config.json is a JSON object, got " +
+                                  json_type_name(config));
+  HfFields f(config, path);
+  std::string type = f.string_or("model_type", "");
+  std::vector<std::string> notes;
+  if (type.empty()) {
+    // Old or hand-written configs: recognise the family by its field names.
+    type = f.has("n_layer") && f.has("n_embd") ? "gpt2" : "llama";
+    notes.push_back("no model_type; read as " + type);
+  }
+  f.set_type(type);
+
+  json m = json::object();
+  std::string name = f.string_or("_name_or_path", "");
+  if (name.empty()) name = type;
+  const auto slash = name.find_last_of('/');
+  m["name"] = slash == std::string::npos ? name : name.substr(slash + 1);
+  m["source"] = "Hugging Face config.json (" + path + "), model_type " + type;
+
+  if (type == "gpt2") {
+    // transformers GPT2Config: n_layer, n_embd, n_head, n_inner (null = 4 n_embd), n_positions;
+    // GELU MLP, tied input/output embeddings (PretrainedConfig default).
+    m["layers"] = f.integer_any({"n_layer", "num_hidden_layers"});
+    m["hidden"] = f.integer_any({"n_embd", "hidden_size"});
+    m["heads"] = f.integer_any({"n_head", "num_attention_heads"});
+    m["kv_heads"] = m["heads"];
+    m["ffn_hidden"] = f.integer_or("n_inner", 4 * m["hidden"].get<int64_t>());
+    m["ffn_act"] = "gelu";
+    m["vocab"] = f.integer("vocab_size");
+    m["tied_embeddings"] = f.boolean_or("tie_word_embeddings", true);
+    if (seq_len <= 0) seq_len = f.integer_any({"n_positions", "n_ctx", "max_position_embeddings"});
+    notes.push_back("learned position embeddings (n_positions x n_embd) are not counted");
+  } else {
+    // Llama-style fields (LlamaConfig and the families that copy it).
+    m["layers"] = f.integer("num_hidden_layers");
+    m["hidden"] = f.integer("hidden_size");
+    const int64_t heads = f.integer("num_attention_heads");
+    m["heads"] = heads;
+    m["kv_heads"] = f.integer_or("num_key_value_heads", heads);
+    const int64_t kv = m["kv_heads"].get<int64_t>();
+    if (kv > heads || heads % kv != 0)
+      f.fail("num_key_value_heads", "must divide num_attention_heads (" + std::to_string(heads) +
+                                        "), got " + std::to_string(kv));
+    if (m["hidden"].get<int64_t>() % heads != 0)
+      f.fail("num_attention_heads", "must divide hidden_size (" +
+                                        std::to_string(m["hidden"].get<int64_t>()) + ")");
+    if (f.has("head_dim") && f.integer("head_dim") * heads != m["hidden"].get<int64_t>())
+      notes.push_back("head_dim x heads != hidden_size; attention width approximated as hidden_size");
+    const std::string act = f.string_or("hidden_act", type == "gpt_neox" ? "gelu" : "silu");
+    const bool gated = type != "gpt_neox" && gated_activation(act);
+    m["ffn_act"] = gated ? "swiglu" : "gelu";
+    if (!gated && act != "gelu" && act != "gelu_new" && act != "gelu_fast" &&
+        act != "gelu_pytorch_tanh")
+      notes.push_back("hidden_act \"" + act + "\" costed as a non-gated GELU MLP");
+    m["ffn_hidden"] = f.integer_or("intermediate_size", 4 * m["hidden"].get<int64_t>());
+    m["vocab"] = f.integer("vocab_size");
+    // LlamaConfig, MistralConfig, Qwen2Config, GPTNeoXConfig, DeepseekV3Config default false.
+    m["tied_embeddings"] = f.boolean_or("tie_word_embeddings", false);
+    if (seq_len <= 0) seq_len = f.integer("max_position_embeddings");
+
+    if (type == "mixtral" || (f.has("num_local_experts") && !f.has("n_routed_experts"))) {
+      // MixtralConfig: every layer's MLP is num_local_experts SwiGLU experts of
+      // intermediate_size, top num_experts_per_tok.
+      const int64_t experts = f.integer("num_local_experts");
+      m["moe"] = {{"experts", experts},
+                  {"top_k", f.integer_or("num_experts_per_tok", 2)},
+                  {"expert_ffn_hidden", m["ffn_hidden"]}};
+    } else if (type == "deepseek_v2" || type == "deepseek_v3" || f.has("n_routed_experts")) {
+      // DeepseekV3Config: n_routed_experts of moe_intermediate_size, n_shared_experts of the same
+      // size, the first first_k_dense_replace layers dense with intermediate_size.
+      const int64_t experts = f.integer("n_routed_experts");
+      m["moe"] = {{"experts", experts},
+                  {"top_k", f.integer("num_experts_per_tok")},
+                  {"expert_ffn_hidden", f.integer("moe_intermediate_size")},
+                  {"shared_experts", f.integer_or("n_shared_experts", 0, 0)},
+                  {"dense_layers", f.integer_or("first_k_dense_replace", 0, 0)}};
+      if (f.integer_or("moe_layer_freq", 1) != 1)
+        notes.push_back("moe_layer_freq != 1: every layer after the dense ones is costed as MoE");
+      if (f.has("kv_lora_rank"))
+        notes.push_back("multi-head latent attention (kv_lora_rank " +
+                        std::to_string(f.integer("kv_lora_rank")) +
+                        ") approximated as MHA of hidden/heads width");
+      if (f.integer_or("num_nextn_predict_layers", 0, 0) > 0)
+        notes.push_back("multi-token-prediction layers (num_nextn_predict_layers) not modelled");
+    } else if (type == "qwen2_moe" || type == "qwen3_moe" || f.has("num_experts")) {
+      // Qwen2MoeConfig: num_experts of moe_intermediate_size, one shared expert of
+      // shared_expert_intermediate_size (expressed as that many routed-expert widths).
+      const int64_t experts = f.integer("num_experts");
+      const int64_t width = f.integer("moe_intermediate_size");
+      json moe = {{"experts", experts},
+                  {"top_k", f.integer("num_experts_per_tok")},
+                  {"expert_ffn_hidden", width}};
+      const int64_t shared = f.integer_or("shared_expert_intermediate_size", 0, 0);
+      if (shared > 0) {
+        const int64_t count = std::max<int64_t>(1, (shared + width / 2) / width);
+        moe["shared_experts"] = count;
+        if (count * width != shared)
+          notes.push_back("shared_expert_intermediate_size " + std::to_string(shared) +
+                          " rounded to " + std::to_string(count) + " experts of " +
+                          std::to_string(width));
+      }
+      if (f.integer_or("decoder_sparse_step", 1) != 1)
+        notes.push_back("decoder_sparse_step != 1: every layer is costed as MoE");
+      if (config.contains("mlp_only_layers") && config["mlp_only_layers"].is_array() &&
+          !config["mlp_only_layers"].empty())
+        notes.push_back("mlp_only_layers ignored: every layer is costed as MoE");
+      m["moe"] = moe;
+    }
+    if (type == "gpt_neox" && config.contains("rotary_pct"))
+      notes.push_back("GPT-NeoX parallel residual and partial rotary embeddings do not change "
+                      "the costs");
+    static const char* kKnown[] = {"llama", "mistral", "mixtral", "qwen2", "qwen2_moe",
+                                   "qwen3", "qwen3_moe", "deepseek_v2", "deepseek_v3",
+                                   "gpt_neox"};
+    bool known = false;
+    for (const char* k : kKnown) known = known || type == k;
+    if (!known) notes.push_back("model_type \"" + type + "\" read with Llama field names");
+  }
+  if (seq_len <= 0 || seq_len > (int64_t{1} << 24))
+    throw ScenarioError(path + ": max_position_embeddings",
+                        "sequence length out of range: " + std::to_string(seq_len));
+  m["seq_len"] = seq_len;
+  if (m.contains("moe")) {
+    const json& moe = m["moe"];
+    if (moe["top_k"].get<int64_t>() > moe["experts"].get<int64_t>())
+      f.fail("num_experts_per_tok", "exceeds the number of experts (" + moe["experts"].dump() + ")");
+    if (moe.contains("dense_layers") && moe["dense_layers"].get<int64_t>() > m["layers"].get<int64_t>())
+      f.fail("first_k_dense_replace", "exceeds num_hidden_layers (" + m["layers"].dump() + ")");
+  }
+  if (!notes.empty()) m["notes"] = join(notes);
+  return m;
+}
+
+}  // namespace trainsim

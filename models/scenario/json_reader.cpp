@@ -1,0 +1,176 @@
+#include "models/scenario/json_reader.hpp"
+
+#include <cmath>
+
+#include "models/core/scenario_error.hpp"
+
+namespace trainsim {
+
+std::string json_type_name(const nlohmann::json& v) {
+  if (v.is_null()) return "null";
+  if (v.is_boolean()) return "a boolean";
+  if (v.is_number()) return "a number";
+  if (v.is_string()) return "a string";
+  if (v.is_array()) return "a list";
+  if (v.is_object()) return "an object";
+  return "an unsupported value";
+}
+
+namespace {
+std::string join_path(const std::string& base, const std::string& key) {
+  return base.empty() ? key : base + "." + key;
+}
+std::string describe_range(double min, double max) {
+  char buf[96];
+  if (max >= 1e300) std::snprintf(buf, sizeof buf, ">= %g", min);
+  else std::snprintf(buf, sizeof buf, "between %g and %g", min, max);
+  return buf;
+}
+std::string describe_int_range(int64_t min, int64_t max) {
+  if (max >= (int64_t{1} << 40)) return ">= " + std::to_string(min);
+  return "between " + std::to_string(min) + " and " + std::to_string(max);
+}
+}  // namespace
+
+int64_t json_to_integer(const nlohmann::json& v, const std::string& path, int64_t min,
+                        int64_t max) {
+  int64_t value = 0;
+  if (v.is_number_integer()) {
+    if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX))
+      throw ScenarioError(path, "expected an integer " + describe_int_range(min, max) + ", got " +
+                                    v.dump());
+    value = v.get<int64_t>();
+  } else if (v.is_number_float()) {
+    const double d = v.get<double>();
+    if (!std::isfinite(d) || d != std::floor(d) || std::fabs(d) > 9.0e15)
+      throw ScenarioError(path, "expected an integer " + describe_int_range(min, max) + ", got " +
+                                    v.dump());
+    value = static_cast<int64_t>(d);
+  } else {
+    throw ScenarioError(path, "expected an integer " + describe_int_range(min, max) + ", got " +
+                                  json_type_name(v) + " " + v.dump(-1).substr(0, 40));
+  }
+  if (value < min || value > max)
+    throw ScenarioError(path, "expected an integer " + describe_int_range(min, max) + ", got " +
+                                  std::to_string(value));
+  return value;
+}
+
+double json_to_quantity(const nlohmann::json& v, units::Kind kind, const std::string& path) {
+  if (v.is_number()) {
+    const double d = v.get<double>();
+    if (!std::isfinite(d)) throw ScenarioError(path, "expected a finite number");
+    if (d < 0) throw ScenarioError(path, "expected a non-negative quantity, got " + v.dump());
+    return d;
+  }
+  if (v.is_string()) return units::parse(v.get<std::string>(), kind, path);
+  throw ScenarioError(path, "expected a number or a string with a unit (" +
+                                units::accepted_units(kind) + "), got " + json_type_name(v));
+}
+
+JsonReader::JsonReader(const nlohmann::json& object, std::string path)
+    : object_(object), path_(std::move(path)) {
+  if (!object_.is_object())
+    throw ScenarioError(path_, "expected an object, got " + json_type_name(object_));
+}
+
+std::string JsonReader::child_path(const std::string& key) const { return join_path(path_, key); }
+
+bool JsonReader::has(const std::string& key) const { return object_.contains(key); }
+
+const nlohmann::json* JsonReader::raw(const std::string& key) {
+  read_.insert(key);
+  auto it = object_.find(key);
+  return it == object_.end() ? nullptr : &*it;
+}
+
+void JsonReader::fail(const std::string& key, const std::string& message) const {
+  throw ScenarioError(child_path(key), message);
+}
+
+const nlohmann::json& JsonReader::require(const std::string& key) {
+  const nlohmann::json* v = raw(key);
+  if (!v) fail(key, "missing (required)");
+  return *v;
+}
+
+int64_t JsonReader::integer(const std::string& key, int64_t min, int64_t max) {
+  return json_to_integer(require(key), child_path(key), min, max);
+}
+int64_t JsonReader::integer_or(const std::string& key, int64_t fallback, int64_t min,
+                               int64_t max) {
+  const nlohmann::json* v = raw(key);
+  return v ? json_to_integer(*v, child_path(key), min, max) : fallback;
+}
+
+double JsonReader::number(const std::string& key, double min, double max) {
+  const nlohmann::json& v = require(key);
+  if (!v.is_number())
+    fail(key, "expected a number " + describe_range(min, max) + ", got " + json_type_name(v));
+  const double d = v.get<double>();
+  if (!std::isfinite(d) || d < min || d > max)
+    fail(key, "expected a number " + describe_range(min, max) + ", got " + v.dump());
+  return d;
+}
+double JsonReader::number_or(const std::string& key, double fallback, double min, double max) {
+  return has(key) ? number(key, min, max) : (read_.insert(key), fallback);
+}
+
+double JsonReader::quantity(const std::string& key, units::Kind kind, double min, double max) {
+  const double d = json_to_quantity(require(key), kind, child_path(key));
+  if (d < min || d > max)
+    fail(key, "expected a value " + describe_range(min, max) + " (SI base units), got " +
+                  require(key).dump());
+  return d;
+}
+double JsonReader::quantity_or(const std::string& key, units::Kind kind, double fallback,
+                               double min, double max) {
+  return has(key) ? quantity(key, kind, min, max) : (read_.insert(key), fallback);
+}
+
+bool JsonReader::boolean_or(const std::string& key, bool fallback) {
+  const nlohmann::json* v = raw(key);
+  if (!v) return fallback;
+  if (!v->is_boolean()) fail(key, "expected true or false, got " + json_type_name(*v));
+  return v->get<bool>();
+}
+
+std::string JsonReader::string(const std::string& key) {
+  const nlohmann::json& v = require(key);
+  if (!v.is_string()) fail(key, "expected a string, got " + json_type_name(v));
+  return v.get<std::string>();
+}
+std::string JsonReader::string_or(const std::string& key, const std::string& fallback) {
+  return has(key) ? string(key) : (read_.insert(key), fallback);
+}
+
+std::string JsonReader::choice(const std::string& key, std::initializer_list<const char*> allowed) {
+  const std::string s = string(key);
+  std::string list;
+  for (const char* a : allowed) {
+    if (s == a) return s;
+    list += list.empty() ? "" : ", ";
+    list += std::string("\"") + a + "\"";
+  }
+  fail(key, "unknown value \"" + s + "\"; expected one of " + list);
+}
+std::string JsonReader::choice_or(const std::string& key,
+                                  std::initializer_list<const char*> allowed,
+                                  const std::string& fallback) {
+  return has(key) ? choice(key, allowed) : (read_.insert(key), fallback);
+}
+
+void JsonReader::finish(std::initializer_list<const char*> also_allowed) const {
+  for (auto it = object_.begin(); it != object_.end(); ++it) {
+    if (read_.count(it.key())) continue;
+    bool ok = false;
+    for (const char* a : also_allowed) ok = ok || it.key() == a;
+    if (ok) continue;
+    std::string list;
+    for (const auto& k : read_) list += (list.empty() ? "" : ", ") + k;
+    for (const char* a : also_allowed) list += (list.empty() ? "" : ", ") + std::string(a);
+    throw ScenarioError(child_path(it.key()), "unknown key; this object accepts: " + list);
+  }
+}
+
+}  // namespace trainsim

@@ -1,0 +1,740 @@
+#include "models/scenario/scenario_loader.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <set>
+#include <sstream>
+
+#include "models/scenario/hf_config.hpp"
+#include "models/scenario/json_reader.hpp"
+#include "models/core/scenario_error.hpp"
+
+#ifndef TRAINSIM_SOURCE_SCENARIOS_DIR
+#define TRAINSIM_SOURCE_SCENARIOS_DIR ""
+#endif
+
+namespace trainsim {
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+constexpr int kMaxBaseDepth = 16;
+constexpr int64_t kMaxGpus = int64_t{1} << 24;  // 16.7M GPUs: far past any cluster built
+constexpr std::uintmax_t kMaxFileBytes = 64ull << 20;
+
+bool valid_preset_name(const std::string& name) {
+  if (name.empty() || name.size() > 128) return false;
+  for (char c : name)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.'))
+      return false;
+  return name.find("..") == std::string::npos;
+}
+
+struct PresetResolver {
+  const LoadOptions& options;
+  std::vector<std::string> dirs;
+
+  json load_preset(const std::string& kind, const std::string& name, const std::string& path) {
+    if (!valid_preset_name(name))
+      throw ScenarioError(path, "\"" + name + "\" is not a valid preset name (letters, digits, -, _, .)");
+    for (const auto& dir : dirs) {
+      fs::path file = fs::path(dir) / kind / (name + ".json");
+      std::error_code ec;
+      if (!fs::is_regular_file(file, ec)) continue;
+      // Sweeps resolve thousands of scenarios naming the same presets: read each file once.
+      static std::mutex cache_mutex;
+      static std::map<std::string, json> cache;
+      const std::string key = fs::absolute(file, ec).string();
+      {
+        std::lock_guard<std::mutex> lock(cache_mutex);
+        auto it = cache.find(key);
+        if (it != cache.end()) return it->second;
+      }
+      json loaded = read_json_file(file.string(), kind + " preset");
+      std::lock_guard<std::mutex> lock(cache_mutex);
+      cache.emplace(key, loaded);
+      return loaded;
+    }
+    std::string names;
+    for (const auto& n : list_presets(kind, options)) names += (names.empty() ? "" : ", ") + n;
+    throw ScenarioError(path, "unknown " + kind.substr(0, kind.size() - 1) + " preset \"" + name +
+                                  "\"; available: " + (names.empty() ? "(none found)" : names));
+  }
+
+  // Expands a part that is a preset name or an object with an optional "base".
+  json expand(const json& part, const std::string& kind, const std::string& path,
+              std::vector<std::string>& chain) {
+    if (part.is_string()) {
+      const std::string name = part.get<std::string>();
+      if (std::find(chain.begin(), chain.end(), name) != chain.end())
+        throw ScenarioError(path, "cyclic \"base\" reference: " + name + " refers back to itself");
+      if (chain.size() >= kMaxBaseDepth)
+        throw ScenarioError(path, "\"base\" references nest deeper than 16");
+      chain.push_back(name);
+      json loaded = load_preset(kind, name, path);
+      json out = expand(loaded, kind, path + "(" + name + ")", chain);
+      chain.pop_back();
+      if (out.is_object() && !out.contains("name")) out["name"] = name;
+      return out;
+    }
+    if (!part.is_object())
+      throw ScenarioError(path, "expected a preset name or an object, got " + json_type_name(part));
+    if (!part.contains("base")) return part;
+    const json& base = part["base"];
+    if (!base.is_string())
+      throw ScenarioError(path + ".base", "expected a preset name, got " + json_type_name(base));
+    json merged = expand(base, kind, path + ".base", chain);
+    json patch = part;
+    patch.erase("base");
+    merge_into(merged, patch);
+    return merged;
+  }
+
+  // Nested objects merge key by key; anything else replaces.
+  static void merge_into(json& target, const json& patch) {
+    for (auto it = patch.begin(); it != patch.end(); ++it) {
+      if (it.value().is_object() && target.contains(it.key()) && target[it.key()].is_object() &&
+          !it.value().contains("base"))
+        merge_into(target[it.key()], it.value());
+      else
+        target[it.key()] = it.value();
+    }
+  }
+};
+
+std::string read_file_text(const std::string& file_path, const std::string& what) {
+  std::error_code ec;
+  if (!fs::exists(file_path, ec)) throw ScenarioError(file_path, what + " file not found");
+  if (fs::is_directory(file_path, ec))
+    throw ScenarioError(file_path, what + " path is a folder, expected a JSON file");
+  const auto size = fs::file_size(file_path, ec);
+  if (!ec && size > kMaxFileBytes)
+    throw ScenarioError(file_path, what + " file is larger than 64 MiB; refusing to read it");
+  std::ifstream in(file_path, std::ios::binary);
+  if (!in) throw ScenarioError(file_path, "cannot open " + what + " file");
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+Precision parse_precision(const std::string& s) {
+  if (s == "fp32") return Precision::kFp32;
+  if (s == "fp16") return Precision::kFp16;
+  if (s == "fp8") return Precision::kFp8;
+  return Precision::kBf16;
+}
+Recompute parse_recompute(const std::string& s) {
+  if (s == "selective") return Recompute::kSelective;
+  if (s == "full") return Recompute::kFull;
+  return Recompute::kNone;
+}
+
+const std::initializer_list<const char*> kDocKeys = {"description", "source", "notes"};
+
+GpuSpec parse_gpu(const json& j, const std::string& path) {
+  JsonReader r(j, path);
+  GpuSpec g;
+  g.name = r.string_or("name", "custom");
+  const json* peaks = r.raw("peak_flops");
+  if (!peaks) r.fail("peak_flops", "missing (required): an object of FLOP rates per dtype");
+  JsonReader p(*peaks, r.child_path("peak_flops"));
+  using units::Kind;
+  g.peak_flops_bf16 = p.quantity_or("bf16", Kind::kFlops, 0, 0, 1e19);
+  g.peak_flops_fp16 = p.quantity_or("fp16", Kind::kFlops, g.peak_flops_bf16, 0, 1e19);
+  if (g.peak_flops_bf16 == 0) g.peak_flops_bf16 = g.peak_flops_fp16;
+  g.peak_flops_fp32 = p.quantity_or("fp32", Kind::kFlops, 0, 0, 1e19);
+  g.peak_flops_fp8 = p.quantity_or("fp8", Kind::kFlops, 0, 0, 1e19);
+  p.finish();
+  if (g.peak_flops_fp16 <= 0 && g.peak_flops_fp32 <= 0)
+    r.fail("peak_flops", "needs at least one positive rate (bf16, fp16 or fp32)");
+  g.hbm_capacity_bytes = r.quantity("hbm_capacity", Kind::kBytes, 1, 1e16);
+  g.hbm_bandwidth_bytes_per_s = r.quantity("hbm_bandwidth", Kind::kBandwidth, 1, 1e16);
+  if (const json* eff = r.raw("efficiency")) {
+    JsonReader e(*eff, r.child_path("efficiency"));
+    g.gemm_efficiency_max = e.number_or("gemm_max", 0, 0.01, 1.0);
+    g.gemm_half_width = e.number_or("gemm_half_width", 0, 0, 1e6);
+    g.elementwise_bytes_per_hidden = e.number_or("elementwise_bytes_per_hidden", 0, 0, 1e4);
+    e.finish(kDocKeys);
+  }
+  r.finish(kDocKeys);
+  return g;
+}
+
+ModelSpec parse_model(const json& j, const std::string& path) {
+  JsonReader r(j, path);
+  ModelSpec m;
+  m.name = r.string_or("name", "custom");
+  m.layers = static_cast<int>(r.integer("layers", 1, 100000));
+  m.hidden = r.integer("hidden", 1, 1 << 22);
+  m.heads = static_cast<int>(r.integer("heads", 1, 1 << 16));
+  m.kv_heads = static_cast<int>(r.integer_or("kv_heads", m.heads, 1, m.heads));
+  if (m.heads % m.kv_heads != 0)
+    r.fail("kv_heads", "must divide heads (" + std::to_string(m.heads) + "), got " +
+                           std::to_string(m.kv_heads));
+  if (m.hidden % m.heads != 0)
+    r.fail("heads", "must divide hidden (" + std::to_string(m.hidden) + "), got " +
+                        std::to_string(m.heads));
+  const std::string act = r.choice_or("ffn_act", {"gelu", "swiglu"}, "gelu");
+  m.ffn_act = act == "swiglu" ? FfnActivation::kSwiglu : FfnActivation::kGelu;
+  m.ffn_hidden = r.integer_or("ffn_hidden", 4 * m.hidden, 1, int64_t{1} << 24);
+  m.vocab = r.integer("vocab", 1, int64_t{1} << 24);
+  m.seq_len = r.integer("seq_len", 1, int64_t{1} << 24);
+  m.tied_embeddings = r.boolean_or("tied_embeddings", false);
+  if (const json* moe = r.raw("moe")) {
+    JsonReader e(*moe, r.child_path("moe"));
+    MoeSpec s;
+    s.experts = static_cast<int>(e.integer("experts", 1, 1 << 16));
+    s.top_k = static_cast<int>(e.integer("top_k", 1, s.experts));
+    s.expert_ffn_hidden = e.integer_or("expert_ffn_hidden", m.ffn_hidden, 1, int64_t{1} << 24);
+    s.shared_experts = static_cast<int>(e.integer_or("shared_experts", 0, 0, 64));
+    s.dense_layers = static_cast<int>(e.integer_or("dense_layers", 0, 0, m.layers));
+    e.finish(kDocKeys);
+    m.moe = s;
+  }
+  r.finish({"description", "source", "notes", "params"});
+  return m;
+}
+
+}  // namespace
+
+ClusterSpec parse_cluster(const json& j, const std::string& path) {
+  JsonReader r(j, path);
+  using units::Kind;
+  ClusterSpec c;
+  c.name = r.string_or("name", "custom");
+  const json* gpu = r.raw("gpu");
+  if (!gpu) r.fail("gpu", "missing (required): a GPU preset name or object");
+  c.gpu = parse_gpu(*gpu, r.child_path("gpu"));
+  c.nodes = static_cast<int>(r.integer("nodes", 1, kMaxGpus));
+  c.gpus_per_node = static_cast<int>(r.integer("gpus_per_node", 1, 1024));
+  if (int64_t{c.nodes} * c.gpus_per_node > kMaxGpus)
+    r.fail("nodes", "nodes x gpus_per_node = " +
+                        std::to_string(int64_t{c.nodes} * c.gpus_per_node) +
+                        " GPUs; at most 16777216 are supported");
+  if (const json* in = r.raw("intra_node")) {
+    JsonReader n(*in, r.child_path("intra_node"));
+    c.intra_node.bandwidth_bytes_per_s = n.quantity("bandwidth", Kind::kBandwidth, 1, 1e16);
+    c.intra_node.latency_s = n.quantity_or("latency", Kind::kTime, 1e-6, 0, 1);
+    c.intra_node.efficiency = n.number_or("efficiency", 0.8, 0.01, 1.0);
+    n.finish(kDocKeys);
+  } else if (c.gpus_per_node > 1) {
+    r.fail("intra_node", "missing (required when gpus_per_node > 1): {bandwidth, latency}");
+  }
+  if (const json* net = r.raw("network")) {
+    JsonReader n(*net, r.child_path("network"));
+    c.network.topology = n.choice_or(
+        "topology", {"fat-tree", "rail-optimized", "dragonfly", "torus", "single-switch"},
+        "fat-tree");
+    c.network.nic_bandwidth_bytes_per_s = n.quantity("nic_bandwidth", Kind::kBandwidth, 1, 1e16);
+    c.network.nics_per_node = static_cast<int>(n.integer_or("nics_per_node", 1, 1, 1024));
+    c.network.latency_s = n.quantity_or("latency", Kind::kTime, 5e-6, 0, 1);
+    c.network.oversubscription = n.number_or("oversubscription", 1.0, 1.0, 1024.0);
+    c.network.efficiency = n.number_or("efficiency", 0.85, 0.01, 1.0);
+    c.network.routing = n.choice_or("routing", {"ecmp", "dmodk"}, "ecmp");
+    c.network.switch_radix = static_cast<int>(n.integer_or("switch_radix", 0, 0, 4096));
+    c.network.fat_tree_tiers = static_cast<int>(n.integer_or("fat_tree_tiers", 0, 0, 3));
+    c.network.dragonfly_nodes_per_router =
+        static_cast<int>(n.integer_or("dragonfly_nodes_per_router", 0, 0, 4096));
+    if (const json* dims = n.raw("torus_dims")) {
+      const std::string dpath = n.child_path("torus_dims");
+      if (!dims->is_array() || dims->size() < 2 || dims->size() > 3)
+        throw ScenarioError(dpath, "expected a list of 2 or 3 dimensions");
+      int64_t product = 1;
+      for (std::size_t i = 0; i < dims->size(); ++i) {
+        const int64_t d = json_to_integer((*dims)[i], dpath + "[" + std::to_string(i) + "]", 1, 65536);
+        product *= d;
+        c.network.torus_dims.push_back(static_cast<int>(d));
+      }
+      if (product != c.nodes)
+        throw ScenarioError(dpath, "the torus dimensions multiply to " + std::to_string(product) +
+                                       ", expected cluster.nodes (" + std::to_string(c.nodes) + ")");
+    }
+    n.finish(kDocKeys);
+  } else if (c.nodes > 1) {
+    r.fail("network", "missing (required when nodes > 1): {topology, nic_bandwidth, ...}");
+  }
+  c.pcie_bandwidth_bytes_per_s = r.quantity_or("pcie_bandwidth", Kind::kBandwidth, 25e9, 1, 1e16);
+  c.host_memory_bytes = r.quantity_or("host_memory", Kind::kBytes, 1024e9, 0, 1e18);
+  r.finish(kDocKeys);
+  return c;
+}
+
+json resolve_cluster_json(const json& cluster, const LoadOptions& options, const std::string& origin_dir) {
+  json wrapper = {{"cluster", cluster}};
+  return resolve_scenario_json(wrapper, options, origin_dir)["cluster"];
+}
+
+namespace {
+
+ParallelPlan parse_plan(const json& j, const std::string& path) {
+  JsonReader r(j, path);
+  ParallelPlan p;
+  const int64_t kMaxDegree = kMaxGpus;
+  p.tp = static_cast<int>(r.integer_or("tp", 1, 1, kMaxDegree));
+  p.pp = static_cast<int>(r.integer_or("pp", 1, 1, kMaxDegree));
+  p.cp = static_cast<int>(r.integer_or("cp", 1, 1, kMaxDegree));
+  p.ep = static_cast<int>(r.integer_or("ep", 1, 1, kMaxDegree));
+  p.dp_from_gpus = !r.has("dp");
+  p.dp = static_cast<int>(r.integer_or("dp", 0, 1, kMaxDegree));
+  p.sp = r.boolean_or("sp", false);
+  p.vpp = static_cast<int>(r.integer_or("vpp", 1, 1, 1024));
+  p.schedule = r.choice_or("schedule",
+                           {"gpipe", "1f1b", "interleaved", "zb-h1", "zb-h2", "dualpipe"}, "1f1b");
+  p.micro_batch = r.integer_or("micro_batch", 1, 1, int64_t{1} << 30);
+  p.global_batch = r.integer("global_batch", 1, int64_t{1} << 40);
+  p.zero_stage = static_cast<int>(r.integer_or("zero_stage", 0, 0, 3));
+  p.recompute = parse_recompute(r.choice_or("recompute", {"none", "selective", "full"}, "none"));
+  if (const json* off = r.raw("offload")) {
+    JsonReader o(*off, r.child_path("offload"));
+    p.offload.optimizer = o.boolean_or("optimizer", false);
+    p.offload.params = o.boolean_or("params", false);
+    p.offload.activations = o.boolean_or("activations", false);
+    o.finish();
+  }
+  p.precision = parse_precision(r.choice_or("precision", {"fp32", "fp16", "bf16", "fp8"}, "bf16"));
+  if (const json* comp = r.raw("compression")) {
+    const std::string cpath = r.child_path("compression");
+    if (!comp->is_array())
+      throw ScenarioError(cpath, "expected a list of stages {from_step, method}, got " +
+                                     json_type_name(*comp));
+    if (comp->size() > 64) throw ScenarioError(cpath, "at most 64 compression stages");
+    int64_t last_step = -1;
+    for (std::size_t i = 0; i < comp->size(); ++i) {
+      JsonReader s((*comp)[i], cpath + "[" + std::to_string(i) + "]");
+      CompressionStage st;
+      st.from_step = s.integer_or("from_step", 0, 0, int64_t{1} << 50);
+      if (st.from_step <= last_step)
+        s.fail("from_step", "stages must be listed in increasing from_step order");
+      last_step = st.from_step;
+      st.method = s.choice("method", {"none", "int8", "int4", "fp8", "2:4", "topk", "powersgd"});
+      st.topk_ratio = s.number_or("ratio", 0.01, 1e-6, 1.0);
+      st.powersgd_rank = static_cast<int>(s.integer_or("rank", 4, 1, 4096));
+      st.error_feedback = s.boolean_or("error_feedback", true);
+      st.sync_interval = static_cast<int>(s.integer_or("sync_interval", 1, 1, 1 << 20));
+      s.finish(kDocKeys);
+      p.compression.push_back(st);
+    }
+  }
+  p.sync_interval = static_cast<int>(r.integer_or("sync_interval", 1, 1, 1 << 20));
+  if (const json* ov = r.raw("overlap")) {
+    JsonReader o(*ov, r.child_path("overlap"));
+    p.overlap.dp = o.boolean_or("dp", true);
+    p.overlap.tp = o.boolean_or("tp", false);
+    p.overlap.pp = o.boolean_or("pp", true);
+    o.finish();
+  }
+  p.collective_algorithm =
+      r.choice_or("collective_algorithm", {"auto", "ring", "tree", "hd", "hier", "direct"}, "auto");
+  p.placement = r.choice_or("placement", {"tp-cp-dp-pp", "tp-cp-ep-dp-pp", "tp-dp-pp", "tp-pp-dp",
+                                          "dp-tp-pp", "pp-tp-dp"},
+                            "tp-cp-dp-pp");
+  if (const json* lps = r.raw("layers_per_stage")) {
+    const std::string lpath = r.child_path("layers_per_stage");
+    if (!lps->is_array() || lps->empty() || lps->size() > 65536)
+      throw ScenarioError(lpath, "expected a non-empty list of layer counts, one per stage");
+    for (std::size_t i = 0; i < lps->size(); ++i)
+      p.layers_per_stage.push_back(static_cast<int>(
+          json_to_integer((*lps)[i], lpath + "[" + std::to_string(i) + "]", 0, 100000)));
+  }
+  p.flash_attention = r.boolean_or("flash_attention", true);
+  r.finish(kDocKeys);
+  return p;
+}
+
+StragglerSpec parse_stragglers(const json& j, const std::string& path) {
+  JsonReader r(j, path);
+  StragglerSpec s;
+  s.speed_factor = r.number_or("speed_factor", 1.0, 1e-3, 1.0);
+  s.forced_stage = static_cast<int>(r.integer_or("stage", -1, -1, 100000));
+  s.thermal = r.has("temperature_mean_c") || r.has("temperature_stddev_c") ||
+              r.has("throttle_threshold_c");
+  if (s.thermal) {
+    if (r.has("fraction"))
+      r.fail("fraction", "give either fraction or the thermal form "
+                         "(temperature_mean_c, temperature_stddev_c, throttle_threshold_c), not both");
+    s.temperature_mean_c = r.number("temperature_mean_c", -50, 200);
+    s.temperature_stddev_c = r.number("temperature_stddev_c", 0, 100);
+    s.throttle_threshold_c = r.number("throttle_threshold_c", -50, 200);
+    // P(T > threshold) for T ~ Normal(mean, stddev): the share of GPUs above the threshold.
+    if (s.temperature_stddev_c > 0)
+      s.fraction = 0.5 * std::erfc((s.throttle_threshold_c - s.temperature_mean_c) /
+                                   (s.temperature_stddev_c * std::sqrt(2.0)));
+    else
+      s.fraction = s.temperature_mean_c > s.throttle_threshold_c ? 1.0 : 0.0;
+  } else {
+    s.fraction = r.number_or("fraction", 0, 0, 1);
+  }
+  r.finish(kDocKeys);
+  return s;
+}
+
+CheckpointSpec parse_checkpoint(const json& j, const std::string& path) {
+  JsonReader r(j, path);
+  CheckpointSpec c;
+  c.interval_s = r.quantity_or("interval", units::Kind::kTime, 0, 0, 1e9);
+  c.size_bytes = r.quantity_or("size", units::Kind::kBytes, 0, 0, 1e18);
+  c.write_bandwidth_bytes_per_s =
+      r.quantity_or("write_bandwidth", units::Kind::kBandwidth, 0, 0, 1e16);
+  c.async = r.boolean_or("async", false);
+  c.restart_s = r.quantity_or("restart", units::Kind::kTime, 300, 0, 1e8);
+  c.rewarm_s = r.quantity_or("rewarm", units::Kind::kTime, 60, 0, 1e8);
+  r.finish(kDocKeys);
+  return c;
+}
+
+FaultSpec parse_faults(const json& j, const std::string& path) {
+  JsonReader r(j, path);
+  FaultSpec f;
+  f.enabled = true;
+  f.gpu_mtbf_s = r.quantity_or("gpu_mtbf", units::Kind::kTime, 0, 0, 1e15);
+  f.node_mtbf_s = r.quantity_or("node_mtbf", units::Kind::kTime, 0, 0, 1e15);
+  f.link_mtbf_s = r.quantity_or("link_mtbf", units::Kind::kTime, 0, 0, 1e15);
+  f.switch_mtbf_s = r.quantity_or("switch_mtbf", units::Kind::kTime, 0, 0, 1e15);
+  if (const json* st = r.raw("stragglers")) f.stragglers = parse_stragglers(*st, r.child_path("stragglers"));
+  if (const json* ld = r.raw("link_degradation")) {
+    JsonReader d(*ld, r.child_path("link_degradation"));
+    f.link_degradation.fraction = d.number_or("fraction", 0, 0, 1);
+    f.link_degradation.bandwidth_factor = d.number_or("bandwidth_factor", 1.0, 1e-3, 1.0);
+    d.finish(kDocKeys);
+  }
+  if (const json* fl = r.raw("failed_links")) {
+    const std::string fpath = r.child_path("failed_links");
+    if (!fl->is_array()) throw ScenarioError(fpath, "expected an array of link names, got " + json_type_name(*fl));
+    for (std::size_t i = 0; i < fl->size(); ++i) {
+      const json& v = (*fl)[i];
+      if (!v.is_string() || v.get<std::string>().empty())
+        throw ScenarioError(fpath + "[" + std::to_string(i) + "]",
+                            "expected a link name such as \"leaf0_spine1\", got " + json_type_name(v));
+      f.failed_links.push_back(v.get<std::string>());
+    }
+  }
+  f.failed_switch_links = static_cast<int>(r.integer_or("failed_switch_links", 0, 0, 1000000));
+  if (const json* cp = r.raw("checkpoint")) f.checkpoint = parse_checkpoint(*cp, r.child_path("checkpoint"));
+  f.horizon_s = r.quantity_or("horizon", units::Kind::kTime, 30 * 86400.0, 60, 1e10);
+  f.spare_nodes = static_cast<int>(r.integer_or("spare_nodes", -1, -1, 1000000));
+  f.repair_s = r.quantity_or("repair", units::Kind::kTime, 86400, 0, 1e10);
+  f.trials = static_cast<int>(r.integer_or("trials", 200, 1, 100000));
+  f.seed = static_cast<uint64_t>(r.integer_or("seed", 1, 0, int64_t{1} << 62));
+  f.rebalance = r.boolean_or("rebalance", false);
+  r.finish(kDocKeys);
+  return f;
+}
+
+TrainingSpec parse_training(const json& j, const std::string& path) {
+  JsonReader r(j, path);
+  TrainingSpec t;
+  t.steps = r.integer_or("steps", 1, 1, int64_t{1} << 50);
+  t.tokens = r.number_or("tokens", 0, 0, 1e18);
+  if (const json* faults = r.raw("faults")) t.faults = parse_faults(*faults, r.child_path("faults"));
+  r.finish(kDocKeys);
+  return t;
+}
+
+}  // namespace
+
+const char* to_string(Precision p) {
+  switch (p) {
+    case Precision::kFp32: return "fp32";
+    case Precision::kFp16: return "fp16";
+    case Precision::kBf16: return "bf16";
+    case Precision::kFp8: return "fp8";
+  }
+  return "?";
+}
+const char* to_string(Recompute r) {
+  switch (r) {
+    case Recompute::kNone: return "none";
+    case Recompute::kSelective: return "selective";
+    case Recompute::kFull: return "full";
+  }
+  return "?";
+}
+const char* to_string(FfnActivation a) { return a == FfnActivation::kSwiglu ? "swiglu" : "gelu"; }
+
+double GpuSpec::peak_flops(Precision p) const {
+  switch (p) {
+    case Precision::kFp32: return peak_flops_fp32;
+    case Precision::kFp16: return peak_flops_fp16;
+    case Precision::kBf16: return peak_flops_bf16;
+    case Precision::kFp8: return peak_flops_fp8;
+  }
+  return 0;
+}
+
+std::vector<std::string> default_preset_dirs() {
+  std::vector<std::string> dirs;
+  if (const char* env = std::getenv("TRAINSIM_SCENARIOS")) {
+    std::string s(env);
+    std::size_t start = 0;
+    while (start <= s.size()) {
+      const std::size_t colon = s.find(':', start);
+      const std::string part = s.substr(start, colon == std::string::npos ? std::string::npos
+                                                                          : colon - start);
+      if (!part.empty()) dirs.push_back(part);
+      if (colon == std::string::npos) break;
+      start = colon + 1;
+    }
+  }
+  const std::string source_dir = TRAINSIM_SOURCE_SCENARIOS_DIR;
+  if (!source_dir.empty()) dirs.push_back(source_dir);
+  dirs.push_back("scenarios");
+  return dirs;
+}
+
+json read_json_file(const std::string& file_path, const std::string& what) {
+  const std::string text = read_file_text(file_path, what);
+  try {
+    return json::parse(text);
+  } catch (const json::parse_error& e) {
+    // nlohmann reports a byte offset; give line and column too.
+    std::size_t line = 1, col = 1;
+    for (std::size_t i = 0; i < std::min<std::size_t>(e.byte ? e.byte - 1 : 0, text.size()); ++i) {
+      if (text[i] == '\n') ++line, col = 1;
+      else ++col;
+    }
+    throw ScenarioError(file_path, "malformed JSON at line " + std::to_string(line) + ", column " +
+                                       std::to_string(col) + ": " + e.what());
+  }
+}
+
+void apply_override(json& raw, const std::string& dotted_path, const std::string& value) {
+  if (dotted_path.empty()) throw ScenarioError("--set", "empty path in --set");
+  json parsed;
+  try {
+    parsed = json::parse(value);
+  } catch (const json::parse_error&) {
+    parsed = value;
+  }
+  json* node = &raw;
+  std::size_t start = 0;
+  std::string walked;
+  while (true) {
+    const std::size_t dot = dotted_path.find('.', start);
+    const std::string key = dotted_path.substr(start, dot == std::string::npos ? std::string::npos
+                                                                                : dot - start);
+    if (key.empty()) throw ScenarioError("--set " + dotted_path, "empty component in path");
+    walked += (walked.empty() ? "" : ".") + key;
+    if (!node->is_object())
+      throw ScenarioError("--set " + dotted_path, walked + " is not inside an object");
+    if (dot == std::string::npos) {
+      (*node)[key] = parsed;
+      return;
+    }
+    json& child = (*node)[key];
+    if (child.is_string()) child = json{{"base", child.get<std::string>()}};  // preset name
+    else if (child.is_null()) child = json::object();
+    node = &child;
+    start = dot + 1;
+  }
+}
+
+json resolve_scenario_json(json raw, const LoadOptions& options, const std::string& origin_dir) {
+  if (!raw.is_object())
+    throw ScenarioError("", "a scenario must be a JSON object, got " + json_type_name(raw));
+  for (const auto& [path, value] : options.overrides) apply_override(raw, path, value);
+  PresetResolver resolver{options, {}};
+  if (!origin_dir.empty()) {
+    resolver.dirs.push_back(origin_dir);
+    resolver.dirs.push_back((fs::path(origin_dir) / "..").string());
+  }
+  for (const auto& d : options.preset_dirs) resolver.dirs.push_back(d);
+
+  // "model": {"hf_config": "path/config.json", ...overrides}: a Hugging Face config.json
+  // (models/hf_config.hpp), its path relative to the scenario file's folder.
+  if (raw.contains("model") && raw["model"].is_object() && raw["model"].contains("hf_config")) {
+    json& m = raw["model"];
+    if (!m["hf_config"].is_string())
+      throw ScenarioError("model.hf_config", "expected the path of a config.json, got " + json_type_name(m["hf_config"]));
+    fs::path p = m["hf_config"].get<std::string>();
+    if (p.is_relative() && !origin_dir.empty()) p = fs::path(origin_dir) / p;
+    const int64_t seq = m.contains("seq_len") && m["seq_len"].is_number_integer() ? m["seq_len"].get<int64_t>() : 0;
+    json converted = hf_config_to_model_json(read_json_file(p.string(), "model.hf_config"),
+                                             "model.hf_config (" + p.string() + ")", seq);
+    for (auto it = m.begin(); it != m.end(); ++it)
+      if (it.key() != "hf_config") converted[it.key()] = it.value();
+    m = converted;
+  }
+  std::vector<std::string> chain;
+  if (raw.contains("model")) raw["model"] = resolver.expand(raw["model"], "models", "model", chain);
+  if (raw.contains("cluster")) {
+    json cluster = resolver.expand(raw["cluster"], "clusters", "cluster", chain);
+    if (cluster.is_object() && cluster.contains("gpu"))
+      cluster["gpu"] = resolver.expand(cluster["gpu"], "gpus", "cluster.gpu", chain);
+    raw["cluster"] = cluster;
+  }
+  return raw;
+}
+
+Scenario parse_scenario(const json& resolved) {
+  JsonReader r(resolved, "");
+  Scenario s;
+  const int64_t version = r.integer("schema_version", 1, 1000);
+  if (version != 1) r.fail("schema_version", "this trainsim reads schema_version 1, got " +
+                                                 std::to_string(version));
+  s.schema_version = 1;
+  s.name = r.string_or("name", "unnamed");
+  s.description = r.string_or("description", "");
+  const json* model = r.raw("model");
+  if (!model) r.fail("model", "missing (required): a model preset name or object");
+  s.model = parse_model(*model, "model");
+  const json* cluster = r.raw("cluster");
+  if (!cluster) r.fail("cluster", "missing (required): a cluster preset name or object");
+  s.cluster = parse_cluster(*cluster, "cluster");
+  const json* plan = r.raw("plan");
+  if (!plan) r.fail("plan", "missing (required): the parallelism plan object");
+  s.plan = parse_plan(*plan, "plan");
+  if (const json* training = r.raw("training")) s.training = parse_training(*training, "training");
+  r.finish({"source", "notes"});
+  if (s.plan.dp_from_gpus) {
+    const int64_t inner = int64_t{s.plan.tp} * s.plan.pp * s.plan.cp;
+    s.plan.dp = static_cast<int>(std::max<int64_t>(1, s.cluster.total_gpus() / inner));
+  }
+  return s;
+}
+
+Scenario load_scenario_file(const std::string& file_path, const LoadOptions& options,
+                            json* resolved_out) {
+  json raw = read_json_file(file_path, "scenario");
+  const std::string dir = fs::path(file_path).parent_path().string();
+  json resolved = resolve_scenario_json(std::move(raw), options, dir.empty() ? "." : dir);
+  Scenario s = parse_scenario(resolved);
+  if (resolved_out) *resolved_out = std::move(resolved);
+  return s;
+}
+
+std::vector<std::string> list_presets(const std::string& kind, const LoadOptions& options) {
+  std::set<std::string> names;
+  std::vector<std::string> dirs = options.preset_dirs;
+  if (dirs.empty()) dirs = default_preset_dirs();
+  for (const auto& dir : dirs) {
+    std::error_code ec;
+    fs::path folder = fs::path(dir) / kind;
+    if (!fs::is_directory(folder, ec)) continue;
+    for (const auto& entry : fs::directory_iterator(folder, ec))
+      if (entry.path().extension() == ".json") names.insert(entry.path().stem().string());
+  }
+  return {names.begin(), names.end()};
+}
+
+json to_json(const Scenario& s) {
+  const auto& m = s.model;
+  const auto& c = s.cluster;
+  const auto& p = s.plan;
+  json model = {{"name", m.name},         {"layers", m.layers},     {"hidden", m.hidden},
+                {"heads", m.heads},       {"kv_heads", m.kv_heads}, {"ffn_hidden", m.ffn_hidden},
+                {"ffn_act", to_string(m.ffn_act)}, {"vocab", m.vocab}, {"seq_len", m.seq_len},
+                {"tied_embeddings", m.tied_embeddings}};
+  if (m.moe)
+    model["moe"] = {{"experts", m.moe->experts},
+                    {"top_k", m.moe->top_k},
+                    {"expert_ffn_hidden", m.moe->expert_ffn_hidden},
+                    {"shared_experts", m.moe->shared_experts},
+                    {"dense_layers", m.moe->dense_layers}};
+  json gpu = {{"name", c.gpu.name},
+              {"peak_flops", {{"fp32", c.gpu.peak_flops_fp32}, {"fp16", c.gpu.peak_flops_fp16},
+                              {"bf16", c.gpu.peak_flops_bf16}, {"fp8", c.gpu.peak_flops_fp8}}},
+              {"hbm_capacity", c.gpu.hbm_capacity_bytes},
+              {"hbm_bandwidth", c.gpu.hbm_bandwidth_bytes_per_s}};
+  if (c.gpu.gemm_efficiency_max > 0)
+    gpu["efficiency"] = {{"gemm_max", c.gpu.gemm_efficiency_max},
+                         {"gemm_half_width", c.gpu.gemm_half_width},
+                         {"elementwise_bytes_per_hidden", c.gpu.elementwise_bytes_per_hidden}};
+  json cluster = {{"name", c.name},
+                  {"gpu", gpu},
+                  {"nodes", c.nodes},
+                  {"gpus_per_node", c.gpus_per_node},
+                  {"intra_node", {{"bandwidth", c.intra_node.bandwidth_bytes_per_s},
+                                  {"latency", c.intra_node.latency_s},
+                                  {"efficiency", c.intra_node.efficiency}}},
+                  {"pcie_bandwidth", c.pcie_bandwidth_bytes_per_s},
+                  {"host_memory", c.host_memory_bytes}};
+  if (c.network.nic_bandwidth_bytes_per_s > 0)
+    cluster["network"] = {{"topology", c.network.topology},
+                          {"nic_bandwidth", c.network.nic_bandwidth_bytes_per_s},
+                          {"nics_per_node", c.network.nics_per_node},
+                          {"latency", c.network.latency_s},
+                          {"oversubscription", c.network.oversubscription},
+                          {"efficiency", c.network.efficiency},
+                          {"routing", c.network.routing}};
+  if (c.network.switch_radix) cluster["network"]["switch_radix"] = c.network.switch_radix;
+  if (c.network.fat_tree_tiers) cluster["network"]["fat_tree_tiers"] = c.network.fat_tree_tiers;
+  if (!c.network.torus_dims.empty()) cluster["network"]["torus_dims"] = c.network.torus_dims;
+  if (c.network.dragonfly_nodes_per_router)
+    cluster["network"]["dragonfly_nodes_per_router"] = c.network.dragonfly_nodes_per_router;
+  json compression = json::array();
+  for (const auto& st : p.compression)
+    compression.push_back({{"from_step", st.from_step}, {"method", st.method},
+                           {"ratio", st.topk_ratio}, {"rank", st.powersgd_rank},
+                           {"error_feedback", st.error_feedback},
+                           {"sync_interval", st.sync_interval}});
+  json plan = {{"tp", p.tp},
+               {"pp", p.pp},
+               {"dp", p.dp},
+               {"cp", p.cp},
+               {"ep", p.ep},
+               {"sp", p.sp},
+               {"vpp", p.vpp},
+               {"schedule", p.schedule},
+               {"micro_batch", p.micro_batch},
+               {"global_batch", p.global_batch},
+               {"zero_stage", p.zero_stage},
+               {"recompute", to_string(p.recompute)},
+               {"offload", {{"optimizer", p.offload.optimizer}, {"params", p.offload.params},
+                            {"activations", p.offload.activations}}},
+               {"precision", to_string(p.precision)},
+               {"compression", compression},
+               {"sync_interval", p.sync_interval},
+               {"overlap", {{"dp", p.overlap.dp}, {"tp", p.overlap.tp}, {"pp", p.overlap.pp}}},
+               {"collective_algorithm", p.collective_algorithm},
+               {"placement", p.placement},
+               {"flash_attention", p.flash_attention}};
+  if (!p.layers_per_stage.empty()) plan["layers_per_stage"] = p.layers_per_stage;
+  json out = {{"schema_version", s.schema_version},
+              {"name", s.name},
+              {"model", model},
+              {"cluster", cluster},
+              {"plan", plan},
+              {"training", {{"steps", s.training.steps}, {"tokens", s.training.tokens}}}};
+  if (s.training.faults.enabled) {
+    const FaultSpec& f = s.training.faults;
+    json st = {{"speed_factor", f.stragglers.speed_factor}};
+    if (f.stragglers.thermal) {
+      st["temperature_mean_c"] = f.stragglers.temperature_mean_c;
+      st["temperature_stddev_c"] = f.stragglers.temperature_stddev_c;
+      st["throttle_threshold_c"] = f.stragglers.throttle_threshold_c;
+    } else {
+      st["fraction"] = f.stragglers.fraction;
+    }
+    if (f.stragglers.forced_stage >= 0) st["stage"] = f.stragglers.forced_stage;
+    const CheckpointSpec& c = f.checkpoint;
+    out["training"]["faults"] = {
+        {"gpu_mtbf", f.gpu_mtbf_s},
+        {"node_mtbf", f.node_mtbf_s},
+        {"link_mtbf", f.link_mtbf_s},
+        {"switch_mtbf", f.switch_mtbf_s},
+        {"stragglers", st},
+        {"link_degradation", {{"fraction", f.link_degradation.fraction},
+                              {"bandwidth_factor", f.link_degradation.bandwidth_factor}}},
+        {"failed_links", f.failed_links},
+        {"failed_switch_links", f.failed_switch_links},
+        {"checkpoint", {{"interval", c.interval_s}, {"size", c.size_bytes},
+                        {"write_bandwidth", c.write_bandwidth_bytes_per_s}, {"async", c.async},
+                        {"restart", c.restart_s}, {"rewarm", c.rewarm_s}}},
+        {"horizon", f.horizon_s},
+        {"spare_nodes", f.spare_nodes},
+        {"repair", f.repair_s},
+        {"trials", f.trials},
+        {"seed", f.seed},
+        {"rebalance", f.rebalance}};
+  }
+  if (!s.description.empty()) out["description"] = s.description;
+  return out;
+}
+
+}  // namespace trainsim

@@ -1,0 +1,74 @@
+#include "models/workload/plan_structure.hpp"
+
+#include <algorithm>
+#include <cstdint>
+
+#include "models/schedules/pipeline_schedule.hpp"
+
+namespace trainsim {
+namespace {
+
+std::string str(int64_t v) { return std::to_string(v); }
+
+}  // namespace
+
+std::string check_plan_structure(const Scenario& sc) {
+  const ModelSpec& m = sc.model;
+  const ClusterSpec& c = sc.cluster;
+  const ParallelPlan& p = sc.plan;
+  const int64_t gpus = c.total_gpus();
+  const int64_t used = int64_t{p.tp} * p.pp * p.dp * p.cp;
+  if (p.dp_from_gpus && gpus % (int64_t{p.tp} * p.pp * p.cp) != 0)
+    return "plan.tp x plan.pp x plan.cp = " + str(int64_t{p.tp} * p.pp * p.cp) +
+           " does not divide the cluster's " + str(gpus) + " GPUs";
+  if (used != gpus)
+    return "plan.tp x plan.pp x plan.dp x plan.cp = " + str(p.tp) + "x" + str(p.pp) + "x" +
+           str(p.dp) + "x" + str(p.cp) + " = " + str(used) + " GPUs, but the cluster has " +
+           str(gpus) + " (" + str(c.nodes) + " nodes x " + str(c.gpus_per_node) + ")";
+  if (m.heads % p.tp != 0)
+    return "plan.tp: " + str(p.tp) + " does not divide model.heads (" + str(m.heads) + ")";
+  if (m.kv_heads % p.tp != 0 && p.tp % m.kv_heads != 0)
+    return "plan.tp: " + str(p.tp) + " and model.kv_heads (" + str(m.kv_heads) +
+           ") do not divide one another";
+  if (m.ffn_hidden % p.tp != 0)
+    return "plan.tp: " + str(p.tp) + " does not divide model.ffn_hidden (" + str(m.ffn_hidden) + ")";
+  const int64_t chunks = int64_t{p.pp} * p.vpp;
+  if (!p.layers_per_stage.empty()) {
+    if (static_cast<int64_t>(p.layers_per_stage.size()) != chunks)
+      return "plan.layers_per_stage has " + str(p.layers_per_stage.size()) +
+             " entries, expected plan.pp x plan.vpp = " + str(chunks);
+    int64_t sum = 0;
+    for (int l : p.layers_per_stage) sum += l;
+    if (sum != m.layers)
+      return "plan.layers_per_stage sums to " + str(sum) + ", expected model.layers (" +
+             str(m.layers) + ")";
+  } else if (m.layers % chunks != 0) {
+    return "model.layers (" + str(m.layers) + ") does not split evenly over plan.pp x plan.vpp = " +
+           str(chunks) + " stages; give plan.layers_per_stage";
+  }
+  if (p.global_batch % (p.micro_batch * p.dp) != 0)
+    return "plan.global_batch (" + str(p.global_batch) + ") is not a multiple of plan.micro_batch x plan.dp (" +
+           str(p.micro_batch) + " x " + str(p.dp) + ")";
+  if (m.seq_len % p.cp != 0)
+    return "plan.cp: " + str(p.cp) + " does not divide model.seq_len (" + str(m.seq_len) + ")";
+  if (p.sp && (m.seq_len / p.cp) % p.tp != 0)
+    return "plan.sp needs model.seq_len / plan.cp to be a multiple of plan.tp";
+  if (p.ep > 1) {
+    if (!m.moe) return "plan.ep = " + str(p.ep) + " but the model has no experts (model.moe)";
+    if (m.moe->experts % p.ep != 0)
+      return "plan.ep: " + str(p.ep) + " does not divide model.moe.experts (" + str(m.moe->experts) + ")";
+    if ((int64_t{p.dp} * p.cp) % p.ep != 0)
+      return "plan.ep: " + str(p.ep) + " must divide plan.dp x plan.cp (" +
+             str(int64_t{p.dp} * p.cp) + "): experts are spread over data-parallel ranks";
+  }
+  if (c.gpu.peak_flops(p.precision) <= 0)
+    return std::string("plan.precision \"") + to_string(p.precision) + "\" is not supported by " +
+           c.gpu.name + " (no peak rate for it)";
+  const int64_t m_count = p.global_batch / (p.micro_batch * p.dp);
+  std::string sched = schedule_constraint(p.schedule, p.pp, p.vpp, static_cast<int>(
+      std::min<int64_t>(m_count, 1 << 30)));
+  if (!sched.empty()) return sched;
+  return "";
+}
+
+}  // namespace trainsim

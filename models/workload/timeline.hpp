@@ -1,0 +1,50 @@
+// Plays a schedule (schedule_order.hpp) with per-op durations and a fixed point-to-point delay
+// between stages. No SimGrid: this is the estimate tier's timeline and the GUI's Gantt chart;
+// the simulate tier replaces the fixed delay with real flows that contend.
+#pragma once
+
+#include <vector>
+
+#include "models/schedules/schedule_order.hpp"
+
+namespace trainsim {
+
+struct StageCosts {
+  double forward_s = 0;          // per micro-batch per chunk
+  double backward_s = 0;         // B (input gradient) per micro-batch per chunk
+  double backward_weight_s = 0;  // W per micro-batch per chunk
+};
+
+struct TimelineOp {
+  int stage = 0;
+  PipeOp op;
+  double start_s = 0;
+  double end_s = 0;
+};
+
+struct Timeline {
+  std::vector<TimelineOp> ops;  // in start order
+  double makespan_s = 0;
+  std::vector<double> busy_s;  // per stage
+  double bubble_fraction = 0;  // idle / makespan, averaged over stages
+};
+
+// Hooks into the playback for exporters that need each op and each handoff as it happens
+// (chakra_export.cpp); the Timeline alone has the ops but not who fed whom.
+class PlaybackObserver {
+ public:
+  virtual ~PlaybackObserver() = default;
+  virtual void started(int device, const PipeOp& op, double start_s, double end_s) {}
+  // One call per input the finished op produces (p2p or local).
+  virtual void handed_off(int device, const PipeOp& op, const Handoff& handoff, double time_s) {}
+  // A p2p input reached its device.
+  virtual void arrived(const Handoff& handoff, double time_s) {}
+};
+
+// costs[stage] (one entry per device); p2p_s is the transfer time between neighbouring stages.
+// When a schedule does not split the backward pass, B runs for backward_s + backward_weight_s.
+Timeline play_schedule(ScheduleKind schedule, int pp, int vpp, int micro_batches,
+                       const std::vector<StageCosts>& costs, double p2p_s,
+                       PlaybackObserver* observer = nullptr);
+
+}  // namespace trainsim

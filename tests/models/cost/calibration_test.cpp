@@ -1,0 +1,221 @@
+#include "models/cost/calibration.hpp"
+
+#include <gtest/gtest.h>
+
+#include "models/estimate/estimate.hpp"
+#include "models/cost/flops.hpp"
+#include "models/core/scenario_error.hpp"
+#include "models/scenario/scenario_loader.hpp"
+
+namespace trainsim {
+namespace {
+
+using nlohmann::json;
+
+TEST(Calibration, FitRecoversAKnownEfficiencyCurve) {
+  // Samples of eff(w) = 0.8 w / (w + 256).
+  std::vector<std::pair<double, double>> samples;
+  for (double w : {64.0, 128.0, 256.0, 512.0, 1024.0, 4096.0}) samples.emplace_back(w, 0.8 * w / (w + 256));
+  const GemmEfficiencyFit fit = fit_gemm_efficiency(samples);
+  EXPECT_NEAR(fit.eff_max, 0.8, 0.02);
+  EXPECT_NEAR(fit.half_width, 256, 40);
+  EXPECT_LT(fit.max_relative_error, 0.03);
+}
+
+Scenario base() {
+  LoadOptions o;
+  o.preset_dirs = default_preset_dirs();
+  json j = {{"schema_version", 1}, {"model", "gpt-1.7b"},
+            {"cluster", {{"base", "dgx-a100-superpod"}, {"nodes", 1}}},
+            {"plan", {{"dp", 8}, {"global_batch", 64}, {"precision", "fp32"}}}};
+  return parse_scenario(resolve_scenario_json(j, o));
+}
+
+json calibration() {
+  return json::parse(R"({
+    "format": "trainsim-calibration", "version": 1, "backend": "cpu", "wrong": 0,
+    "peak_flop_per_s": {"f32": {"flop_per_s": 8e10}},
+    "memory_bandwidth_bytes_per_s": 4.5e10,
+    "gemm": [{"dtype": "f32", "m": 256, "n": 64, "k": 64, "efficiency": 0.5},
+             {"dtype": "f32", "m": 256, "n": 256, "k": 256, "efficiency": 0.8},
+             {"dtype": "f32", "m": 256, "n": 1024, "k": 1024, "efficiency": 0.94}],
+    "collectives": [{"op": "all_reduce", "algorithm": "mpi", "fabric": "intra_node", "ranks": 4,
+                     "alpha_s": 6e-6, "bus_bandwidth_bytes_per_s": 3e9}]})");
+}
+
+TEST(Calibration, MeasuredFiguresReplaceThePresets) {
+  Scenario s = base();
+  const auto applied = apply_calibration(calibration(), s);
+  EXPECT_EQ(applied.size(), 4u);
+  EXPECT_DOUBLE_EQ(s.cluster.gpu.peak_flops_fp32, 8e10);
+  EXPECT_DOUBLE_EQ(s.cluster.gpu.hbm_bandwidth_bytes_per_s, 4.5e10);
+  EXPECT_GT(s.cluster.gpu.gemm_efficiency_max, 0.85);
+  EXPECT_DOUBLE_EQ(s.cluster.intra_node.bandwidth_bytes_per_s, 6e9);
+  EXPECT_DOUBLE_EQ(s.cluster.intra_node.latency_s, 6e-6 / 6);
+  // The estimate now runs at CPU speed: orders of magnitude slower than the A100 preset.
+  EXPECT_GT(estimate(s).step_time_s, 100 * estimate(base()).step_time_s);
+}
+
+TEST(Calibration, BadFilesNameTheField) {
+  Scenario s = base();
+  json bad = calibration();
+  bad["format"] = "other";
+  EXPECT_THROW(apply_calibration(bad, s), ScenarioError);
+  bad = calibration();
+  bad["gemm"][1]["efficiency"] = -1;
+  try {
+    apply_calibration(bad, s);
+    FAIL();
+  } catch (const ScenarioError& e) {
+    EXPECT_NE(std::string(e.what()).find("calibration.gemm[1].efficiency"), std::string::npos) << e.what();
+  }
+  bad = calibration();
+  bad["wrong"] = 3;
+  EXPECT_THROW(apply_calibration(bad, s), ScenarioError);
+}
+
+}  // namespace
+}  // namespace trainsim
+
+namespace trainsim {
+namespace {
+
+json with_op_rates() {
+  json c = json::parse(R"({"format": "trainsim-calibration", "version": 1, "wrong": 0})");
+  c["op_rates"] = json::parse(R"({
+    "shape": {"layers": 4, "hidden": 128, "heads": 4, "seq": 64, "vocab": 256, "micro_batch": 2,
+              "tp": 1, "pp": 2, "dp": 1, "zero": 1},
+    "peak_f32_flop_per_s": 1e11,
+    "gemm_efficiency": {"forward": 0.5, "backward_input": 0.4, "backward_weight": 0.8, "lm_head": 0.25},
+    "attention_efficiency": {"forward": 0.25, "backward": 0.125},
+    "seconds_per_element": {"layernorm_fwd": 2e-9, "layernorm_bwd": 3e-9, "gelu_fwd": 20e-9, "gelu_bwd": 30e-9,
+                            "residual_add": 1e-9, "softmax_xent": 10e-9, "embedding_fwd": 1e-9,
+                            "embedding_bwd": 2e-9, "copy": 0.1e-9, "fill_zero": 0.05e-9},
+    "adamw_seconds_per_param": 5e-9})");
+  return c;
+}
+
+RankLayerShape job_shape() {
+  RankLayerShape s;
+  s.micro_batch = 2;
+  s.seq = 64;
+  s.hidden = 128;
+  s.heads = 4;
+  s.vocab = 256;
+  s.tp = 1;
+  return s;
+}
+
+TEST(CalibrationOpRates, AbsentMeansNoRates) {
+  EXPECT_FALSE(read_op_rates(calibration()).present());
+}
+
+TEST(CalibrationOpRates, ReadsTheSectionAndItsShape) {
+  OpRatesShape shape;
+  const OpRates r = read_op_rates(with_op_rates(), &shape);
+  ASSERT_TRUE(r.present());
+  EXPECT_DOUBLE_EQ(r.gemm_backward_weight_efficiency, 0.8);
+  EXPECT_DOUBLE_EQ(r.gelu_bwd_s_per_element, 30e-9);
+  EXPECT_DOUBLE_EQ(r.adamw_s_per_param, 5e-9);
+  EXPECT_EQ(shape.hidden, 128);
+  EXPECT_EQ(shape.pp, 2);
+  // A version-1 file with op_rates still applies as before (the section is additive).
+  Scenario s = base();
+  EXPECT_NO_THROW(apply_calibration(with_op_rates(), s));
+}
+
+TEST(CalibrationOpRates, MalformedRatesNameTheField) {
+  json bad = with_op_rates();
+  bad["op_rates"]["seconds_per_element"]["gelu_fwd"] = -1;
+  try {
+    read_op_rates(bad);
+    FAIL() << "expected ScenarioError";
+  } catch (const ScenarioError& e) {
+    EXPECT_NE(std::string(e.what()).find("calibration.op_rates.seconds_per_element.gelu_fwd"), std::string::npos);
+  }
+  bad = with_op_rates();
+  bad["op_rates"].erase("gemm_efficiency");
+  EXPECT_THROW(read_op_rates(bad), ScenarioError);
+}
+
+TEST(CalibrationOpRates, LayerTimesAreTheClosedFormSumOfOps) {
+  const OpRates r = read_op_rates(with_op_rates());
+  const RankLayerShape s = job_shape();
+  const double T = 128, h = 128, fl = 512;
+  const double gemm_flop = 2 * T * h * (4 * h + 2 * fl);  // 50,331,648
+  const double attn_flop = 2 * 2 * 4 * 64.0 * 64 * 32;    // 2 b a s^2 d = 2,097,152
+  const LayerComputeTimes t = layer_times_from_op_rates(r, s);
+  const double fwd = gemm_flop / (1e11 * 0.5) + attn_flop / (1e11 * 0.25) + 2 * T * h * (2e-9 + 1e-9) + T * fl * 20e-9;
+  EXPECT_NEAR(t.forward_s, fwd, 1e-15);
+  EXPECT_NEAR(t.forward_s, 2.49954304e-3, 1e-12);
+  const double bwd_w = gemm_flop / (1e11 * 0.8);
+  EXPECT_NEAR(t.backward_weight_s, bwd_w, 1e-15);
+  EXPECT_NEAR(t.backward_s,
+              gemm_flop / (1e11 * 0.4) + bwd_w + 2.5 * attn_flop / (1e11 * 0.125) + 2 * T * h * (3e-9 + 1e-9) +
+                  T * fl * 30e-9,
+              1e-15);
+  EXPECT_NEAR(t.attention_forward_s, attn_flop / (1e11 * 0.25), 1e-15);
+  // Tensor parallelism halves the per-rank GEMMs, attention heads and GELU, not the LayerNorms.
+  RankLayerShape s2 = s;
+  s2.tp = 2;
+  const LayerComputeTimes t2 = layer_times_from_op_rates(r, s2);
+  EXPECT_NEAR(t2.forward_s, (fwd - 2 * T * h * 3e-9) / 2 + 2 * T * h * 3e-9, 1e-12);
+  // Pipeline ends and the optimizer.
+  EXPECT_NEAR(embedding_time_from_op_rates(r, s, false), T * h * 1e-9, 1e-18);
+  EXPECT_NEAR(embedding_time_from_op_rates(r, s, true), T * h * 2e-9, 1e-18);
+  EXPECT_NEAR(lm_head_time_from_op_rates(r, s),
+              T * h * 5e-9 + 6 * T * h * 256 / (1e11 * 0.25) + T * 256 * 10e-9, 1e-15);
+  EXPECT_NEAR(optimizer_time_from_op_rates(r, 1e6, 2e6), 1e6 * 5e-9 + 2e6 * 0.05e-9, 1e-15);
+  // Without rates the functions give nothing (callers keep the roofline).
+  EXPECT_EQ(layer_times_from_op_rates(OpRates{}, s).forward_s, 0);
+}
+
+}  // namespace
+}  // namespace trainsim
+
+namespace trainsim {
+namespace {
+
+TEST(CalibrationOpRates, TheEstimateTierUsesThemOpByOp) {
+  // Every efficiency 1 and every per-element / per-parameter rate 0: the step's compute is then
+  // FLOPs / peak in the calibration's conventions, a closed form to check the wiring against:
+  //   GEMMs 3 x forward (forward, input grad, weight grad); causal attention half the forward
+  //   score FLOPs, 1 + 2.5 x that; the LM head 3 GEMMs of 2 T h V.
+  Scenario s = base();
+  OpRates r;
+  r.peak_flop_per_s = 1e12;
+  r.gemm_forward_efficiency = r.gemm_backward_input_efficiency = r.gemm_backward_weight_efficiency = 1;
+  r.lm_head_gemm_efficiency = r.attention_forward_efficiency = r.attention_backward_efficiency = 1;
+  s.cluster.gpu.op_rates = r;
+  const Result res = estimate(s);
+  ASSERT_TRUE(res.feasible) << res.reason;
+  const ModelSpec& m = s.model;
+  const double T = static_cast<double>(s.plan.micro_batch) * m.seq_len;
+  const LayerFlops lf = layer_forward_flops_per_token(m, false);
+  const double per_mb = m.layers * T * (3 * lf.gemm + 3.5 * lf.attention / 2) / r.peak_flop_per_s +
+                        3 * 2 * T * m.hidden * m.vocab / r.peak_flop_per_s;
+  EXPECT_NEAR(res.breakdown.compute_s / (res.micro_batches * per_mb), 1.0, 1e-9);
+  EXPECT_DOUBLE_EQ(res.breakdown.optimizer_s, 0);
+
+  // Read from a file, through apply_calibration.
+  Scenario f = base();
+  json cal = calibration();
+  cal["op_rates"] = {{"peak_f32_flop_per_s", 1e12},
+                     {"gemm_efficiency", {{"forward", 1}, {"backward_input", 1}, {"backward_weight", 1}, {"lm_head", 1}}},
+                     {"attention_efficiency", {{"forward", 1}, {"backward", 1}}},
+                     {"seconds_per_element", json::object()},
+                     {"adamw_seconds_per_param", 1e-12},
+                     {"shape", {{"layers", 24}, {"hidden", 2304}, {"heads", 24}, {"seq", 2048}, {"vocab", 51200},
+                                {"micro_batch", 1}, {"tp", 1}, {"pp", 1}, {"dp", 8}, {"zero", 0}}}};
+  for (const char* k : {"layernorm_fwd", "layernorm_bwd", "gelu_fwd", "gelu_bwd", "residual_add", "softmax_xent",
+                        "embedding_fwd", "embedding_bwd", "copy", "fill_zero"})
+    cal["op_rates"]["seconds_per_element"][k] = 1e-12;
+  const auto applied = apply_calibration(cal, f);
+  ASSERT_TRUE(f.cluster.gpu.op_rates.present());
+  bool noted = false;
+  for (const auto& a : applied) noted = noted || a.find("per-op rates") != std::string::npos;
+  EXPECT_TRUE(noted);
+}
+
+}  // namespace
+}  // namespace trainsim

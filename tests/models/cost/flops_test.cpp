@@ -1,0 +1,88 @@
+#include "models/cost/flops.hpp"
+
+#include <gtest/gtest.h>
+
+#include "models/scenario/scenario_loader.hpp"
+
+namespace trainsim {
+namespace {
+
+ModelSpec preset(const std::string& name) {
+  LoadOptions o;
+  o.preset_dirs = default_preset_dirs();
+  nlohmann::json j = {{"schema_version", 1}, {"model", name},
+                      {"cluster", {{"base", "dgx-a100-superpod"}, {"nodes", 1}}},
+                      {"plan", {{"global_batch", 8}}}};
+  return parse_scenario(resolve_scenario_json(j, o)).model;
+}
+
+// Narayanan et al. SC'21 appendix, eq. (3): 72 B s L h^2 (1 + s/(6h) + V/(12 h L)) per step, and
+// with full recompute 96 B s L h^2 (1 + s/(6h) + V/(16 h L)).
+TEST(Flops, MatchesMegatronClosedFormForEveryTable1Model) {
+  for (const char* name : {"gpt-1.7b", "gpt-18.4b", "gpt-145.6b", "gpt-1008b", "gpt3-175b"}) {
+    SCOPED_TRACE(name);
+    const ModelSpec m = preset(name);
+    const double B = 1536, s = m.seq_len, L = m.layers, h = m.hidden, V = m.vocab;
+    const StepFlops none = step_flops(m, Recompute::kNone, B * s);
+    const StepFlops full = step_flops(m, Recompute::kFull, B * s);
+    EXPECT_NEAR(none.model / (72 * B * s * L * h * h * (1 + s / (6 * h) + V / (12 * h * L))), 1.0, 1e-12);
+    EXPECT_NEAR(full.hardware / (96 * B * s * L * h * h * (1 + s / (6 * h) + V / (16 * h * L))), 1.0, 1e-12);
+    EXPECT_DOUBLE_EQ(none.hardware, none.model);
+    EXPECT_DOUBLE_EQ(full.model, none.model);  // recompute is not model work (PaLM appendix B)
+  }
+}
+
+TEST(Flops, SelectiveRecomputeAddsOnlyTheAttentionCore) {
+  const ModelSpec m = preset("gpt3-175b");
+  const double tokens = 2048;
+  const StepFlops sel = step_flops(m, Recompute::kSelective, tokens);
+  EXPECT_DOUBLE_EQ(sel.hardware - sel.model, m.layers * 4.0 * m.seq_len * m.hidden * tokens);
+}
+
+// Published parameter counts (model cards / papers).
+TEST(Flops, ParameterCountsMatchPublishedModels) {
+  struct Case {
+    const char* name;
+    double total_b, active_b, tolerance;
+  };
+  const Case cases[] = {
+      {"gpt3-175b", 175.0, 175.0, 0.01},     // GPT-3 paper (tied embeddings: 174.6B)
+      {"llama2-7b", 6.738, 6.738, 0.005},    // HF config: 6,738,415,616
+      {"llama2-70b", 68.98, 68.98, 0.01},
+      {"llama3-8b", 8.03, 8.03, 0.01},
+      {"llama3-405b", 405.9, 405.9, 0.01},
+      {"mixtral-8x7b", 46.7, 12.9, 0.01},    // Mixtral paper: 47B total, 13B active
+      {"deepseek-v3", 671, 37, 0.06},        // DeepSeek-V3: MLA approximated as MHA here
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    const ParamCount p = count_params(preset(c.name));
+    EXPECT_NEAR(p.total / 1e9 / c.total_b, 1.0, c.tolerance);
+    EXPECT_NEAR(p.active_per_token / 1e9 / c.active_b, 1.0, c.tolerance);
+  }
+}
+
+TEST(Flops, GqaAndSwigluChangeTheCounts) {
+  ModelSpec m = preset("llama2-7b");
+  const double h = m.hidden, f = m.ffn_hidden, s = m.seq_len;
+  LayerFlops lf = layer_forward_flops_per_token(m, false);
+  EXPECT_DOUBLE_EQ(lf.gemm, 8 * h * h + 6 * h * f);  // MHA QKV+O, SwiGLU 3 matrices
+  EXPECT_DOUBLE_EQ(lf.attention, 4 * s * h);
+  m.kv_heads = 8;  // GQA: K and V shrink to h * g / a
+  lf = layer_forward_flops_per_token(m, false);
+  EXPECT_DOUBLE_EQ(lf.gemm, 2 * h * (h + 2 * h / 4) + 2 * h * h + 6 * h * f);
+}
+
+TEST(Flops, MoeLayersCountTopKAndSharedExperts) {
+  const ModelSpec m = preset("deepseek-v3");
+  EXPECT_FALSE(is_moe_layer(m, 2));
+  EXPECT_TRUE(is_moe_layer(m, 3));
+  const double h = m.hidden, fe = m.moe->expert_ffn_hidden;
+  const LayerFlops dense = layer_forward_flops_per_token(m, false);
+  const LayerFlops moe = layer_forward_flops_per_token(m, true);
+  EXPECT_DOUBLE_EQ(moe.gemm - (dense.gemm - 6 * h * m.ffn_hidden),
+                   (8 + 1) * 6 * h * fe + 2 * h * 256);
+}
+
+}  // namespace
+}  // namespace trainsim

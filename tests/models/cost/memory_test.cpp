@@ -1,0 +1,107 @@
+#include "models/cost/memory.hpp"
+
+#include <gtest/gtest.h>
+
+namespace trainsim {
+namespace {
+
+// ZeRO paper (Rajbhandari et al. SC'20) Figure 1: 7.5B parameters, Nd = 64, K = 12.
+TEST(Memory, ReproducesZeroPaperFigure1) {
+  const double psi = 7.5e9;
+  const double expected_gb[] = {120, 31.4, 16.6, 1.88};
+  for (int stage = 0; stage <= 3; ++stage) {
+    SCOPED_TRACE(stage);
+    const MemoryBreakdown m = model_state_bytes(psi, stage, 64, Precision::kFp16);
+    EXPECT_NEAR((m.params_bytes + m.grads_bytes + m.optimizer_bytes) / 1e9, expected_gb[stage], 0.06);
+  }
+}
+
+TEST(Memory, Fp32TrainingHasNoMasterCopy) {
+  const MemoryBreakdown m = model_state_bytes(1e9, 0, 1, Precision::kFp32);
+  EXPECT_DOUBLE_EQ(m.params_bytes + m.grads_bytes + m.optimizer_bytes, 16e9);
+  EXPECT_DOUBLE_EQ(m.optimizer_bytes, 8e9);
+}
+
+// Korthikanti et al. 2022 section 4: the generalised per-term inventory must reduce to the
+// paper's closed forms for a GPT layer (MHA, GeLU, f = 4h, no flash attention).
+TEST(Memory, ActivationInventoryReducesToKorthikantiClosedForms) {
+  ModelSpec m;
+  m.layers = 96;
+  m.hidden = 12288;
+  m.heads = 96;
+  m.kv_heads = 96;
+  m.ffn_hidden = 4 * m.hidden;
+  m.vocab = 51200;
+  m.seq_len = 2048;
+  for (int t : {1, 2, 8}) {
+    for (bool sp : {false, true}) {
+      for (Recompute rc : {Recompute::kNone, Recompute::kSelective, Recompute::kFull}) {
+        SCOPED_TRACE(testing::Message() << "t=" << t << " sp=" << sp << " rc=" << to_string(rc));
+        ActivationOptions o;
+        o.tp = t;
+        o.sp = sp;
+        o.recompute = rc;
+        o.flash_attention = false;
+        o.micro_batch = 4;
+        const double ours = layer_activation_bytes(m, false, o);
+        const double paper = korthikanti_activation_bytes(2048, 4, 12288, 96, t, sp, rc);
+        EXPECT_NEAR(ours / paper, 1.0, 1e-12);
+      }
+    }
+  }
+}
+
+TEST(Memory, KorthikantiTable2GptThreeExample) {
+  // 175B-like layer, s=2048, b=1, t=8 with SP and selective recompute: 34 sbh / t bytes.
+  EXPECT_DOUBLE_EQ(korthikanti_activation_bytes(2048, 1, 12288, 96, 8, true, Recompute::kSelective),
+                   34.0 * 2048 * 12288 / 8);
+  // No parallelism: sbh (34 + 5as/h).
+  EXPECT_DOUBLE_EQ(korthikanti_activation_bytes(2048, 1, 12288, 96, 1, false, Recompute::kNone),
+                   2048.0 * 12288 * (34 + 5.0 * 96 * 2048 / 12288));
+}
+
+TEST(Memory, FlashAttentionRemovesTheScoreMatrix) {
+  ModelSpec m;
+  m.hidden = 4096;
+  m.heads = 32;
+  m.kv_heads = 32;
+  m.ffn_hidden = 16384;
+  m.seq_len = 4096;
+  ActivationOptions o;
+  o.flash_attention = false;
+  const double unfused = layer_activation_bytes(m, false, o);
+  o.flash_attention = true;
+  const double flash = layer_activation_bytes(m, false, o);
+  EXPECT_DOUBLE_EQ(unfused - flash, 5.0 * 32 * 4096 * 4096);
+}
+
+TEST(Memory, InFlightMicroBatchesPerSchedule) {
+  EXPECT_DOUBLE_EQ(in_flight_micro_batches("1f1b", 8, 1, 0, 64), 8);
+  EXPECT_DOUBLE_EQ(in_flight_micro_batches("1f1b", 8, 1, 7, 64), 1);
+  EXPECT_DOUBLE_EQ(in_flight_micro_batches("gpipe", 8, 1, 3, 64), 64);
+  EXPECT_DOUBLE_EQ(in_flight_micro_batches("1f1b", 8, 1, 0, 4), 4);  // fewer than p
+  // Interleaved: stage 0 holds (1 + (p-1)/(p v)) p.
+  EXPECT_DOUBLE_EQ(in_flight_micro_batches("interleaved", 8, 2, 0, 64), 8 * (1 + 7.0 / 16));
+  // Later stages run Megatron's warm-up of 2(p-s-1) + (v-1)p + 1 chunks: stage 7 holds 9 chunks.
+  EXPECT_DOUBLE_EQ(in_flight_micro_batches("interleaved", 8, 2, 7, 64), 4.5);
+  EXPECT_DOUBLE_EQ(in_flight_micro_batches("dualpipe", 8, 1, 0, 64), 9);
+  EXPECT_DOUBLE_EQ(in_flight_micro_batches("zb-h2", 8, 1, 0, 64), 16);
+}
+
+// DeepSpeed's estimators as written in its source; e.g. a 13B model on 8 GPUs with a 325M
+// largest layer (the example users run): ZeRO-3 without offload 4*325M + 18*13B/8 bytes.
+TEST(Memory, ReproducesDeepSpeedEstimators) {
+  EXPECT_DOUBLE_EQ(deepspeed_zero3_gpu_bytes(13e9, 325e6, 8, false, false), 4 * 325e6 + 18 * 13e9 / 8);
+  EXPECT_DOUBLE_EQ(deepspeed_zero3_gpu_bytes(13e9, 325e6, 8, true, false), 4 * 325e6 + 2 * 13e9 / 8);
+  EXPECT_DOUBLE_EQ(deepspeed_zero3_gpu_bytes(13e9, 325e6, 8, true, true), 4 * 325e6);
+  EXPECT_DOUBLE_EQ(deepspeed_zero2_gpu_bytes(13e9, 8, false), 2 * 13e9 + 18 * 13e9 / 8);
+  // Our ZeRO-3 model states (ZeRO paper, 16P/N) sit below DeepSpeed's 18P/N + 4L, which counts
+  // fp32 gradient partitions and the gathered layer; trainsim adds those as buffers ("other")
+  // and activations on top, which is what the estimators leave out.
+  const MemoryBreakdown ours = model_state_bytes(13e9, 3, 8, Precision::kBf16);
+  EXPECT_LT(ours.params_bytes + ours.grads_bytes + ours.optimizer_bytes,
+            deepspeed_zero3_gpu_bytes(13e9, 325e6, 8, false, false));
+}
+
+}  // namespace
+}  // namespace trainsim

@@ -1,0 +1,150 @@
+#include "models/estimate/estimate.hpp"
+
+#include <gtest/gtest.h>
+
+#include "models/cost/flops.hpp"
+#include "models/scenario/scenario_loader.hpp"
+
+namespace trainsim {
+namespace {
+
+using nlohmann::json;
+
+Scenario make(const json& plan, const std::string& model = "gpt-18.4b", int nodes = 32,
+              const json& cluster_extra = json::object()) {
+  LoadOptions o;
+  o.preset_dirs = default_preset_dirs();
+  json cluster = {{"base", "dgx-a100-superpod"}, {"nodes", nodes}};
+  for (auto it = cluster_extra.begin(); it != cluster_extra.end(); ++it) cluster[it.key()] = it.value();
+  json j = {{"schema_version", 1}, {"model", model}, {"cluster", cluster}, {"plan", plan}};
+  return parse_scenario(resolve_scenario_json(j, o));
+}
+
+TEST(Estimate, InfeasiblePlansSayWhy) {
+  struct Case {
+    json plan;
+    const char* reason;
+  };
+  const Case cases[] = {
+      {{{"tp", 5}, {"dp", 1}, {"global_batch", 8}}, "plan.tp x plan.pp x plan.dp"},
+      {{{"tp", 32}, {"dp", 8}, {"global_batch", 64}}, "does not divide model.heads (48)"},
+      {{{"tp", 8}, {"pp", 3}, {"dp", 32}, {"global_batch", 96}}, "plan.tp x plan.pp x plan.dp"},
+      {{{"tp", 8}, {"dp", 32}, {"global_batch", 100}}, "not a multiple of plan.micro_batch x plan.dp"},
+      {{{"tp", 8}, {"pp", 2}, {"dp", 16}, {"vpp", 2}, {"global_batch", 96}}, "needs plan.schedule \"interleaved\""},
+      {{{"tp", 8}, {"dp", 32}, {"ep", 2}, {"global_batch", 64}}, "no experts"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.plan.dump());
+    const Result r = estimate(make(c.plan));
+    EXPECT_FALSE(r.feasible);
+    EXPECT_NE(r.reason.find(c.reason), std::string::npos) << r.reason;
+  }
+}
+
+TEST(Estimate, OutOfMemoryIsAResultWithTheStageAndBreakdown) {
+  // GPT-3 175B on one DGX node: 175B x 16 B / 8 GPUs does not fit in 80 GB.
+  const Result r = estimate(make({{"tp", 8}, {"global_batch", 8}}, "gpt3-175b", 1));
+  EXPECT_FALSE(r.feasible);
+  EXPECT_NE(r.reason.find("out of memory: pipeline stage 0"), std::string::npos) << r.reason;
+  EXPECT_GT(r.peak_memory_bytes, 80e9);
+  EXPECT_GT(r.step_time_s, 0);  // the figures are still there for the user
+}
+
+TEST(Estimate, OneF1BBubbleFractionIsPMinusOneOverMPlusPMinusOne) {
+  for (int m : {8, 16, 64}) {
+    SCOPED_TRACE(m);
+    const Result r = estimate(make({{"tp", 8}, {"pp", 4}, {"dp", 8}, {"global_batch", 8 * m}}));
+    ASSERT_TRUE(r.feasible) << r.reason;
+    EXPECT_EQ(r.micro_batches, m);
+    EXPECT_NEAR(r.bubble_fraction, 3.0 / (m + 3.0), 1e-12);
+  }
+}
+
+TEST(Estimate, InterleavingAndZeroBubbleShrinkTheBubble) {
+  const json base = {{"tp", 8}, {"pp", 4}, {"dp", 8}, {"global_batch", 128}};
+  const double b1f1b = estimate(make(base)).bubble_fraction;
+  json inter = base;
+  inter["schedule"] = "interleaved";
+  inter["vpp"] = 2;
+  json zb = base;
+  zb["schedule"] = "zb-h1";
+  EXPECT_LT(estimate(make(inter)).bubble_fraction, b1f1b);
+  EXPECT_LT(estimate(make(zb)).bubble_fraction, b1f1b);
+}
+
+TEST(Estimate, FlopsAndUtilisationAreConsistent) {
+  const Scenario s = make({{"tp", 8}, {"pp", 2}, {"dp", 16}, {"global_batch", 512}, {"recompute", "full"}});
+  const Result r = estimate(s);
+  ASSERT_TRUE(r.feasible) << r.reason;
+  const StepFlops f = step_flops(s.model, Recompute::kFull, 512.0 * s.model.seq_len);
+  EXPECT_DOUBLE_EQ(r.model_flops_per_step, f.model);
+  EXPECT_DOUBLE_EQ(r.hardware_flops_per_step, f.hardware);
+  EXPECT_NEAR(r.mfu * r.step_time_s * 256 * 312e12, f.model, f.model * 1e-12);
+  EXPECT_NEAR(r.hfu / r.mfu, f.hardware / f.model, 1e-12);
+  EXPECT_NEAR(r.tokens_per_s * r.step_time_s, 512.0 * 2048, 1e-6);
+  // The breakdown adds up to the step.
+  const auto& b = r.breakdown;
+  EXPECT_NEAR(b.compute_s + b.tp_comm_s + b.cp_comm_s + b.ep_comm_s + b.pp_comm_s + b.dp_comm_s +
+                  b.bubble_s + b.optimizer_s + b.offload_s,
+              r.step_time_s, r.step_time_s * 1e-9);
+}
+
+TEST(Estimate, SingleGpuStepIsComputePlusOptimizer) {
+  // One GPU, no communication at all: compute = 3 passes of forward work.
+  const Scenario s = make({{"global_batch", 4}, {"micro_batch", 1}}, "gpt-1.7b", 1,
+                          {{"gpus_per_node", 1}});
+  const Result r = estimate(s);
+  EXPECT_EQ(r.exposed_comm_s, 0);
+  EXPECT_EQ(r.breakdown.bubble_s, 0);
+  EXPECT_NEAR(r.breakdown.compute_s + r.breakdown.optimizer_s, r.step_time_s, 1e-12);
+  EXPECT_GT(r.hfu, 0.3);
+  EXPECT_LT(r.hfu, 0.8);
+}
+
+TEST(Estimate, ZeroStagesShrinkModelStatesByTheZeroPaperRatios) {
+  const json base = {{"tp", 8}, {"dp", 32}, {"global_batch", 256}};
+  double prev = 1e300;
+  for (int z = 0; z <= 3; ++z) {
+    json p = base;
+    p["zero_stage"] = z;
+    const Result r = estimate(make(p));
+    const auto& b = r.peak_breakdown;
+    const double states = b.params_bytes + b.grads_bytes + b.optimizer_bytes;
+    EXPECT_LT(states, prev);
+    prev = states;
+  }
+}
+
+TEST(Estimate, RecomputeTradesMemoryForFlops) {
+  const json base = {{"tp", 8}, {"dp", 32}, {"global_batch", 256}, {"micro_batch", 2}};
+  json full = base;
+  full["recompute"] = "full";
+  const Result none_r = estimate(make(base));
+  const Result full_r = estimate(make(full));
+  EXPECT_LT(full_r.peak_breakdown.activations_bytes, none_r.peak_breakdown.activations_bytes / 5);
+  EXPECT_GT(full_r.step_time_s, none_r.step_time_s);
+}
+
+TEST(Estimate, GradientCompressionCutsDataParallelBytes) {
+  const json base = {{"tp", 8}, {"dp", 32}, {"global_batch", 256}};
+  json int4 = base;
+  int4["compression"] = json::array({{{"from_step", 0}, {"method", "int4"}}});
+  const Result plain = estimate(make(base));
+  const Result q = estimate(make(int4));
+  EXPECT_NEAR(q.dp_bytes / plain.dp_bytes, 0.25 + 4.0 / 128 / 2, 1e-9);
+  // 4-bit is 1/8 of the fp32 gradient bytes: the claim "communication to 1/8 of fp32".
+  EXPECT_NEAR(q.dp_bytes / (plain.dp_bytes * 2), 1.0 / 8, 0.01);
+}
+
+TEST(Estimate, ExpertParallelMoeRuns) {
+  const Scenario s = make({{"tp", 1}, {"pp", 1}, {"dp", 64}, {"ep", 8}, {"global_batch", 256},
+                           {"zero_stage", 1}, {"recompute", "full"}},
+                          "mixtral-8x7b", 8);
+  const Result r = estimate(s);
+  EXPECT_TRUE(r.feasible) << r.reason;
+  EXPECT_GT(r.breakdown.ep_comm_s, 0);
+  EXPECT_GT(r.ep_bytes, 0);
+}
+
+}  // namespace
+}  // namespace trainsim

@@ -1,0 +1,103 @@
+#include "models/interop/chakra_export.hpp"
+
+#include <map>
+#include <set>
+
+#include <gtest/gtest.h>
+
+#include "models/scenario/scenario_loader.hpp"
+
+namespace trainsim {
+namespace {
+
+using nlohmann::json;
+
+Scenario scenario(const json& plan) {
+  LoadOptions o;
+  o.preset_dirs = default_preset_dirs();
+  json s = {{"schema_version", 1}, {"model", "gpt-1.7b"},
+            {"cluster", {{"base", "dgx-a100-superpod"}, {"nodes", 4}}}, {"plan", plan}};
+  return parse_scenario(resolve_scenario_json(s, o));
+}
+
+struct Counts {
+  int comp = 0, send = 0, recv = 0, coll = 0, forward = 0, backward = 0;
+};
+
+Counts check_trace(const json& t) {
+  Counts c;
+  std::set<int64_t> ids;
+  for (const json& n : t["nodes"]) {
+    const int64_t id = n["id"].get<int64_t>();
+    for (const char* k : {"data_deps", "ctrl_deps"})
+      for (const json& d : n[k]) EXPECT_TRUE(ids.count(d.get<int64_t>())) << "node " << id << " " << k;
+    ids.insert(id);
+    const std::string type = n["type"];
+    if (type == "COMP_NODE") {
+      ++c.comp;
+      EXPECT_GE(n["duration_micros"].get<double>(), 0);
+      if (n["pass"] == "forward") ++c.forward;
+      else ++c.backward;
+    } else if (type == "COMM_SEND_NODE") {
+      ++c.send;
+      EXPECT_GT(n["comm_size"].get<double>(), 0);
+    } else if (type == "COMM_RECV_NODE") {
+      ++c.recv;
+    } else if (type == "COMM_COLL_NODE") {
+      ++c.coll;
+      EXPECT_EQ(n["comm_type"], "ALL_REDUCE");
+    } else {
+      ADD_FAILURE() << "unknown node type " << type;
+    }
+  }
+  return c;
+}
+
+TEST(ChakraExport, OneFileftPerStageWithOneForwardAndBackwardPerMicroBatch) {
+  // 32 GPUs: TP 1, PP 4, DP 8; 64 / (2 x 8) = 4 micro-batches.
+  const auto traces = export_chakra(scenario({{"tp", 1}, {"pp", 4}, {"dp", 8}, {"micro_batch", 2},
+                                              {"global_batch", 64}, {"schedule", "1f1b"}}));
+  ASSERT_EQ(traces.size(), 4u);
+  std::map<int64_t, int> sends, recvs;  // tag -> count
+  for (int r = 0; r < 4; ++r) {
+    SCOPED_TRACE(r);
+    EXPECT_EQ(traces[r]["rank"], r);
+    const Counts c = check_trace(traces[r]);
+    EXPECT_EQ(c.forward, 4);
+    EXPECT_EQ(c.backward, 4);
+    EXPECT_EQ(c.coll, 1);
+    // Activations go down, gradients up: inner stages send and receive 2 per micro-batch.
+    EXPECT_EQ(c.send, (r < 3 ? 4 : 0) + (r > 0 ? 4 : 0));
+    EXPECT_EQ(c.recv, (r > 0 ? 4 : 0) + (r < 3 ? 4 : 0));
+    for (const json& n : traces[r]["nodes"]) {
+      if (n["type"] == "COMM_SEND_NODE") ++sends[n["comm_tag"].get<int64_t>()];
+      if (n["type"] == "COMM_RECV_NODE") {
+        ++recvs[n["comm_tag"].get<int64_t>()];
+        EXPECT_EQ(n["comm_dst"], r);
+      }
+    }
+  }
+  EXPECT_EQ(sends, recvs);  // every send has exactly one matching receive
+}
+
+TEST(ChakraExport, InterleavedAndZeroBubbleSchedules) {
+  const auto inter = export_chakra(scenario({{"tp", 1}, {"pp", 4}, {"dp", 8}, {"vpp", 2},
+                                             {"micro_batch", 2}, {"global_batch", 64},
+                                             {"schedule", "interleaved"}}));
+  ASSERT_EQ(inter.size(), 4u);
+  for (const auto& t : inter) {
+    const Counts c = check_trace(t);
+    EXPECT_EQ(c.forward, 8);  // 4 micro-batches x 2 chunks
+    EXPECT_EQ(c.backward, 8);
+  }
+  const auto zb = export_chakra(scenario({{"tp", 1}, {"pp", 4}, {"dp", 8}, {"micro_batch", 2},
+                                          {"global_batch", 64}, {"schedule", "zb-h1"}}));
+  for (const auto& t : zb) {
+    const Counts c = check_trace(t);
+    EXPECT_EQ(c.forward, 4);
+    EXPECT_EQ(c.backward, 8);  // B and W apart
+  }
+}
+
+}  // namespace
+}  // namespace trainsim

@@ -1,0 +1,128 @@
+#include "models/interop/megatron_args.hpp"
+
+#include <fstream>
+#include <sstream>
+
+#include <gtest/gtest.h>
+
+#include "tests/models/interop/interop_test_data.hpp"
+#include "models/core/scenario_error.hpp"
+#include "models/scenario/scenario_loader.hpp"
+
+namespace trainsim {
+namespace {
+
+using nlohmann::json;
+
+std::string read_text(const std::string& rel) {
+  std::ifstream in(test::data_path(rel));
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+Scenario load(const json& scenario) {
+  LoadOptions o;
+  o.preset_dirs = default_preset_dirs();
+  return parse_scenario(resolve_scenario_json(scenario, o));
+}
+
+bool mentions(const std::vector<std::string>& v, const std::string& s) {
+  for (const auto& x : v)
+    if (x.find(s) != std::string::npos) return true;
+  return false;
+}
+
+TEST(MegatronArgs, SplitsLikeAShell) {
+  const auto t = split_command_line("a 'b c' \"d \\\"e\\\"\" f\\ g \\\n h # comment\n i");
+  ASSERT_EQ(t.size(), 6u);
+  EXPECT_EQ(t[1], "b c");
+  EXPECT_EQ(t[2], "d \"e\"");
+  EXPECT_EQ(t[3], "f g");
+  EXPECT_EQ(t[4], "h");
+  EXPECT_EQ(t[5], "i");
+}
+
+TEST(MegatronArgs, Gpt3_175bExample) {
+  MegatronImportOptions o;
+  const MegatronImport imp = import_megatron_args(split_command_line(read_text("megatron/gpt3_175b.sh")), o);
+  const Scenario s = load(imp.scenario);
+  EXPECT_EQ(s.model.layers, 96);
+  EXPECT_EQ(s.model.hidden, 12288);
+  EXPECT_EQ(s.model.heads, 96);
+  EXPECT_EQ(s.model.ffn_hidden, 4 * 12288);
+  EXPECT_EQ(s.model.vocab, 51200);  // 50257 padded to a multiple of 128 x TP 8
+  EXPECT_EQ(s.model.seq_len, 2048);
+  EXPECT_TRUE(s.model.tied_embeddings);
+  EXPECT_EQ(s.plan.tp, 8);
+  EXPECT_EQ(s.plan.pp, 16);
+  EXPECT_EQ(s.plan.dp, 1);  // torchrun: 16 nodes x 8 = 128 GPUs = TP x PP
+  EXPECT_EQ(s.cluster.total_gpus(), 128);
+  EXPECT_EQ(s.plan.global_batch, 1536);
+  EXPECT_EQ(s.plan.precision, Precision::kFp16);
+  EXPECT_EQ(s.plan.recompute, Recompute::kNone);
+  EXPECT_FALSE(s.plan.overlap.dp);
+  EXPECT_TRUE(imp.unknown.empty()) << imp.unknown.front();
+  EXPECT_TRUE(mentions(imp.ignored, "--lr"));
+  EXPECT_TRUE(mentions(imp.ignored, "--rampup-batch-size"));
+}
+
+TEST(MegatronArgs, Llama2_70bWithInterleavingGqaAndUnknownFlags) {
+  MegatronImportOptions o;
+  const MegatronImport imp = import_megatron_args(split_command_line(read_text("megatron/llama2_70b.sh")), o);
+  const Scenario s = load(imp.scenario);
+  EXPECT_EQ(s.model.kv_heads, 8);
+  EXPECT_EQ(s.model.ffn_hidden, 28672);
+  EXPECT_EQ(s.model.ffn_act, FfnActivation::kSwiglu);
+  EXPECT_FALSE(s.model.tied_embeddings);
+  EXPECT_EQ(s.model.vocab, 32768);
+  EXPECT_EQ(s.plan.vpp, 4);  // 80 layers / PP 4 / 5 per virtual stage
+  EXPECT_EQ(s.plan.schedule, "interleaved");
+  EXPECT_TRUE(s.plan.sp);
+  EXPECT_EQ(s.plan.zero_stage, 1);
+  EXPECT_EQ(s.plan.recompute, Recompute::kFull);
+  EXPECT_EQ(s.plan.precision, Precision::kBf16);
+  EXPECT_TRUE(s.plan.overlap.dp);
+  EXPECT_EQ(s.plan.dp, 2);  // 64 GPUs / (8 x 4)
+  EXPECT_EQ(s.plan.global_batch, 1024);
+  ASSERT_EQ(imp.unknown.size(), 2u);
+  EXPECT_EQ(imp.unknown[0], "--some-future-flag 3");
+  EXPECT_EQ(imp.unknown[1], "--another-unknown-switch");
+  const std::string notes = imp.scenario["notes"].dump();
+  EXPECT_NE(notes.find("--some-future-flag"), std::string::npos);
+}
+
+TEST(MegatronArgs, MoeFp8AndExplicitWorldSize) {
+  MegatronImportOptions o;
+  o.gpus = 64;
+  const MegatronImport imp = import_megatron_args(split_command_line(read_text("megatron/mixtral_fp8.sh")), o);
+  const Scenario s = load(imp.scenario);
+  ASSERT_TRUE(s.model.moe.has_value());
+  EXPECT_EQ(s.model.moe->experts, 8);
+  EXPECT_EQ(s.model.moe->top_k, 2);
+  EXPECT_EQ(s.model.moe->expert_ffn_hidden, 14336);
+  EXPECT_EQ(s.plan.ep, 8);
+  EXPECT_EQ(s.plan.dp, 16);
+  EXPECT_EQ(s.plan.precision, Precision::kFp8);
+  EXPECT_EQ(s.plan.recompute, Recompute::kSelective);
+  EXPECT_TRUE(s.plan.overlap.tp);
+  EXPECT_EQ(s.cluster.total_gpus(), 64);
+}
+
+TEST(MegatronArgs, SwigluDefaultWidthAndSmallWorlds) {
+  MegatronImportOptions o;
+  o.gpus = 4;
+  const auto imp = import_megatron_args(
+      split_command_line("--num-layers 2 --hidden-size 1024 --num-attention-heads 8 --swiglu "
+                         "--seq-length 512 --vocab-size 1000 --tensor-model-parallel-size=2"),
+      o);
+  const Scenario s = load(imp.scenario);
+  EXPECT_EQ(s.model.ffn_hidden, 2688);  // int(4 * 1024 * 2 / 3 / 64) * 64
+  EXPECT_EQ(s.model.vocab, 1024);       // 1000 padded to 128 x 2
+  EXPECT_EQ(s.cluster.gpus_per_node, 4);
+  EXPECT_EQ(s.plan.dp, 2);
+  EXPECT_EQ(s.plan.precision, Precision::kFp32);
+}
+
+}  // namespace
+}  // namespace trainsim

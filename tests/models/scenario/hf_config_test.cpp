@@ -1,0 +1,99 @@
+#include "models/scenario/hf_config.hpp"
+
+#include <gtest/gtest.h>
+
+#include "tests/models/interop/interop_test_data.hpp"
+#include "models/cost/flops.hpp"
+#include "models/core/scenario_error.hpp"
+#include "models/scenario/scenario_loader.hpp"
+
+namespace trainsim {
+namespace {
+
+using nlohmann::json;
+
+Scenario load_with_model(const json& model) {
+  LoadOptions o;
+  o.preset_dirs = default_preset_dirs();
+  json s = {{"schema_version", 1}, {"model", model}, {"cluster", "dgx-a100-superpod"},
+            {"plan", {{"global_batch", 1}}}};
+  return parse_scenario(resolve_scenario_json(s, o));
+}
+
+struct Case {
+  const char* file;
+  int layers;
+  int64_t hidden;
+  int heads, kv_heads;
+  int64_t ffn_hidden;
+  const char* act;
+  int64_t vocab;
+  bool tied;
+  int experts, top_k, shared, dense;
+  int64_t expert_ffn;
+  double published_params;  // model card / paper total
+  double tolerance;
+};
+
+// Published totals: Llama 2 paper / HF cards (6.74B, 8.03B, 70.6B), Mistral 7.24B, Mixtral
+// 46.7B, Qwen2-7B 7.62B, Qwen1.5-MoE-A2.7B 14.3B, DeepSeek-V3 671B (MLA approximated as MHA:
+// the preset's stated 1-6%), GPT-2 124M, GPT-NeoX-20B 20.55B.
+const Case kCases[] = {
+    {"llama2-7b.json", 32, 4096, 32, 32, 11008, "swiglu", 32000, false, 0, 0, 0, 0, 0, 6.74e9, 0.02},
+    {"llama3-8b.json", 32, 4096, 32, 8, 14336, "swiglu", 128256, false, 0, 0, 0, 0, 0, 8.03e9, 0.02},
+    {"llama3-70b.json", 80, 8192, 64, 8, 28672, "swiglu", 128256, false, 0, 0, 0, 0, 0, 70.55e9, 0.02},
+    {"mistral-7b.json", 32, 4096, 32, 8, 14336, "swiglu", 32000, false, 0, 0, 0, 0, 0, 7.24e9, 0.02},
+    {"mixtral-8x7b.json", 32, 4096, 32, 8, 14336, "swiglu", 32000, false, 8, 2, 0, 0, 14336, 46.7e9, 0.02},
+    {"qwen2-7b.json", 28, 3584, 28, 4, 18944, "swiglu", 152064, false, 0, 0, 0, 0, 0, 7.62e9, 0.02},
+    {"qwen1.5-moe-a2.7b.json", 24, 2048, 16, 16, 5632, "swiglu", 151936, false, 60, 4, 4, 0, 1408, 14.3e9, 0.03},
+    {"deepseek-v3.json", 61, 7168, 128, 128, 18432, "swiglu", 129280, false, 256, 8, 1, 3, 2048, 671e9, 0.06},
+    {"gpt2.json", 12, 768, 12, 12, 3072, "gelu", 50257, true, 0, 0, 0, 0, 0, 124.4e6, 0.02},
+    {"gpt-neox-20b.json", 44, 6144, 64, 64, 24576, "gelu", 50432, false, 0, 0, 0, 0, 0, 20.55e9, 0.02},
+};
+
+TEST(HfConfig, EveryFamilyParsesToItsPublishedArchitecture) {
+  for (const Case& c : kCases) {
+    SCOPED_TRACE(c.file);
+    const std::string path = test::data_path(std::string("hf/") + c.file);
+    const json model = hf_config_to_model_json(read_json_file(path), path);
+    const Scenario s = load_with_model(model);
+    EXPECT_EQ(s.model.layers, c.layers);
+    EXPECT_EQ(s.model.hidden, c.hidden);
+    EXPECT_EQ(s.model.heads, c.heads);
+    EXPECT_EQ(s.model.kv_heads, c.kv_heads);
+    EXPECT_EQ(s.model.ffn_hidden, c.ffn_hidden);
+    EXPECT_STREQ(to_string(s.model.ffn_act), c.act);
+    EXPECT_EQ(s.model.vocab, c.vocab);
+    EXPECT_EQ(s.model.tied_embeddings, c.tied);
+    ASSERT_EQ(s.model.moe.has_value(), c.experts > 0);
+    if (c.experts > 0) {
+      EXPECT_EQ(s.model.moe->experts, c.experts);
+      EXPECT_EQ(s.model.moe->top_k, c.top_k);
+      EXPECT_EQ(s.model.moe->shared_experts, c.shared);
+      EXPECT_EQ(s.model.moe->dense_layers, c.dense);
+      EXPECT_EQ(s.model.moe->expert_ffn_hidden, c.expert_ffn);
+    }
+    const double params = count_params(s.model).total;
+    EXPECT_NEAR(params / c.published_params, 1.0, c.tolerance) << params;
+  }
+}
+
+TEST(HfConfig, SequenceLengthComesFromTheConfigUnlessGiven) {
+  const std::string path = test::data_path("hf/llama3-8b.json");
+  EXPECT_EQ(hf_config_to_model_json(read_json_file(path), path)["seq_len"], 8192);
+  EXPECT_EQ(hf_config_to_model_json(read_json_file(path), path, 2048)["seq_len"], 2048);
+  const std::string gpt2 = test::data_path("hf/gpt2.json");
+  EXPECT_EQ(hf_config_to_model_json(read_json_file(gpt2), gpt2)["seq_len"], 1024);
+}
+
+TEST(HfConfig, NameAndApproximationsAreRecorded) {
+  const std::string path = test::data_path("hf/deepseek-v3.json");
+  const json m = hf_config_to_model_json(read_json_file(path), path);
+  EXPECT_EQ(m["name"], "deepseek_v3");  // no _name_or_path in that config
+  EXPECT_NE(m["notes"].get<std::string>().find("latent attention"), std::string::npos);
+  const std::string llama = test::data_path("hf/llama2-7b.json");
+  EXPECT_EQ(hf_config_to_model_json(read_json_file(llama), llama)["name"], "Llama-2-7b-hf");
+}
+
+}  // namespace
+}  // namespace trainsim

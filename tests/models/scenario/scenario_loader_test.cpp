@@ -1,0 +1,175 @@
+#include "models/scenario/scenario_loader.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <functional>
+
+#include "models/core/scenario_error.hpp"
+
+namespace trainsim {
+namespace {
+
+using nlohmann::json;
+
+LoadOptions options() {
+  LoadOptions o;
+  o.preset_dirs = default_preset_dirs();  // TRAINSIM_SCENARIOS points at scenarios/ under ctest
+  return o;
+}
+
+json minimal() {
+  return json::parse(R"({
+    "schema_version": 1, "name": "t",
+    "model": "gpt-1.7b",
+    "cluster": {"base": "dgx-a100-superpod", "nodes": 4},
+    "plan": {"tp": 1, "pp": 1, "dp": 32, "micro_batch": 16, "global_batch": 512}
+  })");
+}
+
+Scenario load(const json& j, const LoadOptions& o = options()) {
+  return parse_scenario(resolve_scenario_json(j, o));
+}
+
+std::string error_of(const json& j, const LoadOptions& o = options()) {
+  try {
+    load(j, o);
+  } catch (const ScenarioError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(ScenarioLoader, ExpandsPresetsIntoSiUnits) {
+  const Scenario s = load(minimal());
+  EXPECT_EQ(s.model.layers, 24);
+  EXPECT_EQ(s.model.hidden, 2304);
+  EXPECT_EQ(s.model.kv_heads, 24);  // defaults to heads
+  EXPECT_EQ(s.cluster.nodes, 4);
+  EXPECT_EQ(s.cluster.gpus_per_node, 8);
+  EXPECT_EQ(s.cluster.gpu.name, "A100-SXM4-80GB");
+  EXPECT_DOUBLE_EQ(s.cluster.gpu.peak_flops_bf16, 312e12);
+  EXPECT_DOUBLE_EQ(s.cluster.gpu.hbm_capacity_bytes, 80e9);
+  EXPECT_DOUBLE_EQ(s.cluster.network.nic_bandwidth_bytes_per_s, 25e9);  // 200 Gb/s
+  EXPECT_EQ(s.cluster.network.nics_per_node, 8);
+  EXPECT_DOUBLE_EQ(s.cluster.intra_node.bandwidth_bytes_per_s, 600e9);
+}
+
+TEST(ScenarioLoader, NestedOverridesMergeKeyByKey) {
+  json j = minimal();
+  j["cluster"]["network"] = {{"nic_bandwidth", "400Gbps"}};
+  const Scenario s = load(j);
+  EXPECT_DOUBLE_EQ(s.cluster.network.nic_bandwidth_bytes_per_s, 50e9);
+  EXPECT_EQ(s.cluster.network.nics_per_node, 8);  // untouched
+  EXPECT_EQ(s.cluster.network.topology, "rail-optimized");
+}
+
+TEST(ScenarioLoader, SetOverridesReachThroughPresetNames) {
+  LoadOptions o = options();
+  o.overrides = {{"plan.tp", "2"}, {"model.layers", "12"}, {"cluster.gpu", "\"H100-SXM-80GB\""},
+                 {"plan.schedule", "gpipe"}};
+  const Scenario s = load(minimal(), o);
+  EXPECT_EQ(s.plan.tp, 2);
+  EXPECT_EQ(s.model.layers, 12);
+  EXPECT_EQ(s.model.hidden, 2304);  // the rest of the preset stays
+  EXPECT_EQ(s.cluster.gpu.name, "H100-SXM-80GB");
+  EXPECT_EQ(s.plan.schedule, "gpipe");
+}
+
+TEST(ScenarioLoader, DpIsDerivedWhenOmitted) {
+  json j = minimal();
+  j["plan"].erase("dp");
+  j["plan"]["tp"] = 2;
+  EXPECT_EQ(load(j).plan.dp, 16);
+}
+
+struct BadCase {
+  const char* name;
+  std::function<void(json&)> edit;
+  const char* path_and_message;  // substring expected in the error
+};
+
+TEST(ScenarioLoader, BadInputNamesThePathAndWhatWasExpected) {
+  const BadCase cases[] = {
+      {"missing plan", [](json& j) { j.erase("plan"); }, "plan: missing"},
+      {"missing layers", [](json& j) { j["model"] = {{"base", "gpt-1.7b"}}; j["model"]["layers"] = nullptr; }, "model.layers"},
+      {"unknown key", [](json& j) { j["plan"]["tensor_parallel"] = 2; }, "plan.tensor_parallel: unknown key"},
+      {"negative degree", [](json& j) { j["plan"]["tp"] = -2; }, "plan.tp: expected an integer between 1 and 16777216, got -2"},
+      {"fractional degree", [](json& j) { j["plan"]["pp"] = 2.5; }, "plan.pp: expected an integer"},
+      {"string degree", [](json& j) { j["plan"]["dp"] = "32"; }, "plan.dp: expected an integer"},
+      {"bits for memory", [](json& j) { j["cluster"]["gpu"] = {{"base", "A100-SXM4-80GB"}, {"hbm_capacity", "80Gb"}}; }, "cluster.gpu.hbm_capacity: \"80Gb\" is not a size in bytes: that is bits"},
+      {"unknown unit", [](json& j) { j["cluster"]["network"] = {{"latency", "5 parsecs"}}; }, "cluster.network.latency"},
+      {"missing preset", [](json& j) { j["model"] = "gpt-9000"; }, "model: unknown model preset \"gpt-9000\""},
+      {"bad schedule", [](json& j) { j["plan"]["schedule"] = "2f2b"; }, "plan.schedule: unknown value \"2f2b\""},
+      {"zero stage 4", [](json& j) { j["plan"]["zero_stage"] = 4; }, "plan.zero_stage"},
+      {"schema version", [](json& j) { j["schema_version"] = 2; }, "schema_version"},
+      {"no schema version", [](json& j) { j.erase("schema_version"); }, "schema_version: missing"},
+      {"zero gpus per node", [](json& j) { j["cluster"]["gpus_per_node"] = 0; }, "cluster.gpus_per_node"},
+      {"a billion gpus", [](json& j) { j["cluster"]["nodes"] = 1000000000; }, "cluster.nodes"},
+      {"kv heads not dividing", [](json& j) { j["model"] = {{"base", "gpt-1.7b"}, {"kv_heads", 5}}; }, "model.kv_heads: must divide heads"},
+      {"compression order", [](json& j) { j["plan"]["compression"] = json::array({{{"from_step", 10}, {"method", "int8"}}, {{"from_step", 5}, {"method", "int4"}}}); }, "plan.compression[1].from_step"},
+      {"unknown compression", [](json& j) { j["plan"]["compression"] = json::array({{{"method", "zip"}}}); }, "plan.compression[0].method"},
+      {"model is a number", [](json& j) { j["model"] = 7; }, "model: expected a preset name or an object"},
+      {"preset path traversal", [](json& j) { j["model"] = "../../etc/passwd"; }, "not a valid preset name"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    json j = minimal();
+    c.edit(j);
+    const std::string err = error_of(j);
+    EXPECT_NE(err.find(c.path_and_message), std::string::npos) << "got: " << err;
+  }
+}
+
+TEST(ScenarioLoader, CyclicBaseReferencesAreRejected) {
+  // A preset that names itself as its base, through an inline object.
+  json j = minimal();
+  j["model"] = {{"base", "gpt-1.7b"}};
+  EXPECT_NO_THROW(load(j));
+  LoadOptions o = options();
+  const std::string dir = ::testing::TempDir() + "/cyclic";
+  std::filesystem::create_directories(dir + "/models");
+  std::ofstream(dir + "/models/a.json") << R"({"base": "b"})";
+  std::ofstream(dir + "/models/b.json") << R"({"base": "a"})";
+  o.preset_dirs.insert(o.preset_dirs.begin(), dir);
+  j["model"] = "a";
+  EXPECT_NE(error_of(j, o).find("cyclic"), std::string::npos) << error_of(j, o);
+}
+
+TEST(ScenarioLoader, MalformedJsonReportsLineAndColumn) {
+  const std::string file = ::testing::TempDir() + "/malformed.json";
+  std::ofstream(file) << "{\n  \"schema_version\": 1,\n  \"name\": \"x\",,\n}";
+  try {
+    read_json_file(file);
+    FAIL();
+  } catch (const ScenarioError& e) {
+    EXPECT_NE(std::string(e.what()).find("line 3"), std::string::npos) << e.what();
+  }
+}
+
+TEST(ScenarioLoader, ResolvedJsonRoundTrips) {
+  const Scenario s = load(minimal());
+  const Scenario again = parse_scenario(to_json(s));
+  EXPECT_EQ(to_json(again).dump(), to_json(s).dump());
+}
+
+TEST(ScenarioLoader, EveryShippedPresetAndScenarioLoads) {
+  const LoadOptions o = options();
+  int count = 0;
+  for (const char* kind : {"models", "clusters", "gpus"}) {
+    for (const auto& name : list_presets(kind, o)) {
+      SCOPED_TRACE(std::string(kind) + "/" + name);
+      json j = minimal();
+      if (std::string(kind) == "models") j["model"] = name;
+      if (std::string(kind) == "clusters") j["cluster"] = name;
+      if (std::string(kind) == "gpus") j["cluster"] = {{"base", "dgx-a100-superpod"}, {"gpu", name}};
+      EXPECT_NO_THROW(load(j));
+      ++count;
+    }
+  }
+  EXPECT_GE(count, 6 + 3 + 18);
+}
+
+}  // namespace
+}  // namespace trainsim

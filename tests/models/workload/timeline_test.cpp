@@ -1,0 +1,97 @@
+#include "models/workload/timeline.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <map>
+
+namespace trainsim {
+namespace {
+
+std::vector<StageCosts> uniform(int p, double f, double b, double w) {
+  return std::vector<StageCosts>(p, StageCosts{f, b, w});
+}
+
+// Bubbles emerge from the dependencies and match the closed forms (REFERENCE.md).
+TEST(Timeline, OneF1BAndGpipeMakespanIsMPlusPMinusOneSlots) {
+  for (auto kind : {ScheduleKind::k1F1B, ScheduleKind::kGpipe}) {
+    for (int p : {2, 4, 8}) {
+      for (int m : {1, 4, 16}) {
+        SCOPED_TRACE(testing::Message() << "kind " << int(kind) << " p " << p << " m " << m);
+        const Timeline t = play_schedule(kind, p, 1, m, uniform(p, 1.0, 1.5, 0.5), 0.0);
+        EXPECT_DOUBLE_EQ(t.makespan_s, (m + p - 1) * 3.0);
+        EXPECT_NEAR(t.bubble_fraction, (p - 1.0) / (m + p - 1.0), 1e-12);
+        EXPECT_EQ(t.ops.size(), static_cast<size_t>(2 * m * p));
+      }
+    }
+  }
+}
+
+TEST(Timeline, OneF1BHoldsAtMostPMinusSMicroBatches) {
+  const int p = 4, m = 12;
+  const Timeline t = play_schedule(ScheduleKind::k1F1B, p, 1, m, uniform(p, 1, 2, 0), 0.0);
+  for (int s = 0; s < p; ++s) {
+    int in_flight = 0, peak = 0;
+    for (const auto& op : t.ops) {
+      if (op.stage != s) continue;
+      in_flight += op.op.kind == PipeOpKind::kForward ? 1 : -1;
+      peak = std::max(peak, in_flight);
+    }
+    EXPECT_EQ(peak, p - s) << "stage " << s;
+  }
+}
+
+TEST(Timeline, InterleavedDividesTheBubbleByV) {
+  const int p = 4, m = 8;
+  for (int v : {2, 4}) {
+    SCOPED_TRACE(v);
+    // Per-chunk costs: a chunk is 1/v of the stage.
+    const double fc = 1.0 / v, bc = 2.0 / v;
+    const Timeline t = play_schedule(ScheduleKind::kInterleaved, p, v, m, uniform(p, fc, bc, 0), 0.0);
+    const double ideal = m * 3.0;
+    EXPECT_NEAR(t.makespan_s - ideal, (p - 1) * 3.0 / v, 1e-9);
+  }
+}
+
+TEST(Timeline, ZeroBubbleSchedulesShrinkTheBubble) {
+  const int p = 8, m = 32;
+  // F = 1, B = 1, W = 1: 1F1B bubble (p-1)(F+B+W) = 21, ZB-H1 (p-1)(F+B-W)... ~ a third.
+  const double ideal = m * 3.0;
+  const double b1 = play_schedule(ScheduleKind::k1F1B, p, 1, m, uniform(p, 1, 1, 1), 0).makespan_s - ideal;
+  const double h1 = play_schedule(ScheduleKind::kZbH1, p, 1, m, uniform(p, 1, 1, 1), 0).makespan_s - ideal;
+  const double h2 = play_schedule(ScheduleKind::kZbH2, p, 1, m, uniform(p, 1, 1, 1), 0).makespan_s - ideal;
+  EXPECT_DOUBLE_EQ(b1, 21.0);
+  // ZB-H1's closed form is (p-1)(F+B-2W) = 7, a third of 1F1B; a greedy device-local policy
+  // (B first, then F within the in-flight limit, W in the gaps) gets within one slot per stage.
+  std::printf("bubble: 1F1B %.1f, ZB-H1 %.1f (closed form 7), ZB-H2 %.1f (closed form 0)\n", b1, h1, h2);
+  EXPECT_LE(h1, 7.0 + (p - 1) * 1.0);
+  EXPECT_GE(h1, 7.0);
+  // ZB-H2's hand-made schedule reaches ~0; the greedy policy fills the warm-up bubble but leaves
+  // deferred W's as a tail (a third of 1F1B's bubble here). README states this limit.
+  EXPECT_LT(h2, h1);
+  EXPECT_LE(h2, 0.34 * b1);
+}
+
+TEST(Timeline, DualPipeRunsEveryOpOnceAndBeatsOneF1B) {
+  const int p = 8, m = 16;
+  const Timeline t = play_schedule(ScheduleKind::kDualPipe, p, 1, m, uniform(p, 1, 1, 1), 0.0);
+  std::map<std::tuple<int, int, int>, int> seen;  // (mb, vstage-ish, kind)
+  for (const auto& op : t.ops) seen[{op.op.micro_batch, op.stage, int(op.op.kind)}]++;
+  EXPECT_EQ(t.ops.size(), static_cast<size_t>(3 * m * p));
+  for (const auto& [k, n] : seen) EXPECT_EQ(n, 1);
+  const double b1 = play_schedule(ScheduleKind::k1F1B, p, 1, m, uniform(p, 1, 1, 1), 0).makespan_s;
+  EXPECT_LT(t.makespan_s, b1);
+}
+
+TEST(Timeline, TransfersBetweenStagesLengthenTheFillAndDrain) {
+  const int p = 4, m = 8;
+  const double d = 0.25;
+  const Timeline t = play_schedule(ScheduleKind::k1F1B, p, 1, m, uniform(p, 1, 2, 0), d);
+  // Fill and drain each cross p-1 links; in the steady state a stage waits for the round trip
+  // of its oldest micro-batch, so the delay also stretches the steady state.
+  EXPECT_GE(t.makespan_s, (m + p - 1) * 3.0 + 2 * (p - 1) * d - 1e-9);
+  EXPECT_LE(t.makespan_s, (m + p - 1) * (3.0 + 2 * d) + 1e-9);
+}
+
+}  // namespace
+}  // namespace trainsim
