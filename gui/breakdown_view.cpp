@@ -57,8 +57,9 @@ void BreakdownView::redraw() {
   const Evaluation& ev = evaluation();
   auto* chart = new QChart;
   table_->setHorizontalHeaderLabels({tr("Part"), tr("Time"), tr("Share")});
-  if (!ev.loaded) {
-    chart->setTitle(tr("Step time breakdown: no result (the scenario does not load)"));
+  if (!has_figures(ev)) {
+    chart->setTitle(ev.loaded ? tr("Step time breakdown: %1").arg(QString::fromStdString(infeasible_note(ev)))
+                              : tr("Step time breakdown: no result (the scenario does not load)"));
     replace_chart(chart_view_, chart);
     table_->setRowCount(0);
     note_->clear();

@@ -21,6 +21,11 @@ GanttTrace estimate_timeline(const Evaluation& ev) {
     g.title = EstimateTimelineText::tr("No timeline: the scenario does not load");
     return g;
   }
+  if (!has_figures(ev)) {
+    // The plan's structure does not allow a step (degrees, batch): there is nothing to play.
+    g.title = EstimateTimelineText::tr("No timeline: %1").arg(QString::fromStdString(infeasible_note(ev)));
+    return g;
+  }
   const Scenario& sc = ev.scenario;
   const Result& r = ev.result;
   const int pp = std::max(1, sc.plan.pp);
@@ -56,7 +61,13 @@ GanttTrace estimate_timeline(const Evaluation& ev) {
     const double bw = std::max(1.0, net.nic_bandwidth_bytes_per_s * std::max(0.05, net.efficiency));
     p2p_s = r.pp_bytes / sends / bw + net.latency_s;
   }
-  const Timeline t = play_schedule(schedule_kind(sc.plan.schedule), pp, vpp, m, costs, p2p_s);
+  Timeline t;
+  try {
+    t = play_schedule(schedule_kind(sc.plan.schedule), pp, vpp, m, costs, p2p_s);
+  } catch (const std::exception& e) {
+    g.title = EstimateTimelineText::tr("No timeline: %1").arg(QString::fromUtf8(e.what()));
+    return g;
+  }
 
   for (int s = 0; s < pp; ++s) {
     g.lanes << EstimateTimelineText::tr("stage %1").arg(s);
@@ -124,6 +135,8 @@ GanttTrace estimate_timeline(const Evaluation& ev) {
                 .arg(vpp)
                 .arg(m)
                 .arg(format_seconds(t.makespan_s), format_percent(t.bubble_fraction), format_percent(r.bubble_fraction));
+  if (!ev.result.feasible)
+    g.title = QString::fromStdString(infeasible_note(ev)) + " — " + g.title;
   g.legend_note = EstimateTimelineText::tr("From the estimate: per micro-batch and chunk F = stage compute / (%1·m·vpp), B = %2 F%3; "
                      "exposed TP/CP/EP communication is folded into F and B; p2p = PP bytes per send / NIC rate. "
                      "Hatched = idle (bubble). DP ranks run the same timeline.")

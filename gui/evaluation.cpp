@@ -16,6 +16,13 @@ const std::vector<std::string>& gui_preset_dirs() {
   return dirs;
 }
 
+bool has_figures(const Evaluation& ev) { return ev.loaded && ev.result.step_time_s > 0; }
+
+std::string infeasible_note(const Evaluation& ev) {
+  if (!ev.loaded || ev.result.feasible) return {};
+  return "infeasible: " + ev.result.reason;
+}
+
 Evaluation evaluate_scenario(const nlohmann::json& raw, const std::string& origin_dir) {
   const auto t0 = std::chrono::steady_clock::now();
   Evaluation ev;

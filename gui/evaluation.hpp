@@ -26,6 +26,13 @@ struct Evaluation {
   double evaluate_s = 0;     // wall time of load + estimate (the < 50 ms budget of issue 7)
 };
 
+// True when the estimate produced figures to draw: the scenario loads and the plan's structure
+// allows a workload (a plan that only runs out of memory still has figures: what it would need).
+bool has_figures(const Evaluation& ev);
+// "infeasible: <reason>" for an infeasible plan, empty otherwise; views show it instead of (or
+// above) their figures.
+std::string infeasible_note(const Evaluation& ev);
+
 // Resolves, parses and estimates. Never throws: bad input comes back as error_path/message.
 // origin_dir: the scenario file's folder, searched for presets first (as the CLI does).
 Evaluation evaluate_scenario(const nlohmann::json& raw, const std::string& origin_dir);

@@ -10,6 +10,7 @@
 #include "gui/evaluation.hpp"
 #include "gui/language.hpp"
 #include "gui/main_window.hpp"
+#include "gui/safe_application.hpp"
 #include "gui/screenshot.hpp"
 
 namespace {
@@ -26,7 +27,7 @@ QString default_scenario() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  QApplication app(argc, argv);
+  trainsim::gui::SafeApplication app(argc, argv);
   QApplication::setApplicationName("trainsim-gui");
   QApplication::setOrganizationName("trainsim");
 

@@ -28,6 +28,7 @@
 #include "gui/language.hpp"
 #include "gui/memory_view.hpp"
 #include "gui/result_reader.hpp"
+#include "gui/safe_application.hpp"
 #include "gui/scenario_panel.hpp"
 #include "gui/simulate_runner.hpp"
 #include "gui/summary_bar.hpp"
@@ -124,9 +125,15 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   build_menus();
   retranslate_ui();
   resize(1480, 940);
+  // An exception that reaches the event loop is shown here, and the window keeps its edits.
+  SafeApplication::set_error_sink([this](const QString& what) {
+    status_label_->setText(tr("Error: %1").arg(what));
+    if (isVisible() && QApplication::platformName() != "offscreen")
+      QMessageBox::warning(this, tr("trainsim-gui error"), what);
+  });
 }
 
-MainWindow::~MainWindow() = default;
+MainWindow::~MainWindow() { SafeApplication::set_error_sink(nullptr); }
 
 void MainWindow::build_menus() {
   file_menu_ = menuBar()->addMenu(QString());
@@ -329,6 +336,13 @@ void MainWindow::apply_field(const QString& json_path, const QString& value) {
     } else {
       apply_override(raw_, json_path.toStdString(), value.toStdString());
     }
+    // DP follows the GPU count unless held: TP 8 -> 4 on 1536 GPUs makes DP 48, not an
+    // impossible 4 x 8 x 24. plan.dp omitted = derived by the loader.
+    static const QStringList kDerivesDp = {"plan.tp", "plan.pp", "plan.cp", "cluster", "cluster.nodes",
+                                           "cluster.gpus_per_node"};
+    if (kDerivesDp.contains(json_path) && !panel_->dp_locked() && raw_.contains("plan") &&
+        raw_["plan"].is_object())
+      raw_["plan"].erase("dp");
   } catch (const ScenarioError& e) {
     status_label_->setText(QString::fromStdString(e.what()));
   }
@@ -339,7 +353,11 @@ void MainWindow::apply_field(const QString& json_path, const QString& value) {
 void MainWindow::reevaluate() {
   simulated_trace_.reset();  // a simulation describes the plan it ran, not the edited one
   current_ = evaluate_scenario(raw_, origin_dir_.toStdString());
-  show_evaluation(current_);
+  try {
+    show_evaluation(current_);
+  } catch (const std::exception& e) {
+    SafeApplication::report_error(tr("drawing the result failed: %1").arg(QString::fromUtf8(e.what())));
+  }
 }
 
 void MainWindow::show_evaluation(const Evaluation& ev) {

@@ -29,8 +29,9 @@ void MemoryView::redraw() {
   const Evaluation& ev = evaluation();
   auto* chart = new QChart;
   chart->legend()->setAlignment(Qt::AlignBottom);
-  if (!ev.loaded || ev.result.per_stage.empty()) {
-    chart->setTitle(tr("Memory per GPU: no result (the scenario does not load)"));
+  if (!has_figures(ev) || ev.result.per_stage.empty()) {
+    chart->setTitle(ev.loaded ? tr("Memory per GPU: %1").arg(QString::fromStdString(infeasible_note(ev)))
+                              : tr("Memory per GPU: no result (the scenario does not load)"));
     replace_chart(chart_view_, chart);
     return;
   }

@@ -107,6 +107,10 @@ ScenarioPanel::ScenarioPanel(QWidget* parent) : QWidget(parent) {
   auto* schedule = add_combo("plan.schedule", schedules);
   grid->addWidget(schedule, 3, 1, 1, 3);
   grid->addWidget(add_check("plan.sp", QT_TR_NOOP("Sequence parallel (SP)")), 4, 0, 1, 4);
+  // Not a scenario field: how edits of the other degrees treat DP.
+  dp_lock_ = new QCheckBox(par_box);
+  translated_.push_back({dp_lock_, QT_TR_NOOP("Hold DP when other degrees change")});
+  grid->addWidget(dp_lock_, 5, 0, 1, 4);
   grid->setColumnStretch(1, 1);
   grid->setColumnStretch(3, 1);
   col->addWidget(par_box);
@@ -239,6 +243,7 @@ void ScenarioPanel::retranslate_ui() {
   }
   compression_->setHorizontalHeaderLabels({tr("From step"), tr("Method"), tr("Top-k ratio"), tr("Rank")});
   controls_.value("plan.dp")->setToolTip(tr("auto: derived from the GPU count / (TP·PP·CP)"));
+  dp_lock_->setToolTip(tr("Off: changing TP, PP, CP or the GPU count sets DP to auto (GPUs / (TP·PP·CP)). On: DP stays as given."));
   controls_.value("plan.vpp")->setToolTip(tr("Virtual pipeline stages (model chunks per GPU); > 1 needs the interleaved schedule"));
   compression_->setToolTip(tr("Each row starts a compression stage at a training step (plan.compression)"));
 }
@@ -278,6 +283,8 @@ QWidget* ScenarioPanel::control_for_path(const QString& json_path) const {
   }
   return nullptr;
 }
+
+bool ScenarioPanel::dp_locked() const { return dp_lock_->isChecked(); }
 
 QString ScenarioPanel::message_text() const { return message_->isHidden() ? QString() : message_->text(); }
 

@@ -36,6 +36,10 @@ class ScenarioPanel : public QWidget {
   // The control that edits a JSON path ("plan.tp"), or the closest enclosing one; for tests.
   QWidget* control_for_path(const QString& json_path) const;
   QString message_text() const;
+  // "Hold DP": when off (the default), editing another degree or the GPU count re-derives DP
+  // from the GPU count; when on, DP keeps the value the scenario gives.
+  bool dp_locked() const;
+  QCheckBox* dp_lock() const { return dp_lock_; }
   QList<QWidget*> flagged_controls() const { return flagged_; }
 
  signals:
@@ -78,6 +82,7 @@ class ScenarioPanel : public QWidget {
   QPushButton* add_stage_ = nullptr;
   QPushButton* remove_stage_ = nullptr;
   QPushButton* edit_json_ = nullptr;
+  QCheckBox* dp_lock_ = nullptr;
   nlohmann::json shown_compression_ = nlohmann::json::array();
   bool populating_ = false;
 };

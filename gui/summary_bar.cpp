@@ -68,6 +68,14 @@ void SummaryBar::show_evaluation(const Evaluation& ev) {
     return;
   }
   const Result& r = ev.result;
+  if (!has_figures(ev)) {
+    // The plan's structure does not allow a step: no figures to show, only why.
+    for (auto& c : cards_) c.value->setText("-");
+    cards_[7].value->setText(QString::number(r.gpus));
+    status_->setStyleSheet("color: #b05a00;");
+    status_->setText(tr("Infeasible: %1").arg(QString::fromStdString(r.reason)));
+    return;
+  }
   cards_[0].value->setText(format_seconds(r.step_time_s));
   cards_[1].value->setText(format_rate(r.tokens_per_s, tr("tokens/s")));
   cards_[2].value->setText(format_percent(r.mfu));

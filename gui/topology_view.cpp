@@ -108,6 +108,13 @@ void TopologyView::paintEvent(QPaintEvent*) {
     p.drawText(rect(), Qt::AlignCenter, tr("No topology: the scenario does not load"));
     return;
   }
+  if (!has_figures(ev)) {
+    // The cluster is known, but the plan has no placement to draw.
+    p.setPen(QColor(0x99, 0x55, 0x00));
+    p.drawText(rect().adjusted(20, 0, -20, 0), Qt::AlignCenter | Qt::TextWordWrap,
+               tr("No placement: %1").arg(QString::fromStdString(infeasible_note(ev))));
+    return;
+  }
   const double s = std::min(width() / kWidth, height() / kHeight);
   p.translate((width() - kWidth * s) / 2, (height() - kHeight * s) / 2);
   p.scale(s, s);

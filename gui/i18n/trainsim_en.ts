@@ -60,6 +60,10 @@
         <source> split into B (input grad) and W (weight grad), half each</source>
         <translation type="unfinished"></translation>
     </message>
+    <message>
+        <source>No timeline: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>QObject</name>
@@ -144,6 +148,10 @@
     </message>
     <message>
         <source>seconds per step</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Step time breakdown: %1</source>
         <translation type="unfinished"></translation>
     </message>
 </context>
@@ -699,6 +707,18 @@ Live numbers come from the estimate tier (closed form, in-process); Simulate run
         <source>Goodput</source>
         <translation type="unfinished"></translation>
     </message>
+    <message>
+        <source>Error: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>trainsim-gui error</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>drawing the result failed: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>trainsim::gui::MemoryView</name>
@@ -744,6 +764,10 @@ Live numbers come from the estimate tier (closed form, in-process); Simulate run
     </message>
     <message>
         <source> (does not fit)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Memory per GPU: %1</source>
         <translation type="unfinished"></translation>
     </message>
 </context>
@@ -929,6 +953,14 @@ Live numbers come from the estimate tier (closed form, in-process); Simulate run
         <source>%1 GPUs, %2, %3 NICs per node</source>
         <translation type="unfinished"></translation>
     </message>
+    <message>
+        <source>Hold DP when other degrees change</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Off: changing TP, PP, CP or the GPU count sets DP to auto (GPUs / (TP·PP·CP)). On: DP stays as given.</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>trainsim::gui::SimulateRunner</name>
@@ -1022,6 +1054,10 @@ Live numbers come from the estimate tier (closed form, in-process); Simulate run
     </message>
     <message>
         <source>Warning: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Infeasible: %1</source>
         <translation type="unfinished"></translation>
     </message>
 </context>
@@ -1228,6 +1264,10 @@ Live numbers come from the estimate tier (closed form, in-process); Simulate run
     </message>
     <message>
         <source>Estimated from bytes per GPU per group over the step time; a simulation reports per-link values.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>No placement: %1</source>
         <translation type="unfinished"></translation>
     </message>
 </context>

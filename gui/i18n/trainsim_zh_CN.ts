@@ -60,6 +60,10 @@
         <source> split into B (input grad) and W (weight grad), half each</source>
         <translation>，拆分为 B（输入梯度）和 W（权重梯度），各占一半</translation>
     </message>
+    <message>
+        <source>No timeline: %1</source>
+        <translation>无时间线：%1</translation>
+    </message>
 </context>
 <context>
     <name>QObject</name>
@@ -145,6 +149,10 @@
     <message>
         <source>seconds per step</source>
         <translation>每步秒数</translation>
+    </message>
+    <message>
+        <source>Step time breakdown: %1</source>
+        <translation>步时间分解：%1</translation>
     </message>
 </context>
 <context>
@@ -700,6 +708,18 @@ Live numbers come from the estimate tier (closed form, in-process); Simulate run
         <source>Goodput</source>
         <translation>有效吞吐</translation>
     </message>
+    <message>
+        <source>Error: %1</source>
+        <translation>错误：%1</translation>
+    </message>
+    <message>
+        <source>trainsim-gui error</source>
+        <translation>trainsim-gui 错误</translation>
+    </message>
+    <message>
+        <source>drawing the result failed: %1</source>
+        <translation>绘制结果失败：%1</translation>
+    </message>
 </context>
 <context>
     <name>trainsim::gui::MemoryView</name>
@@ -746,6 +766,10 @@ Live numbers come from the estimate tier (closed form, in-process); Simulate run
     <message>
         <source> (does not fit)</source>
         <translation>（放不下）</translation>
+    </message>
+    <message>
+        <source>Memory per GPU: %1</source>
+        <translation>每 GPU 内存：%1</translation>
     </message>
 </context>
 <context>
@@ -930,6 +954,14 @@ Live numbers come from the estimate tier (closed form, in-process); Simulate run
         <source>%1 GPUs, %2, %3 NICs per node</source>
         <translation>%1 个 GPU，%2，每节点 %3 块网卡</translation>
     </message>
+    <message>
+        <source>Hold DP when other degrees change</source>
+        <translation>其他并行度变化时保持 DP</translation>
+    </message>
+    <message>
+        <source>Off: changing TP, PP, CP or the GPU count sets DP to auto (GPUs / (TP·PP·CP)). On: DP stays as given.</source>
+        <translation>关闭：修改 TP、PP、CP 或 GPU 数量时 DP 自动推导（GPU 数 / (TP·PP·CP)）。开启：DP 保持给定值。</translation>
+    </message>
 </context>
 <context>
     <name>trainsim::gui::SimulateRunner</name>
@@ -1025,6 +1057,10 @@ Live numbers come from the estimate tier (closed form, in-process); Simulate run
     <message>
         <source>Warning: %1</source>
         <translation>警告：%1</translation>
+    </message>
+    <message>
+        <source>Infeasible: %1</source>
+        <translation>不可行：%1</translation>
     </message>
 </context>
 <context>
@@ -1232,6 +1268,10 @@ Live numbers come from the estimate tier (closed form, in-process); Simulate run
     <message>
         <source>Estimated from bytes per GPU per group over the step time; a simulation reports per-link values.</source>
         <translation>由每 GPU 每组通信字节数除以步时间估算；仿真会给出每条链路的实际值。</translation>
+    </message>
+    <message>
+        <source>No placement: %1</source>
+        <translation>无放置：%1</translation>
     </message>
 </context>
 </TS>

@@ -8,6 +8,16 @@ import sys
 import xml.etree.ElementTree as ET
 
 ZH = {
+    'Infeasible: %1': '不可行：%1',
+    'No timeline: %1': '无时间线：%1',
+    'Step time breakdown: %1': '步时间分解：%1',
+    'Memory per GPU: %1': '每 GPU 内存：%1',
+    'No placement: %1': '无放置：%1',
+    'Hold DP when other degrees change': '其他并行度变化时保持 DP',
+    'Off: changing TP, PP, CP or the GPU count sets DP to auto (GPUs / (TP·PP·CP)). On: DP stays as given.': '关闭：修改 TP、PP、CP 或 GPU 数量时 DP 自动推导（GPU 数 / (TP·PP·CP)）。开启：DP 保持给定值。',
+    'Error: %1': '错误：%1',
+    'trainsim-gui error': 'trainsim-gui 错误',
+    'drawing the result failed: %1': '绘制结果失败：%1',
     'No timeline: the scenario does not load': '无时间线：场景无法加载',
     'stage %1': '阶段 %1',
     'stage %1 comm': '阶段 %1 通信',
