@@ -8,7 +8,7 @@
 #include "models/workload/workload.hpp"
 #include "sim/link_stats.hpp"
 #include "sim/platform.hpp"
-#include "sim/step_placement.hpp"
+#include "models/workload/placement.hpp"
 #include "sim/step_player.hpp"
 #include "sim/step_simulation.hpp"
 
@@ -102,7 +102,7 @@ SharedRun simulate_jobs(const SharedSetup& setup, const std::vector<int>& play, 
       return out;
     }
     const Workload& w = jobs[i].w;
-    jobs[i].placement = std::make_unique<RankPlacement>(w.tp, w.cp, w.dp, w.pp, sc.plan.placement);
+    jobs[i].placement = std::make_unique<RankPlacement>(w.placement);
     std::vector<int> map(jobs[i].placement->gpus());
     for (int g = 0; g < static_cast<int>(map.size()); ++g) {
       map[g] = setup.nodes[play[i]][g / gpn] * gpn + g % gpn;
@@ -110,7 +110,6 @@ SharedRun simulate_jobs(const SharedSetup& setup, const std::vector<int>& play, 
     }
     jobs[i].placement->set_gpu_map(std::move(map));
     jobs[i].options.overlap_pp = sc.plan.overlap.pp;
-    jobs[i].options.zero_stage = sc.plan.zero_stage;
     const StragglerEffect st = straggler_effect(sc);
     if (st.stage >= 0) jobs[i].options.device_speed = st.stage_speed;
   }

@@ -27,6 +27,43 @@ bool carries_weight_grad(const PipeOp& op) {
          (op.kind == PipeOpKind::kBackward && op.with_weight_grad);
 }
 
+PassKind pass_of(const PipeOp& op, bool split) {
+  switch (op.kind) {
+    case PipeOpKind::kForward: return PassKind::kForward;
+    case PipeOpKind::kBackward: return split ? PassKind::kBackwardInput : PassKind::kBackward;
+    case PipeOpKind::kBackwardWeight: return PassKind::kBackwardWeight;
+  }
+  return PassKind::kForward;
+}
+
+struct Player;
+
+// One pass of one chunk on one device, played op by op.
+struct PassRun {
+  int device = 0;
+  int record = 0;  // index in StepTimeline::ops
+  PipeOp op;
+  const PassProgram* program = nullptr;
+  std::size_t block = 0;
+  int rep = 0;
+  int next_op = 0;  // the compute op to start next in this repetition
+  bool computing = false;
+  // Collectives each op of the current (and the next, for prefetches) repetition still waits for.
+  std::vector<int> need, need_next;
+  // When the compute stream began waiting, and for what (purpose of the last collective).
+  double wait_since = -1;
+  bool weight_pass_final = false;  // the chunk's last weight-gradient pass: buckets follow it
+  double params_done = 0, params_total = 0;
+};
+
+// A collective queued or running on a device's stream.
+struct CommJob {
+  PassRun* run = nullptr;
+  const CommOp* comm = nullptr;
+  int target_rep = 0;  // the repetition whose op waits for it
+  std::size_t block = 0;
+};
+
 struct Player {
   Platform& plat;
   const Workload& w;
@@ -42,7 +79,6 @@ struct Player {
   std::vector<bool> dirty;
   bool flush_pending = false;
   std::vector<int> f_started, b_done, blocked_sends;
-  std::vector<int> last_op;  // per device: index of its running op
   std::vector<std::vector<int>> wg_started, wg_expected;
   std::vector<int> final_chunks_started;
   std::vector<int> transfer_outstanding;
@@ -53,12 +89,32 @@ struct Player {
   };
   std::vector<Queue> queues;  // per (device, expert)
   std::vector<std::vector<std::vector<int>>> dense_groups, expert_groups;  // per stage
+  // Groups of every kind per stage: [stage][CommGroup] -> groups (the representative first).
+  std::vector<std::array<std::vector<std::vector<int>>, 5>> comm_groups;
+  std::vector<std::array<bool, 5>> mirror_kind;  // play every group of the kind, not only the first
   std::vector<int> bucket_outstanding;
   bool mirror = false;
   int buckets_per_chunk = 8;
   int64_t ops_done = 0;
   int64_t next_progress = 0;
   uint64_t salt = 1;
+
+  // Per device: streams, running pass, compute timer and concurrent collectives.
+  struct Stream {
+    std::deque<CommJob> queue;
+    bool running = false;
+  };
+  struct Device {
+    std::array<Stream, kCommStreams> streams;
+    std::unique_ptr<PassRun> run;
+    // Fluid compute timer: remaining work, its rate since `since`, generation of the live timer.
+    double remaining = 0, since = 0, rate = 1;
+    uint64_t gen = 0;
+    std::array<int, kCommPurposes> active{};  // concurrent collectives (other streams) by purpose
+    int active_total = 0;
+    int async_outstanding = 0;
+  };
+  std::vector<Device> dev;
 
   Player(Platform& p, const Workload& wl, const RankPlacement& pl, const StepOptions& o, bool opp)
       : plat(p), w(wl), place(pl), opt(o), overlap_pp(opp), engine(p),
@@ -71,12 +127,16 @@ struct Player {
     f_started.assign(n, 0);
     b_done.assign(n, 0);
     blocked_sends.assign(n, 0);
-    last_op.assign(n, -1);
     final_chunks_started.assign(n, 0);
     tl.busy_s.assign(n, 0);
     tl.compute_end_s.assign(n, 0);
     tl.dp_end_s.assign(n, 0);
     tl.max_in_flight.assign(n, 0);
+    tl.exposed_s.assign(n, {});
+    tl.busy_s_by_purpose.assign(n, {});
+    tl.compute_work_s.assign(n, 0);
+    tl.async_end_s.assign(n, 0);
+    dev.resize(n);
     const int chunks = tl.chunks_per_device;
     const int m = w.micro_batches;
     wg_started.assign(n, std::vector<int>(chunks, 0));
@@ -89,21 +149,24 @@ struct Player {
     queues.resize(2 * n);
     dense_groups.resize(n);
     expert_groups.resize(n);
+    comm_groups.resize(n);
+    mirror_kind.resize(n);
     for (int s = 0; s < n; ++s) {
       if (w.dp_group.ranks > 1) dense_groups[s] = place.dp_groups(s);
-      if (w.ep > 1 && w.expert_dp_group.ranks > 1) expert_groups[s] = place.expert_dp_groups(s, w.ep);
+      if (w.ep > 1 && w.expert_dp_group.ranks > 1) expert_groups[s] = place.expert_dp_groups(s);
     }
+    plan_groups();
     // Mirror flows: every hand-off is tp flows for the representative pipeline, and tp flows
     // per other (dp, cp) replica.
     const double handoffs = 2.0 * w.micro_batches * std::max(0, n * tl.chunks_per_device - 1);
     const double mirror_flows = handoffs * w.tp * (double(w.dp) * w.cp - 1);
     mirror = opt.mirror_replica_p2p && w.dp * w.cp > 1 && mirror_flows <= opt.max_mirror_flows;
     buckets_per_chunk = std::max(1, opt.max_buckets_per_chunk);
-    if (w.overlap_dp && !dense_groups.front().empty()) {
+    if (w.overlap_dp && w.zero_stage < 3 && !dense_groups.front().empty()) {
       // Flows of one simulated bucket over every stage and chunk (dense groups; the planner's
       // algorithm for a bucket-sized reduction).
       PlanRequest req;
-      req.op = reduction_op();
+      req.op = CollectiveOp::kAllReduce;
       req.algo = w.algo;
       req.bytes = w.dp_bucket_params * w.grad_bytes_per_param * w.dp_wire_ratio;
       req.group = dense_groups.front().front();
@@ -111,53 +174,49 @@ struct Player {
                                dense_groups.front().size() * n * tl.chunks_per_device *
                                (expert_groups.front().empty() ? 1 : 2);
       if (per_level > 0)
-        buckets_per_chunk = std::clamp(static_cast<int>(opt.max_dp_flows / per_level), 2,
-                                       buckets_per_chunk);
+        buckets_per_chunk = std::clamp(static_cast<int>(opt.max_dp_flows / per_level), 2, buckets_per_chunk);
     }
     tl.buckets_per_chunk = buckets_per_chunk;
   }
 
-  const StageWork& work_of(int d, const PipeOp& op) const {
-    if (dual) return w.stages[runner.virtual_stage(d, op.chunk)];
-    return w.stages[d];
-  }
-  double chunk_div() const {
-    return w.schedule == ScheduleKind::kInterleaved ? std::max(1, w.vpp) : 1;
-  }
-  // Per-chunk durations: the device's F/B/W (all chunks) divided by its chunk count
-  // (interleaved); DualPipe chunks are whole stages (virtual_stage's layers).
-  double cost(int d, const PipeOp& op) const {
-    const StageWork& s = work_of(d, op);
-    const double div = chunk_div();
-    const double sp = d < static_cast<int>(opt.device_speed.size()) ? opt.device_speed[d] : 1.0;
-    if (sp != 1.0 && sp > 0) {
-      // A slow device: compute / speed, in-layer communication (folded into F/B) unchanged.
-      const double f_comm = s.forward_s - s.forward_compute_s;
-      const double b_comm = s.backward_s - s.backward_compute_s;
-      switch (op.kind) {
-        case PipeOpKind::kForward: return (s.forward_compute_s / sp + f_comm) / div;
-        case PipeOpKind::kBackward:
-          return ((op.with_weight_grad ? s.backward_compute_s
-                                       : s.backward_compute_s - s.backward_weight_s) / sp +
-                  b_comm) / div;
-        case PipeOpKind::kBackwardWeight: return s.backward_weight_s / sp / div;
+  // Which groups each kind of collective plays on, per stage: data-parallel kinds always every
+  // group (their flows share the NICs); TP/CP/EP every group when one crosses nodes and the step
+  // stays within the flow budget, otherwise the representative's alone.
+  void plan_groups() {
+    double in_layer_flows = 0;
+    std::array<double, 5> collectives_per_step{};
+    for (int d = 0; d < n; ++d)
+      for (const ChunkProgram& ch : w.programs[d].chunks)
+        for (const PassProgram& prog : ch.pass)
+          for (const OpBlock& b : prog.blocks)
+            for (const CommOp& c : b.comm) collectives_per_step[static_cast<int>(c.group)] += b.repeat;
+    for (int s = 0; s < n; ++s) {
+      auto& g = comm_groups[s];
+      g[static_cast<int>(CommGroup::kTp)] = place.tp_groups(s);
+      g[static_cast<int>(CommGroup::kCp)] = place.cp_groups(s);
+      g[static_cast<int>(CommGroup::kEp)] = place.ep_groups(s);
+      g[static_cast<int>(CommGroup::kDp)] = place.dp_groups(s);
+      g[static_cast<int>(CommGroup::kExpertDp)] = place.expert_dp_groups(s);
+      for (int k = 0; k < 5; ++k) {
+        const bool dp_kind = k == static_cast<int>(CommGroup::kDp) || k == static_cast<int>(CommGroup::kExpertDp);
+        const bool crosses = !g[k].empty() && w.group_shapes[k].nodes > 1;
+        mirror_kind[s][k] = dp_kind || crosses;
+        if (!dp_kind && crosses)
+          for (const auto& grp : g[k]) in_layer_flows += grp.size() * collectives_per_step[k] * w.micro_batches / n;
       }
     }
-    switch (op.kind) {
-      case PipeOpKind::kForward: return s.forward_s / div;
-      case PipeOpKind::kBackward:
-        return (op.with_weight_grad ? s.backward_s : s.backward_s - s.backward_weight_s) / div;
-      case PipeOpKind::kBackwardWeight: return s.backward_weight_s / div;
-    }
-    return 0;
+    if (in_layer_flows > opt.max_mirror_collective_flows)
+      for (int s = 0; s < n; ++s)
+        for (int k : {static_cast<int>(CommGroup::kTp), static_cast<int>(CommGroup::kCp), static_cast<int>(CommGroup::kEp)})
+          mirror_kind[s][k] = false;
   }
-  double chunk_params(int d, int chunk, bool expert) const {
-    if (dual) {
-      const StageWork& s = w.stages[runner.virtual_stage(d, chunk)];
-      return expert ? s.expert_params : s.dense_params;
-    }
-    const StageWork& s = w.stages[d];
-    return (expert ? s.expert_params : s.dense_params) / chunk_div();
+
+  const ChunkProgram& chunk(int d, int c) const {
+    const auto& chunks = w.programs[d].chunks;
+    return chunks[std::min<std::size_t>(c, chunks.size() - 1)];
+  }
+  double speed(int d) const {
+    return d < static_cast<int>(opt.device_speed.size()) && opt.device_speed[d] > 0 ? opt.device_speed[d] : 1.0;
   }
 
   void request_dispatch(int d) {
@@ -166,10 +225,10 @@ struct Player {
     flush_pending = true;
     plat.after(kDecisionDelayS, [this] {
       flush_pending = false;
-      for (int dev = 0; dev < n; ++dev)
-        if (dirty[dev]) {
-          dirty[dev] = false;
-          dispatch(dev);
+      for (int dev_i = 0; dev_i < n; ++dev_i)
+        if (dirty[dev_i]) {
+          dirty[dev_i] = false;
+          dispatch(dev_i);
         }
     });
   }
@@ -180,31 +239,248 @@ struct Player {
     if (!op) return;
     busy[d] = true;
     const double now = plat.now_s();
-    const double dur = cost(d, *op);
     const int idx = static_cast<int>(tl.ops.size());
     StepOpRecord rec;
     rec.stage = d;
     rec.op = *op;
-    rec.start_s = now;
-    rec.end_s = rec.free_s = now + dur;
+    rec.start_s = rec.end_s = rec.free_s = now;
     auto it = input_of.find({d, static_cast<int>(op->kind), op->micro_batch, op->chunk});
     if (it != input_of.end()) {
       rec.input_transfer = it->second;
       input_of.erase(it);
     }
     tl.ops.push_back(rec);
-    tl.busy_s[d] += dur;
     if (op->kind == PipeOpKind::kForward) {
       ++f_started[d];
       tl.max_in_flight[d] = std::max(tl.max_in_flight[d], f_started[d] - b_done[d]);
     }
-    if (carries_weight_grad(*op) && ++wg_started[d][op->chunk] == wg_expected[d][op->chunk])
-      gradients_final(d, op->chunk, now, dur);
-    plat.after(dur, [this, d, idx] { compute_done(d, idx); });
+    auto run = std::make_unique<PassRun>();
+    run->device = d;
+    run->record = idx;
+    run->op = *op;
+    run->program = &chunk(d, op->chunk).program(pass_of(*op, w.split_backward));
+    if (carries_weight_grad(*op) && ++wg_started[d][op->chunk] == wg_expected[d][op->chunk]) {
+      run->weight_pass_final = true;
+      for (const OpBlock& b : run->program->blocks) run->params_total += (b.dense_params + b.expert_params) * b.repeat;
+      ++final_chunks_started[d];
+    }
+    dev[d].run = std::move(run);
+    start_block(*dev[d].run);
   }
 
-  void compute_done(int d, int idx) {
-    const PipeOp op = tl.ops[idx].op;
+  // ---- playing a pass ----
+
+  void start_block(PassRun& r) {
+    if (r.block >= r.program->blocks.size()) return pass_done(r);
+    r.rep = 0;
+    const OpBlock& b = r.program->blocks[r.block];
+    r.need.assign(b.compute.size() + 1, 0);
+    r.need_next.assign(b.compute.size() + 1, 0);
+    start_rep(r, true);
+  }
+
+  void start_rep(PassRun& r, bool first) {
+    const OpBlock& b = r.program->blocks[r.block];
+    if (!first) {
+      r.need = r.need_next;
+      std::fill(r.need_next.begin(), r.need_next.end(), 0);
+    }
+    r.next_op = 0;
+    for (const CommOp& c : b.comm) {
+      if (c.prefetch) {
+        if (first) issue(r, c, r.rep);
+        if (r.rep + 1 < b.repeat) issue(r, c, r.rep + 1);
+      } else if (c.after < 0) {
+        issue(r, c, r.rep);
+      }
+    }
+    advance(r);
+  }
+
+  // Starts the next compute op if its inputs are in; ends the repetition (and the block) when
+  // every op ran and nothing it waits for is outstanding.
+  void advance(PassRun& r) {
+    if (r.computing) return;
+    const OpBlock& b = r.program->blocks[r.block];
+    const int nops = static_cast<int>(b.compute.size());
+    const int i = r.next_op;
+    if (r.need[i] > 0) {
+      if (r.wait_since < 0) r.wait_since = plat.now_s();
+      return;
+    }
+    r.wait_since = -1;
+    if (i < nops) {
+      r.computing = true;
+      const double work = b.compute_s[i] / speed(r.device);
+      tl.compute_work_s[r.device] += work;
+      start_compute(r.device, work);
+      return;
+    }
+    // The repetition is over: its layer's gradients are final in the last weight pass.
+    if (r.weight_pass_final) {
+      r.params_done += b.dense_params + b.expert_params;
+      layer_gradients_final(r);
+    }
+    if (++r.rep < b.repeat) return start_rep(r, false);
+    ++r.block;
+    start_block(r);
+  }
+
+  void compute_finished(int d) {
+    PassRun& r = *dev[d].run;
+    r.computing = false;
+    const OpBlock& b = r.program->blocks[r.block];
+    const int i = r.next_op++;
+    for (const CommOp& c : b.comm)
+      if (!c.prefetch && c.after == i) issue(r, c, r.rep);
+    advance(r);
+  }
+
+  // The fluid compute timer of a device: work at 1 / (1 + sigma k) while k collectives of other
+  // streams run on it (program_reduce.hpp).
+  double current_rate(int d) const { return 1.0 / (1.0 + w.overlap_slowdown * dev[d].active_total); }
+  void start_compute(int d, double work) {
+    Device& v = dev[d];
+    v.remaining = work;
+    v.since = plat.now_s();
+    v.rate = current_rate(d);
+    arm(d);
+  }
+  void arm(int d) {
+    Device& v = dev[d];
+    const uint64_t gen = ++v.gen;
+    plat.after(v.remaining / v.rate, [this, d, gen] {
+      Device& x = dev[d];
+      if (x.gen != gen) return;  // the rate changed: a newer timer stands
+      account(d);
+      compute_finished(d);
+    });
+  }
+  // Charges the time since the last change: work done, and the slowdown to the purposes beside it.
+  void account(int d) {
+    Device& v = dev[d];
+    const double now = plat.now_s();
+    const double elapsed = now - v.since;
+    if (elapsed > 0 && v.active_total > 0) {
+      const double extra = elapsed * (1 - v.rate);
+      for (int k = 0; k < kCommPurposes; ++k)
+        tl.exposed_s[d][k] += extra * v.active[k] / v.active_total;
+    }
+    v.remaining = std::max(0.0, v.remaining - elapsed * v.rate);
+    v.since = now;
+  }
+  void rate_changed(int d) {
+    Device& v = dev[d];
+    if (!v.run || !v.run->computing) return;
+    account(d);
+    v.rate = current_rate(d);
+    arm(d);
+  }
+
+  // ---- collectives of the programs ----
+
+  void issue(PassRun& r, const CommOp& c, int target_rep) {
+    Device& v = dev[r.device];
+    if (c.waited_by >= 0) {
+      auto& need = target_rep == r.rep ? r.need : r.need_next;
+      ++need[std::min<std::size_t>(c.waited_by, need.size() - 1)];
+    } else {
+      ++v.async_outstanding;
+    }
+    Stream& st = v.streams[static_cast<int>(c.stream)];
+    st.queue.push_back(CommJob{&r, &c, target_rep, r.block});
+    if (!st.running) start_stream(r.device, static_cast<int>(c.stream));
+  }
+
+  void start_stream(int d, int s) {
+    Stream& st = dev[d].streams[s];
+    if (st.queue.empty()) {
+      st.running = false;
+      return;
+    }
+    st.running = true;
+    const CommJob job = st.queue.front();
+    st.queue.pop_front();
+    const CommOp& c = *job.comm;
+    const int k = static_cast<int>(c.group);
+    const auto& groups = comm_groups[d][k];
+    const int played = mirror_kind[d][k] ? static_cast<int>(groups.size()) : 1;
+    const bool beside = c.stream != CommStream::kInline;
+    if (beside) {
+      ++dev[d].active[static_cast<int>(c.purpose)];
+      ++dev[d].active_total;
+      rate_changed(d);
+    }
+    const double start = plat.now_s();
+    const int rec = static_cast<int>(tl_comm_records_.size());
+    tl_comm_records_.push_back(0);
+    tl_comm_records_[rec] = played;
+    ++tl.collectives_started;
+    tl.mirror_collectives += played - 1;
+    // Traffic: what the played groups send, plus the peers the representative stands for.
+    // (The groups of a kind partition the stage's ranks.)
+    const double per_group = c.wire_bytes * static_cast<double>(groups.front().size());
+    tl.traffic_bytes_as_flows[static_cast<int>(c.purpose)] += per_group * played;
+    tl.traffic_bytes[static_cast<int>(c.purpose)] += per_group * static_cast<double>(groups.size());
+    for (int g = 0; g < played; ++g) {
+      PlanRequest req;
+      req.op = c.op;
+      req.algo = c.algo;
+      req.bytes = c.bytes;
+      req.group = groups[g];
+      req.granularity = Granularity::kFlow;
+      engine.start(req, [this, d, s, job, rec, start, beside](const CollectiveResult&) {
+        if (--tl_comm_records_[rec] > 0) return;
+        const CommOp& done = *job.comm;
+        tl.busy_s_by_purpose[d][static_cast<int>(done.purpose)] += plat.now_s() - start;
+        if (beside) {
+          --dev[d].active[static_cast<int>(done.purpose)];
+          --dev[d].active_total;
+          rate_changed(d);
+        }
+        comm_done(d, job);
+        start_stream(d, s);
+      });
+    }
+  }
+
+  void comm_done(int d, const CommJob& job) {
+    Device& v = dev[d];
+    const CommOp& c = *job.comm;
+    if (c.waited_by < 0) {
+      tl.async_end_s[d] = std::max(tl.async_end_s[d], plat.now_s());
+      --v.async_outstanding;
+      return;
+    }
+    PassRun& r = *job.run;
+    // The run may have moved on to another block only after everything it waited for arrived.
+    if (job.block != r.block) return;
+    auto& need = job.target_rep == r.rep ? r.need : r.need_next;
+    const std::size_t i = std::min<std::size_t>(c.waited_by, need.size() - 1);
+    --need[i];
+    if (job.target_rep == r.rep && static_cast<int>(i) == r.next_op && need[i] == 0 && r.wait_since >= 0) {
+      tl.exposed_s[d][static_cast<int>(c.purpose)] += plat.now_s() - r.wait_since;
+      r.wait_since = -1;
+    }
+    if (job.target_rep == r.rep) advance(r);
+  }
+
+  // ---- the pass ends ----
+
+  void pass_done(PassRun& r) {
+    const int d = r.device;
+    const int idx = r.record;
+    const double now = plat.now_s();
+    tl.ops[idx].end_s = tl.ops[idx].free_s = now;
+    tl.busy_s[d] += now - tl.ops[idx].start_s;
+    if (r.weight_pass_final && (!w.overlap_dp || w.zero_stage >= 3))
+      whole_buffer_reduction(d, r.op.chunk, now);
+    // The run stays until the device's next pass replaces it: collectives it left running refer
+    // to their ops, not to the run.
+    compute_done(d, idx, r.op);
+  }
+
+  void compute_done(int d, int idx, const PipeOp& op) {
     if (op.kind == PipeOpKind::kBackward) ++b_done[d];
     ++ops_done;
     if (opt.progress && ops_done >= next_progress) {
@@ -227,7 +503,7 @@ struct Player {
     } else {
       busy[d] = false;
     }
-    for (int dev : local) request_dispatch(dev);
+    for (int dv : local) request_dispatch(dv);
     request_dispatch(d);
   }
 
@@ -240,6 +516,8 @@ struct Player {
     rec.start_s = plat.now_s();
     tl.transfers.push_back(rec);
     transfer_outstanding.push_back(w.tp);
+    tl.traffic_bytes_as_flows[static_cast<int>(CommPurpose::kPp)] += w.p2p_bytes * w.tp * (mirror ? double(w.dp) * w.cp : 1.0);
+    tl.traffic_bytes[static_cast<int>(CommPurpose::kPp)] += w.p2p_bytes * w.tp * double(w.dp) * w.cp;
     for (int t = 0; t < w.tp; ++t) {
       plat.start_transfer(
           place.gpu(t, 0, 0, src), place.gpu(t, 0, 0, h.device), w.p2p_bytes,
@@ -262,41 +540,43 @@ struct Player {
       for (int c = 0; c < w.cp; ++c) {
         if (r == 0 && c == 0) continue;
         for (int t = 0; t < w.tp; ++t) {
-          plat.start_transfer(place.gpu(t, c, r, src), place.gpu(t, c, r, h.device), w.p2p_bytes,
-                              [] {}, salt++);
+          plat.start_transfer(place.gpu(t, c, r, src), place.gpu(t, c, r, h.device), w.p2p_bytes, [] {}, salt++);
           ++tl.mirror_flows;
         }
       }
   }
 
-  // The last weight-gradient op of (device, chunk) starts now and lasts dur: its gradients are
-  // final as it progresses; Megatron launches each bucket's reduction when it is full.
-  void gradients_final(int d, int chunk, double start, double dur) {
-    ++final_chunks_started[d];
+  // ---- ZeRO-0/1/2 gradient buckets ----
+
+  // The last weight-gradient pass of (device, chunk) finished a layer: Megatron launches each
+  // bucket's reduction when it is full (buckets fill in backward order).
+  void layer_gradients_final(PassRun& r) {
+    if (!w.overlap_dp || w.zero_stage >= 3 || r.params_total <= 0) return;
+    const int d = r.device;
     for (int kind = 0; kind < 2; ++kind) {
       const bool expert = kind == 1;
-      const auto& groups = expert ? expert_groups[d] : dense_groups[d];
-      if (groups.empty()) continue;
-      if (w.overlap_dp) {
-        const double params = chunk_params(d, chunk, expert);
-        add_buckets(d, expert, chunk, params, start, dur);
-      } else if (final_chunks_started[d] == tl.chunks_per_device) {
-        // No overlap: one reduction of the whole gradient buffer after the backward pass.
-        double params = 0;
-        for (int c = 0; c < tl.chunks_per_device; ++c) params += chunk_params(d, c, expert);
-        add_bucket(d, expert, chunk, params, start + dur);
-      }
+      if ((expert ? expert_groups[d] : dense_groups[d]).empty()) continue;
+      const double params = chunk_params(d, r.op.chunk, expert);
+      const double fraction = r.params_done / r.params_total;
+      bucket_progress(d, expert, r.op.chunk, params, fraction);
     }
   }
 
-  void add_buckets(int d, bool expert, int chunk, double params, double start, double dur) {
+  double chunk_params(int d, int c, bool expert) const {
+    const ChunkProgram& ch = chunk(d, c);
+    return expert ? ch.expert_params : ch.dense_params;
+  }
+
+  // Buckets of a chunk are ready as `fraction` of its gradients are final: the first nb-1
+  // Megatron buckets merged into at most K-1 groups of consecutive buckets (each ready when its
+  // last member is), the last bucket exact.
+  std::map<std::tuple<int, int, int>, double> bucket_issued;  // (device, expert, chunk) -> params issued
+  void bucket_progress(int d, bool expert, int chunk_i, double params, double fraction) {
     if (params <= 0) return;
     const double size = std::max(1.0, w.dp_bucket_params);
     const int nb = static_cast<int>(std::ceil(params / size - 1e-9));
-    // Simulated buckets: the first nb-1 Megatron buckets merged into at most K-1 groups of
-    // consecutive buckets (each ready when its last member is), the last bucket exact.
     const int k = buckets_per_chunk;
-    std::vector<double> ends;  // cumulative params at the end of each simulated bucket
+    std::vector<double> ends;
     if (nb <= k) {
       for (int j = 1; j < nb; ++j) ends.push_back(j * size);
     } else {
@@ -307,43 +587,55 @@ struct Player {
       }
     }
     ends.push_back(params);
-    double prev = 0;
+    double& issued = bucket_issued[{d, expert, chunk_i}];
+    const double have = fraction * params * (1 + 1e-12);
     for (double e : ends) {
-      if (e <= prev) continue;
-      // Backward produces gradients at a steady rate through the op (bucket j is full when
-      // the pass has covered its share of the parameters).
-      add_bucket(d, expert, chunk, e - prev, start + dur * e / params);
-      prev = e;
+      if (e <= issued + 1e-9) continue;
+      if (e > have) break;
+      add_bucket(d, expert, chunk_i, e - issued, plat.now_s());
+      issued = e;
     }
   }
 
-  void add_bucket(int d, bool expert, int chunk, double params, double ready_s) {
+  // No overlap (or ZeRO-3's own reduce-scatters in the programs): one reduction of the whole
+  // gradient buffer after the backward pass, ZeRO-0/1/2 only.
+  void whole_buffer_reduction(int d, int chunk_i, double at) {
+    if (w.zero_stage >= 3) return;
+    if (final_chunks_started[d] != tl.chunks_per_device) return;
+    for (int kind = 0; kind < 2; ++kind) {
+      const bool expert = kind == 1;
+      if ((expert ? expert_groups[d] : dense_groups[d]).empty()) continue;
+      double params = 0;
+      for (int c = 0; c < tl.chunks_per_device; ++c) params += chunk_params(d, c, expert);
+      add_bucket(d, expert, chunk_i, params, at);
+    }
+  }
+
+  void add_bucket(int d, bool expert, int chunk_i, double params, double ready_s) {
     StepBucketRecord b;
     b.stage = d;
     b.expert = expert;
-    b.chunk = chunk;
+    b.chunk = chunk_i;
     b.params = params;
     b.bytes = params * w.grad_bytes_per_param * w.dp_wire_ratio;
     b.ready_s = ready_s;
     const auto& groups = expert ? expert_groups[d] : dense_groups[d];
     b.groups = static_cast<int>(groups.size());
-    b.closed_form_s = collective_cost(reduction_op(), w.algo, b.bytes,
+    b.closed_form_s = collective_cost(CollectiveOp::kAllReduce, w.algo, b.bytes,
                                       group_shape(plat.topology(), groups.front()), w.fabric)
                           .time_s;
     const int bi = static_cast<int>(tl.buckets.size());
     tl.buckets.push_back(b);
     bucket_outstanding.push_back(0);
-    plat.after(ready_s - plat.now_s(), [this, d, expert, bi] {
+    const double wire = b.bytes * bus_bandwidth_factor(CollectiveOp::kAllReduce, static_cast<int>(groups.front().size())) *
+                        groups.front().size() * groups.size();
+    tl.traffic_bytes_as_flows[static_cast<int>(CommPurpose::kDp)] += wire;
+    tl.traffic_bytes[static_cast<int>(CommPurpose::kDp)] += wire;
+    plat.after(std::max(0.0, ready_s - plat.now_s()), [this, d, expert, bi] {
       Queue& q = queues[2 * d + expert];
       q.ready.push_back(bi);
       if (!q.running) start_next(d, expert);
     });
-  }
-
-  CollectiveOp reduction_op() const {
-    // ZeRO-3 reduce-scatters gradients (its parameter gathers are in zero3_gather_s); ZeRO-0/1/2
-    // move an all-reduce's bytes (REFERENCE.md "ZeRO-1/2: same as all-reduce").
-    return opt.zero_stage >= 3 ? CollectiveOp::kReduceScatter : CollectiveOp::kAllReduce;
   }
 
   void start_next(int d, bool expert) {
@@ -361,7 +653,7 @@ struct Player {
     bucket_outstanding[bi] = static_cast<int>(groups.size());
     for (const auto& g : groups) {
       PlanRequest req;
-      req.op = reduction_op();
+      req.op = CollectiveOp::kAllReduce;
       req.algo = w.algo;
       req.bytes = b.bytes;
       req.group = g;
@@ -373,6 +665,8 @@ struct Player {
       });
     }
   }
+
+  std::vector<int> tl_comm_records_;  // outstanding groups of each started collective
 };
 
 }  // namespace
@@ -399,12 +693,13 @@ StepTimeline finish_timeline(Player& p, Platform& platform, const Workload& work
     b.start_s -= t0;
     b.end_s -= t0;
   }
-  // A stage's reduction is over when its last bucket is, never before its last op.
-  for (int d = 0; d < p.n; ++d) tl.dp_end_s[d] = tl.compute_end_s[d];
+  for (double& a : tl.async_end_s) a = a > 0 ? a - t0 : 0;
+  // A stage's reduction is over when its last bucket (and its passes' last reduce-scatter) is,
+  // never before its last op.
+  for (int d = 0; d < p.n; ++d) tl.dp_end_s[d] = std::max(tl.compute_end_s[d], tl.async_end_s[d]);
   for (const auto& b : tl.buckets) tl.dp_end_s[b.stage] = std::max(tl.dp_end_s[b.stage], b.end_s);
   for (int d = 0; d < p.n; ++d) tl.optimizer_start_s = std::max(tl.optimizer_start_s, tl.dp_end_s[d]);
-  tl.step_end_s =
-      tl.optimizer_start_s + workload.zero3_gather_s + workload.optimizer_s + workload.offload_s;
+  tl.step_end_s = tl.optimizer_start_s + workload.optimizer_s + workload.offload_s;
   tl.transfers_started = platform.transfers_started();
   return std::move(tl);
 }
@@ -414,8 +709,7 @@ void check_fits(const Platform& platform, const RankPlacement& placement) {
   for (int g : placement.all_gpus()) highest = std::max(highest, g);
   if (highest >= platform.topology().gpu_count())
     throw std::logic_error("play_step: the plan needs GPU " + std::to_string(highest) +
-                           " but the platform has " +
-                           std::to_string(platform.topology().gpu_count()));
+                           " but the platform has " + std::to_string(platform.topology().gpu_count()));
 }
 
 }  // namespace
@@ -433,8 +727,7 @@ std::vector<StepTimeline> play_steps(Platform& platform, const std::vector<StepJ
   std::vector<std::unique_ptr<Player>> players;
   for (const StepJob& j : jobs) {
     check_fits(platform, *j.placement);
-    players.push_back(
-        std::make_unique<Player>(platform, *j.workload, *j.placement, j.options, j.options.overlap_pp));
+    players.push_back(std::make_unique<Player>(platform, *j.workload, *j.placement, j.options, j.options.overlap_pp));
   }
   const double t0 = platform.now_s();
   for (auto& p : players)

@@ -1,21 +1,27 @@
-// Plays one training step of a Workload on the SimGrid platform (issue 4, "Schedules played
-// event by event"). The schedule's decision rules come from models' PipelineRunner; this file
-// supplies time:
-//   - compute ops are timers on each pipeline stage's representative GPU (DP replica 0, CP rank
-//     0, TP rank 0): symmetric ranks do identical compute, so it is simulated once per stage;
+// Plays one training step of a Workload on the SimGrid platform. The schedule's decision rules
+// come from models' PipelineRunner; the op graph (models/workload/op_graph.hpp) says what each
+// pass does; this file supplies time:
+//   - each pass of each pipeline device plays its program op by op on the stage's representative
+//     GPU (DP replica 0, CP rank 0, TP rank 0): compute ops are timers (symmetric ranks do
+//     identical compute, so it is simulated once per stage), slowed by the collectives running
+//     beside them (program_reduce.hpp's fluid rule); every collective of the program runs as
+//     flows through the CollectiveEngine on the GPUs of its group, on its NCCL stream (FIFO per
+//     stream), and the op that needs it waits for its completion;
+//   - groups whose peers run the same collective at the same time on links it shares run too:
+//     every data-parallel group of the stage for ZeRO-3 gathers and reduce-scatters, and the
+//     other replicas' TP/CP/EP groups when they cross nodes (within a flow budget); groups that
+//     share no link with the representative's (TP inside a node) stand for their peers;
 //   - every activation / gradient hand-off between stages is a real transfer of
 //     Workload::p2p_bytes from each TP rank of the sending stage to the same TP rank of the
-//     receiving stage (Megatron's scatter-gather p2p), so bubbles and p2p waits emerge;
-//   - the data-parallel gradient reduction of EVERY dp group of every stage (tp groups per stage,
-//     tp x ep expert groups for MoE) runs through the CollectiveEngine at flow granularity,
-//     bucketed as Megatron does (bucket = max(40M, 1M x dp) params) and started as the last
-//     micro-batch's backward produces each bucket's gradients; buckets of one group run one
-//     after another (one NCCL stream), so the last bucket is exposed.
-// The optimizer step, offload and ZeRO-3's exposed gathers are fixed costs after the slowest
-// stage's reduction (a global grad-norm all-reduce synchronises stages before the step).
-// No SimGrid header here.
+//     receiving stage (Megatron's scatter-gather p2p);
+//   - the ZeRO-0/1/2 gradient reduction of EVERY dp group of every stage runs at flow
+//     granularity, bucketed as Megatron does (bucket = max(40M, 1M x dp) params), each bucket
+//     started when the last micro-batch's weight-gradient pass has produced its layers.
+// The optimizer step and offload are fixed costs after the last reduction (a global grad-norm
+// all-reduce synchronises stages before the step). No SimGrid header here.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -23,7 +29,6 @@
 
 #include "models/schedules/schedule_order.hpp"
 #include "models/workload/workload.hpp"
-#include "sim/step_placement.hpp"
 
 namespace trainsim::sim {
 
@@ -43,7 +48,10 @@ struct StepOptions {
   // grows with the square of comms in flight; see ARCHITECTURE.md).
   double max_mirror_flows = 2e5;
   bool overlap_pp = true;  // plan.overlap.pp: off, a sender waits for its p2p sends
-  int zero_stage = 0;      // plan.zero_stage: 3 reduce-scatters gradients instead of all-reducing
+  // Other replicas' in-layer collectives (TP/CP/EP groups that cross nodes) are played as flows
+  // while the step's collective flows stay under this budget; beyond it the representative
+  // group stands for its peers.
+  double max_mirror_collective_flows = 2e6;
   // Relative compute speed per pipeline device (stragglers, issue 9; empty = all 1): the
   // compute part of the device's F/B/W timers is divided by it, the in-layer communication
   // folded into F/B is not (models/straggler.hpp). Per device, so DualPipe's two virtual stages
@@ -82,10 +90,32 @@ struct StepBucketRecord {
   int groups = 0;
 };
 
+struct StepCommRecord {
+  int stage = 0;
+  CommPurpose purpose = CommPurpose::kTp;
+  CollectiveOp op = CollectiveOp::kAllReduce;
+  double bytes = 0;  // per rank
+  int groups = 0;    // groups played as flows
+  double start_s = 0;
+  double end_s = 0;
+};
+
 struct StepTimeline {
   std::vector<StepOpRecord> ops;  // in start order
   std::vector<StepTransferRecord> transfers;
   std::vector<StepBucketRecord> buckets;
+  // In-pass collectives of the representative devices, totals per stage and purpose: seconds the
+  // compute stream waited for them (and lost to their slowdown) and their busy time.
+  std::vector<std::array<double, kCommPurposes>> exposed_s;  // per stage
+  std::vector<std::array<double, kCommPurposes>> busy_s_by_purpose;
+  std::vector<double> compute_work_s;  // per stage: compute ops' work (unslowed)
+  std::vector<double> async_end_s;     // per stage: the last collective the passes left running
+  // Bytes moved per purpose, summed over all GPUs: by flows, plus the peers the representative
+  // groups stand for.
+  std::array<double, kCommPurposes> traffic_bytes{};
+  std::array<double, kCommPurposes> traffic_bytes_as_flows{};
+  std::size_t collectives_started = 0;
+  std::size_t mirror_collectives = 0;
   std::vector<double> busy_s;         // per stage: compute op time
   std::vector<double> compute_end_s;  // per stage: last op free
   std::vector<double> dp_end_s;       // per stage: last bucket done (>= compute_end_s)

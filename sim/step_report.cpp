@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <string>
 
+#include "models/estimate/estimate.hpp"
 #include "sim/link_stats.hpp"
 
 namespace trainsim::sim {
@@ -64,32 +65,25 @@ void compose_simulated_result(const Scenario& sc, const Workload& w, const StepT
         (std::abs(tl.dp_end_s[s] - tl.dp_end_s[c]) <= 1e-12 && tl.busy_s[s] > tl.busy_s[c]))
       c = s;
   }
-  const StageWork& sw = w.stages[c];
-  const double folded = sw.forward_compute_s + sw.backward_compute_s + sw.tp_comm_s + sw.cp_comm_s + sw.ep_comm_s;
-  auto part = [&](double x) { return folded > 0 ? tl.busy_s[c] * x / folded : 0.0; };
+  // The critical stage's passes as played: compute work, and what its compute stream waited for
+  // (or lost to collectives beside it) by purpose.
+  const auto& exposed = tl.exposed_s[c];
+  auto purpose = [&](CommPurpose p) { return exposed[static_cast<int>(p)]; };
   TimeBreakdown& bd = r.breakdown;
   bd = TimeBreakdown{};
-  bd.compute_s = part(sw.forward_compute_s + sw.backward_compute_s);
-  bd.tp_comm_s = part(sw.tp_comm_s);
-  bd.cp_comm_s = part(sw.cp_comm_s);
-  bd.ep_comm_s = part(sw.ep_comm_s);
+  bd.compute_s = tl.compute_work_s[c];
+  bd.tp_comm_s = purpose(CommPurpose::kTp);
+  bd.cp_comm_s = purpose(CommPurpose::kCp);
+  bd.ep_comm_s = purpose(CommPurpose::kEp);
   bd.pp_comm_s = fig[c].pp_wait_s;
   const double dp_exposed = tl.dp_end_s[c] - tl.compute_end_s[c];
-  bd.dp_comm_s = dp_exposed + w.zero3_gather_s;
+  bd.dp_comm_s = dp_exposed + purpose(CommPurpose::kDp);
   bd.bubble_s = std::max(0.0, fig[c].idle_s - fig[c].pp_wait_s) + (tl.optimizer_start_s - tl.dp_end_s[c]);
   bd.optimizer_s = w.optimizer_s;
   bd.offload_s = w.offload_s;
 
-  const double step = tl.step_end_s;
-  const double peak = sc.cluster.gpu.peak_flops(sc.plan.precision);
-  r.step_time_s = step;
-  if (step > 0) {
-    r.tokens_per_s = r.tokens_per_step / step;
-    r.model_tflops_per_gpu = r.model_flops_per_step / step / r.gpus / 1e12;
-    r.hardware_tflops_per_gpu = r.hardware_flops_per_step / step / r.gpus / 1e12;
-    r.mfu = r.model_flops_per_step / (step * r.gpus * peak);
-    r.hfu = r.hardware_flops_per_step / (step * r.gpus * peak);
-  }
+  r.step_time_s = tl.step_end_s;
+  finish_result(sc, r);
   double idle_share = 0;
   if (w.pp > 1 && tl.pipeline_end_s > 0) {
     for (int s = 0; s < n; ++s) idle_share += (tl.pipeline_end_s - tl.busy_s[s]) / tl.pipeline_end_s;
@@ -159,6 +153,16 @@ void compose_simulated_result(const Scenario& sc, const Workload& w, const StepT
     }
   }
 
+  // What the step moved, by purpose, summed over all GPUs: by the flows played, and with the
+  // peers the representative groups stand for (the closed form's figure to compare with).
+  nlohmann::json traffic = nlohmann::json::object(), as_flows = nlohmann::json::object(),
+                 closed = nlohmann::json::object();
+  for (int k = 0; k < kCommPurposes; ++k) {
+    const char* name = to_string(static_cast<CommPurpose>(k));
+    traffic[name] = tl.traffic_bytes[k];
+    as_flows[name] = tl.traffic_bytes_as_flows[k];
+    closed[name] = w.traffic_bytes[k];
+  }
   int buckets_dense = 0, buckets_expert = 0;
   for (const auto& b : tl.buckets) (b.expert ? buckets_expert : buckets_dense)++;
   extra["simulation"] = {
@@ -174,12 +178,20 @@ void compose_simulated_result(const Scenario& sc, const Workload& w, const StepT
       {"expert_dp_buckets_simulated", buckets_expert},
       {"transfers_started", tl.transfers_started},
       {"per_stage", stages},
+      {"traffic_bytes", traffic},
+      {"traffic_bytes_as_flows", as_flows},
+      {"traffic_bytes_closed_form", closed},
+      {"collectives_started", tl.collectives_started},
+      {"mirror_collectives", tl.mirror_collectives},
       {"approximations",
-       "compute once per stage on its representative GPU (DP replica 0, TP rank 0); TP/CP/EP "
-       "communication folded into compute (closed form); p2p as real flows for every TP rank of "
-       "the representative pipeline (other replicas' p2p as background flows when affordable); "
-       "DP reduction of every group of every stage as flows, Megatron buckets merged beyond "
-       "max_buckets_per_chunk; ZeRO-3 gathers, optimizer and offload as fixed costs"}};
+       "compute once per stage on its representative GPU (DP replica 0, CP rank 0, TP rank 0), "
+       "slowed by the collectives beside it; every collective of its passes (TP/SP, CP, EP, "
+       "ZeRO-3 gathers and reduce-scatters) as flows on its group's GPUs, every data-parallel "
+       "group of the stage alongside, other replicas' TP/CP/EP groups as flows when they cross "
+       "nodes (within a flow budget) and standing for their peers otherwise; p2p as real flows "
+       "for every TP rank of the representative pipeline (other replicas' p2p as background "
+       "flows when affordable); ZeRO-0/1/2 gradient buckets of every group as flows, Megatron "
+       "buckets merged beyond max_buckets_per_chunk; optimizer and offload as fixed costs"}};
 }
 
 void compare_with_estimate(const Result& est, const Result& sim, const nlohmann::json& sim_extra,

@@ -10,7 +10,7 @@
 #include "sim/forked_run.hpp"
 #include "sim/link_stats.hpp"
 #include "sim/platform.hpp"
-#include "sim/step_placement.hpp"
+#include "models/workload/placement.hpp"
 #include "sim/step_report.hpp"
 #include "sim/step_trace.hpp"
 
@@ -34,7 +34,6 @@ namespace {
 StepOptions step_options(const Scenario& sc, const StepOptions& base) {
   StepOptions so = base;
   so.overlap_pp = sc.plan.overlap.pp;
-  so.zero_stage = sc.plan.zero_stage;
   return so;
 }
 
@@ -46,7 +45,7 @@ std::vector<double> simulate_variant(const Scenario& sc, const TopologyOptions& 
   Workload w;
   if (!build_workload(sc, w, r)) return {-1};
   Platform& platform = Platform::create(sc.cluster, topo);
-  const RankPlacement placement(w.tp, w.cp, w.dp, w.pp, sc.plan.placement);
+  const RankPlacement& placement = w.placement;
   if (!platform.topology().disconnection(placement.all_gpus()).empty()) return {-1};
   StepOptions so = step_options(sc, base);
   so.progress = nullptr;
@@ -71,7 +70,7 @@ Result simulate_step(const Scenario& sc, const SimulateOptions& options, nlohman
 
   Workload w;
   if (!build_workload(run_sc, w, r)) return r;
-  const RankPlacement placement(w.tp, w.cp, w.dp, w.pp, run_sc.plan.placement);
+  const RankPlacement& placement = w.placement;
   if (link_faults_on) {
     // Bad link names are input errors (before any engine or child); a cut fabric is infeasible.
     const Topology check(sc.cluster, topo);
@@ -115,10 +114,7 @@ Result simulate_step(const Scenario& sc, const SimulateOptions& options, nlohman
       std::fflush(stderr);
     };
   const StepTimeline tl = play_step(platform, w, placement, so);
-  // The breakdown splits the critical stage's busy time as its (slowed) work folds it.
-  Workload w_report = w;
-  if (slow && w.schedule != ScheduleKind::kDualPipe) apply_stage_speeds(w_report, straggler.stage_speed);
-  compose_simulated_result(run_sc, w_report, tl, r, extra);
+  compose_simulated_result(run_sc, w, tl, r, extra);
 
   const auto hot = platform.link_stats().hottest(options.hottest_links, 0, tl.step_end_s);
   nlohmann::json links = nlohmann::json::array();

@@ -50,6 +50,7 @@ struct GpuSpec {
   double peak_flops_fp8 = 0;  // 0 = not supported
   double hbm_capacity_bytes = 0;
   double hbm_bandwidth_bytes_per_s = 0;
+  int sm_count = 0;  // streaming multiprocessors (0 = unknown)
   // Sustained share of peak for large GEMMs and its fall-off with GEMM width (see compute_cost.hpp).
   double gemm_efficiency_max = 0;
   double gemm_half_width = 0;  // columns of the per-GPU GEMM at which efficiency is half max
@@ -140,6 +141,9 @@ struct OverlapSpec {
 
 struct ParallelPlan {
   int tp = 1, pp = 1, dp = 1, cp = 1, ep = 1;
+  // MoE parallel folding (Megatron-Core): expert tensor parallel degree; EP x expert_tp ranks
+  // of each stage's TP x CP x DP block hold one copy of the experts.
+  int expert_tp = 1;
   bool dp_from_gpus = false;  // dp was not given; the loader derived it from the GPU count
   bool sp = false;
   int vpp = 1;
@@ -157,6 +161,7 @@ struct ParallelPlan {
   std::string placement = "tp-cp-dp-pp";  // rank order, innermost first (Megatron's default)
   std::vector<int> layers_per_stage;      // optional, pp*vpp entries summing to model.layers
   bool flash_attention = true;  // fused attention keeps no s x s score matrix in memory
+  std::string attention_kernel = "flash2";  // flash2 | flash3 (Hopper), when flash_attention
 };
 
 // training.faults (issue 9): what goes wrong over a long run, and the checkpoint policy that

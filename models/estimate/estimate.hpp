@@ -13,4 +13,8 @@ namespace trainsim {
 // that the loader produced.
 Result estimate(const Scenario& scenario);
 
+// The figures every tier derives the same way from a step time: tokens/s, TFLOP/s per GPU,
+// MFU and HFU (PaLM appendix B), against the plan's precision's peak.
+void finish_result(const Scenario& scenario, Result& result);
+
 }  // namespace trainsim

@@ -985,6 +985,22 @@ TorchTraceFit fit_torch_trace(const TorchTrace& trace, const GpuSpec& gpu) {
   return fit;
 }
 
+namespace {
+
+// The trace's class of a workload compute op.
+TorchOpClass class_of(const ComputeOp& op) {
+  switch (op.kind) {
+    case ComputeKind::kGemm: return TorchOpClass::kGemm;
+    case ComputeKind::kAttention: return TorchOpClass::kAttention;
+    case ComputeKind::kOptimizer: return TorchOpClass::kOptimizer;
+    case ComputeKind::kMemoryBound: break;
+  }
+  return op.role == OpRole::kSoftmaxXent || op.role == OpRole::kEmbedding ? TorchOpClass::kOther
+                                                                          : TorchOpClass::kElementwise;
+}
+
+}  // namespace
+
 ModelStepClasses model_step_classes(const Scenario& sc) {
   ModelStepClasses out;
   Workload w;
@@ -994,111 +1010,25 @@ ModelStepClasses model_step_classes(const Scenario& sc) {
     out.reason = r.reason;
   }
   if (w.stages.empty()) return out;
-  const ModelSpec& m = sc.model;
-  const ParallelPlan& p = sc.plan;
+  // The first device's op graph, op by op, as the estimate prices it (compute_op_time_s): the
+  // same ops and times the tiers use, sorted into the trace's classes.
   const GpuSpec& gpu = sc.cluster.gpu;
-  // The estimate tier's per-layer forward times (estimate.cpp, build_workload), split by class.
-  const double h = static_cast<double>(m.hidden);
-  const double seq = static_cast<double>(m.seq_len);
-  const double tokens_mb = static_cast<double>(p.micro_batch) * seq / p.cp;
-  const double peak = gpu.peak_flops(p.precision);
-  const double peak_attention = p.precision == Precision::kFp8 ? gpu.peak_flops(Precision::kBf16) : peak;
-  const double eff = gemm_efficiency(gpu, 2 * h / (p.tp + 1));
-  const double passes = 3 + (p.recompute == Recompute::kFull ? 1 : 0);  // forward, backward (2x), recompute
-  const double attention_passes = 3 + (p.recompute != Recompute::kNone ? 1 : 0);
-  const StageWork& st = w.stages.front();
+  out.op_rates = gpu.op_rates.present();
   const double mb = w.micro_batches;
-  const double comm_s = st.dp_reduce_s + w.zero3_gather_s + mb * (st.tp_comm_s + st.cp_comm_s + st.ep_comm_s);
-  const OpRates& rates = gpu.op_rates;
-  if (rates.present()) {
-    // estimate.cpp build_workload with op rates: measured_layer_times, lm_head_time_from_op_rates
-    // and embedding_time_from_op_rates (compute_cost.cpp), term by term, sorted into classes.
-    out.op_rates = true;
-    const double tp = p.tp;
-    const double elementwise_div = p.sp ? tp : 1;
-    auto at = [&](double flop, double e) { return e > 0 ? flop / (rates.peak_flop_per_s * e) : 0.0; };
-    std::array<double, kTorchOpClasses> c{};
-    const int gemm = static_cast<int>(TorchOpClass::kGemm), attn = static_cast<int>(TorchOpClass::kAttention),
-              elem = static_cast<int>(TorchOpClass::kElementwise), other = static_cast<int>(TorchOpClass::kOther);
-    auto add_layers = [&](bool moe, double count) {
-      if (count <= 0) return;
-      const LayerFlops lf = layer_forward_flops_per_token(m, moe);
-      const double gf = lf.gemm * tokens_mb / tp;
-      const double af = lf.attention * tokens_mb / tp / 2;  // causal
-      const double norm = 2 * tokens_mb * h / elementwise_div;
-      double ffn = static_cast<double>(m.ffn_hidden);
-      if (moe && m.moe) ffn = static_cast<double>(m.moe->expert_ffn_hidden) * (m.moe->top_k + m.moe->shared_experts);
-      const double act = tokens_mb * ffn / tp;
-      const double g_f = at(gf, rates.gemm_forward_efficiency);
-      const double a_f = at(af, rates.attention_forward_efficiency);
-      const double e_f = norm * (rates.layernorm_fwd_s_per_element + rates.residual_add_s_per_element) +
-                         act * rates.gelu_fwd_s_per_element;
-      const double e_b = norm * (rates.layernorm_bwd_s_per_element + rates.residual_add_s_per_element) +
-                         act * rates.gelu_bwd_s_per_element;
-      const bool full = p.recompute == Recompute::kFull, selective = p.recompute == Recompute::kSelective;
-      c[gemm] += count * (g_f * (full ? 2 : 1) + at(gf, rates.gemm_backward_input_efficiency) +
-                          at(gf, rates.gemm_backward_weight_efficiency));
-      c[attn] += count * (a_f * (full || selective ? 2 : 1) + at(2.5 * af, rates.attention_backward_efficiency));
-      c[elem] += count * (e_f * (full ? 2 : 1) + e_b);
-    };
-    add_layers(false, st.layers - st.moe_layers);
-    add_layers(true, st.moe_layers);
-    const double v = static_cast<double>(m.vocab) / tp;
-    if (st.last) {  // final LayerNorm (elementwise), LM-head GEMMs, softmax cross-entropy (other)
-      c[elem] += tokens_mb * h * (rates.layernorm_fwd_s_per_element + rates.layernorm_bwd_s_per_element);
-      c[gemm] += at(3 * 2 * tokens_mb * h * v, rates.lm_head_gemm_efficiency);
-      c[other] += tokens_mb * v * rates.softmax_xent_s_per_element;
-    }
-    if (st.first) c[other] += tokens_mb * h * (rates.embedding_fwd_s_per_element + rates.embedding_bwd_s_per_element);
-    for (int i : {gemm, attn, elem, other}) out.class_s[i] = mb * c[i];
-    out.class_s[static_cast<int>(TorchOpClass::kCommunication)] = comm_s;
-    out.class_s[static_cast<int>(TorchOpClass::kOptimizer)] = w.optimizer_s;
-    double flop = 0;
-    for (bool moe : {false, true}) {
-      const double count = moe ? st.moe_layers : st.layers - st.moe_layers;
-      flop += count * (3 + (p.recompute == Recompute::kFull ? 1 : 0)) *
-              layer_forward_flops_per_token(m, moe).gemm * tokens_mb / tp;
-    }
-    if (st.last) flop += 3 * logits_forward_flops_per_token(m) * tokens_mb / tp;
-    out.gemm_flop = mb * flop;
-    out.compute_s = mb * (st.forward_compute_s + st.backward_compute_s);
-    const Result est = estimate(sc);
-    out.step_s = est.step_time_s;
-    if (!est.feasible) out.feasible = false, out.reason = est.reason;
-    return out;
-  }
-  auto per_layer = [&](bool moe, double& gemm, double& attn, double& elem, double& flop) {
-    const LayerFlops lf = layer_forward_flops_per_token(m, moe);
-    gemm = lf.gemm * tokens_mb / p.tp / (peak * eff);
-    flop = lf.gemm * tokens_mb / p.tp;
-    attn = lf.attention * tokens_mb / p.tp / (peak_attention * eff) +
-           (p.flash_attention ? 0.0
-                              : kUnfusedAttentionBytesPerScore * m.heads * seq * tokens_mb / p.tp /
-                                    gpu.hbm_bandwidth_bytes_per_s);
-    elem = elementwise_bytes_per_hidden(gpu) * h * tokens_mb / (p.sp ? p.tp : 1) / gpu.hbm_bandwidth_bytes_per_s;
-  };
-  double g0, a0, e0, f0, g1, a1, e1, f1;
-  per_layer(false, g0, a0, e0, f0);
-  if (m.moe) per_layer(true, g1, a1, e1, f1);
-  else g1 = g0, a1 = a0, e1 = e0, f1 = f0;
-  const double dense_n = st.layers - st.moe_layers, moe_n = st.moe_layers;
-  double gemm = passes * (dense_n * g0 + moe_n * g1);
-  double flop = passes * (dense_n * f0 + moe_n * f1);
-  if (st.last) {
-    const double lf = logits_forward_flops_per_token(m) * tokens_mb / p.tp;
-    gemm += 3 * lf / (peak * eff);
-    flop += 3 * lf;
-  }
-  const double attn = attention_passes * (dense_n * a0 + moe_n * a1);
-  const double elem = passes * (dense_n * e0 + moe_n * e1);
-  const double launch = passes * st.layers * kKernelsPerLayerForward * kKernelOverheadS;
-  out.class_s[static_cast<int>(TorchOpClass::kGemm)] = mb * gemm;
-  out.class_s[static_cast<int>(TorchOpClass::kAttention)] = mb * attn;
-  out.class_s[static_cast<int>(TorchOpClass::kElementwise)] = mb * elem;
-  out.class_s[static_cast<int>(TorchOpClass::kCommunication)] = comm_s;
-  out.class_s[static_cast<int>(TorchOpClass::kOptimizer)] = w.optimizer_s;
-  out.launch_s = mb * launch;
-  out.gemm_flop = mb * flop;
+  for (const ChunkProgram& ch : w.programs.front().chunks)
+    for (const PassProgram& prog : ch.pass)
+      for (const OpBlock& b : prog.blocks)
+        for (std::size_t i = 0; i < b.compute.size(); ++i) {
+          const ComputeOp& op = b.compute[i];
+          const double launch = out.op_rates ? 0.0 : op.kernels * kKernelOverheadS;
+          out.class_s[static_cast<int>(class_of(op))] += mb * b.repeat * (b.compute_s[i] - launch);
+          out.launch_s += mb * b.repeat * launch;
+          if (op.kind == ComputeKind::kGemm) out.gemm_flop += mb * b.repeat * op.flop;
+        }
+  const StageWork& st = w.stages.front();
+  out.class_s[static_cast<int>(TorchOpClass::kCommunication)] =
+      st.dp_reduce_s + mb * (st.tp_comm_s + st.cp_comm_s + st.ep_comm_s + st.zero3_comm_s);
+  out.class_s[static_cast<int>(TorchOpClass::kOptimizer)] += w.optimizer_s;
   out.compute_s = mb * (st.forward_compute_s + st.backward_compute_s);
   const Result est = estimate(sc);
   out.step_s = est.step_time_s;

@@ -280,6 +280,7 @@ ParallelPlan parse_plan(const json& j, const std::string& path) {
   p.pp = static_cast<int>(r.integer_or("pp", 1, 1, kMaxDegree));
   p.cp = static_cast<int>(r.integer_or("cp", 1, 1, kMaxDegree));
   p.ep = static_cast<int>(r.integer_or("ep", 1, 1, kMaxDegree));
+  p.expert_tp = static_cast<int>(r.integer_or("expert_tp", p.tp, 1, kMaxDegree));
   p.dp_from_gpus = !r.has("dp");
   p.dp = static_cast<int>(r.integer_or("dp", 0, 1, kMaxDegree));
   p.sp = r.boolean_or("sp", false);
@@ -343,6 +344,7 @@ ParallelPlan parse_plan(const json& j, const std::string& path) {
           json_to_integer((*lps)[i], lpath + "[" + std::to_string(i) + "]", 0, 100000)));
   }
   p.flash_attention = r.boolean_or("flash_attention", true);
+  p.attention_kernel = r.choice_or("attention_kernel", {"flash2", "flash3"}, "flash2");
   r.finish(kDocKeys);
   return p;
 }
@@ -678,6 +680,7 @@ json to_json(const Scenario& s) {
                {"dp", p.dp},
                {"cp", p.cp},
                {"ep", p.ep},
+               {"expert_tp", p.expert_tp},
                {"sp", p.sp},
                {"vpp", p.vpp},
                {"schedule", p.schedule},
@@ -693,7 +696,8 @@ json to_json(const Scenario& s) {
                {"overlap", {{"dp", p.overlap.dp}, {"tp", p.overlap.tp}, {"pp", p.overlap.pp}}},
                {"collective_algorithm", p.collective_algorithm},
                {"placement", p.placement},
-               {"flash_attention", p.flash_attention}};
+               {"flash_attention", p.flash_attention},
+               {"attention_kernel", p.attention_kernel}};
   if (!p.layers_per_stage.empty()) plan["layers_per_stage"] = p.layers_per_stage;
   json out = {{"schema_version", s.schema_version},
               {"name", s.name},

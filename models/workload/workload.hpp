@@ -1,21 +1,25 @@
-// The workload of one training step (ARCHITECTURE.md: "the hinge of the design"): what every
-// pipeline device computes per micro-batch, what it sends to its neighbours, what its data-
-// parallel group reduces, and the fixed costs around them. One generator (build_workload) turns
-// a plan into this; the estimate tier reduces it in closed form (estimate.cpp) and the simulate
-// tier plays it out in time (sim/step_simulator). A parallelism feature is added here once and
-// both tiers see it.
+// The workload of one training step (ARCHITECTURE.md: "the hinge of the design"), built once
+// from the scenario by build_workload: the op graph of every pipeline device (op_graph.hpp:
+// what each pass of each model chunk computes and communicates, for one micro-batch), what
+// neighbouring stages send each other, how the data-parallel groups reduce gradients, and the
+// fixed costs around them. The estimate tier reduces the programs in closed form
+// (program_reduce.hpp, estimate.cpp); the simulate tier plays every op (sim/step_player.cpp). A
+// parallelism feature is added once, in the layer programs, and both tiers see it.
 #pragma once
 
 #include <vector>
 
-#include "models/cost/collectives/collective_cost.hpp"
-#include "models/schedules/pipeline_schedule.hpp"
 #include "models/core/result.hpp"
 #include "models/core/specs.hpp"
+#include "models/cost/collectives/collective_cost.hpp"
+#include "models/schedules/pipeline_schedule.hpp"
+#include "models/workload/op_graph.hpp"
+#include "models/workload/placement.hpp"
 
 namespace trainsim {
 
-// One pipeline device (all of its model chunks), per micro-batch, one GPU.
+// One pipeline device (all of its model chunks), per micro-batch, one GPU: its passes as the
+// closed form reduces them (the sum over its chunks).
 struct StageWork {
   int layers = 0;
   int moe_layers = 0;
@@ -25,44 +29,58 @@ struct StageWork {
   double forward_compute_s = 0;
   double backward_compute_s = 0;
   double backward_weight_s = 0;  // the W part, which zero-bubble schedules may defer
-  // Exposed communication inside the layers, forward + backward (closed form).
+  // Communication the compute stream waited for inside the passes (and the compute slowed by
+  // collectives beside it), forward + backward, by purpose.
   double tp_comm_s = 0;
   double cp_comm_s = 0;
   double ep_comm_s = 0;
-  // What the schedule plays: F and B with their exposed in-layer communication folded in
-  // proportionally; W has none.
+  double zero3_comm_s = 0;  // ZeRO-3 parameter gathers (and gradient reduce-scatters) waited for
+  // What the schedule plays per micro-batch: the reduced passes.
   double forward_s = 0;
   double backward_s = 0;  // B + W
+  // Collectives the passes leave running (ZeRO-3 reduce-scatters): per micro-batch, their busy
+  // time and how far the last one runs past the end of a backward pass.
+  double async_busy_s = 0;
+  double async_tail_s = 0;
   double dense_params = 0;   // parameters on this GPU outside the experts
   double expert_params = 0;  // routed-expert parameters on this GPU
-  double dp_reduce_s = 0;    // closed-form gradient reduction of this stage (one step average)
+  double dp_reduce_s = 0;    // closed-form gradient reduction of this stage (ZeRO-0/1/2, one step average)
 };
 
 struct Workload {
   ScheduleKind schedule = ScheduleKind::k1F1B;
-  int tp = 1, pp = 1, dp = 1, cp = 1, ep = 1, vpp = 1;
+  int tp = 1, pp = 1, dp = 1, cp = 1, ep = 1, etp = 1, vpp = 1;
   int micro_batches = 1;
-  std::vector<StageWork> stages;  // one per pipeline device
+  std::vector<StageWork> stages;        // one per pipeline device
+  std::vector<DeviceProgram> programs;  // the op graph, one per pipeline device
+  bool split_backward = false;          // passes are F, B, W (zero-bubble, DualPipe) or F, B+W
+  double overlap_slowdown = 0;          // sigma of program_reduce.hpp
+  RankPlacement placement{1, 1, 1, 1};
+  GroupShape group_shapes[5];           // per CommGroup, as the layer programs were priced
 
   // Pipeline point-to-point: each TP rank sends 1/tp of the activation (scatter-gather).
   double p2p_bytes = 0;
   double p2p_s = 0;  // closed form, contention-free
   GroupShape pp_pair;
 
-  // Data-parallel gradient reduction.
+  // Data-parallel gradient reduction (ZeRO-0/1/2; ZeRO-3 reduce-scatters per layer in the programs).
   FabricTerms fabric;
   CollectiveAlgo algo = CollectiveAlgo::kAuto;
   GroupShape dp_group;         // dense gradients: dp x cp ranks
-  GroupShape expert_dp_group;  // expert gradients: dp x cp / ep ranks
+  GroupShape expert_dp_group;  // expert gradients: the EDP ranks
   double grad_bytes_per_param = 2;
   double dp_wire_ratio = 1;  // compression and sync interval, averaged over the run
   double dp_bucket_params = 40e6;
   bool overlap_dp = true;
-  double zero3_gather_s = 0;  // ZeRO-3 parameter all-gathers per step (closed form, exposed part)
+  int zero_stage = 0;
 
   double optimizer_s = 0;
   double offload_s = 0;
   double largest_stage_params = 0;
+
+  // Bytes each purpose moves in one step, summed over all GPUs (what the simulation should move
+  // as flows), indexed by CommPurpose.
+  double traffic_bytes[kCommPurposes] = {0, 0, 0, 0, 0};
 };
 
 // Fills the workload and the parts of `result` that do not depend on how the step is played

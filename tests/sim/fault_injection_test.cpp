@@ -15,7 +15,7 @@
 #include "sim/collective_engine.hpp"
 #include "sim/link_stats.hpp"
 #include "sim/platform.hpp"
-#include "sim/step_placement.hpp"
+#include "models/workload/placement.hpp"
 #include "sim/step_player.hpp"
 #include "sim/step_simulation.hpp"
 #include "sim/topology.hpp"
@@ -234,6 +234,7 @@ TEST(Stragglers, SlowStagePlaysLikeTheTimelineWithItsCostsDivided) {
     s.backward_s = s.backward_compute_s = 2e-3;
     s.backward_weight_s = 1e-3;
   }
+  testing::give_programs(wl);
   std::vector<StageCosts> costs(p, StageCosts{1e-3, 1e-3, 1e-3});
   costs[2] = StageCosts{2e-3, 2e-3, 2e-3};
   const Timeline ref = play_schedule(ScheduleKind::k1F1B, p, 1, m, costs, 2e-6);

@@ -13,11 +13,50 @@
 #include <vector>
 
 #include "models/core/specs.hpp"
+#include "models/workload/workload.hpp"
 #include "sim/collective_engine.hpp"
 #include "sim/forked_run.hpp"
 #include "sim/platform.hpp"
 
 namespace trainsim::sim::testing {
+
+// Gives a synthetic workload (per-stage F, B+W and W seconds in wl.stages) the op graph the step
+// player plays: one compute op per pass and chunk, no collectives. Interleaved chunks split a
+// device's costs evenly; DualPipe's two directions each run a whole stage (device d: stages d
+// and p-1-d).
+inline void give_programs(Workload& wl) {
+  const bool split = wl.schedule == ScheduleKind::kZbH1 || wl.schedule == ScheduleKind::kZbH2 ||
+                     wl.schedule == ScheduleKind::kDualPipe;
+  wl.split_backward = split;
+  const bool dual = wl.schedule == ScheduleKind::kDualPipe && wl.pp > 1;
+  const int chunks = dual ? 2 : wl.schedule == ScheduleKind::kInterleaved ? std::max(1, wl.vpp) : 1;
+  wl.placement = RankPlacement(1, 1, 1, wl.pp);
+  wl.programs.assign(wl.pp, DeviceProgram{});
+  auto pass = [](double seconds) {
+    PassProgram p;
+    OpBlock b;
+    b.name = "synthetic";
+    ComputeOp op;
+    b.compute.push_back(op);
+    b.compute_s.push_back(seconds);
+    p.blocks.push_back(b);
+    return p;
+  };
+  for (int d = 0; d < wl.pp; ++d)
+    for (int c = 0; c < chunks; ++c) {
+      const StageWork& s = wl.stages[dual && c == 1 ? wl.pp - 1 - d : d];
+      const double div = dual ? 1.0 : chunks;
+      ChunkProgram ch;
+      ch.program(PassKind::kForward) = pass(s.forward_s / div);
+      if (wl.split_backward) {
+        ch.program(PassKind::kBackwardInput) = pass((s.backward_s - s.backward_weight_s) / div);
+        ch.program(PassKind::kBackwardWeight) = pass(s.backward_weight_s / div);
+      } else {
+        ch.program(PassKind::kBackward) = pass(s.backward_s / div);
+      }
+      wl.programs[d].chunks.push_back(ch);
+    }
+}
 
 // Runs fn in a forked child (one SimGrid engine per process) and returns its numbers.
 inline std::vector<double> in_child_process(const std::function<std::vector<double>()>& fn) {

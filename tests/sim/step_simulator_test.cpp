@@ -15,7 +15,7 @@
 #include "models/workload/timeline.hpp"
 #include "models/scenario/scenario_loader.hpp"
 #include "sim/platform.hpp"
-#include "sim/step_placement.hpp"
+#include "models/workload/placement.hpp"
 #include "sim/step_player.hpp"
 #include "sim/step_simulation.hpp"
 #include "sim_test_util.hpp"
@@ -41,6 +41,7 @@ Workload uniform_workload(ScheduleKind kind, int pp, int vpp, int m, double f, d
     s.backward_s = s.backward_compute_s = b;
     s.backward_weight_s = w;
   }
+  testing::give_programs(wl);
   return wl;
 }
 

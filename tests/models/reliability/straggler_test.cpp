@@ -140,7 +140,9 @@ TEST(Straggler, ProbabilityAndForcedStage) {
   ASSERT_EQ(e.stage_extra_s.size(), 4u);
   const double extra_last = e.stage_extra_s[3] / e.layer_cost_s;
   EXPECT_GT(extra_last, 0);
-  EXPECT_NEAR(e.stage_extra_s[0], 0, 1e-9 * e.layer_cost_s);
+  // The first stage's extra is its embedding (the lookup and its TP all-reduce): small.
+  EXPECT_GT(e.stage_extra_s[0], 0);
+  EXPECT_LT(e.stage_extra_s[0], 0.2 * e.layer_cost_s);
   EXPECT_NEAR(e.bottleneck_slowdown, 12 / (6 + extra_last), 1e-9);
   // Rebalanced: optimal by brute force, and better than not rebalancing.
   ASSERT_EQ(e.rebalanced_layers_per_stage.size(), 4u);

@@ -1,0 +1,520 @@
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "models/cost/collectives/collective_cost.hpp"
+#include "models/cost/compression.hpp"
+#include "models/cost/compute_cost.hpp"
+#include "models/cost/flops.hpp"
+#include "models/cost/memory.hpp"
+#include "models/workload/layer_program.hpp"
+#include "models/workload/plan_structure.hpp"
+#include "models/workload/program_reduce.hpp"
+#include "models/workload/workload.hpp"
+
+namespace trainsim {
+namespace {
+
+// Megatron's gradient bucket: max(40M, 1M x dp) parameters (distributed.py). The last bucket
+// of the backward pass cannot overlap with compute.
+double dp_bucket_params(int dp) { return std::max(40e6, 1e6 * dp); }
+// Adam step traffic per parameter: read grad (2) + master, m, v (12), write master, m, v (12)
+// and the 16-bit copy (2).
+constexpr double kAdamBytesPerParam = 28;
+// DeepSpeed's CPU Adam sustains about 1e9 parameters/s per GPU's share of a host's cores.
+constexpr double kCpuAdamParamsPerS = 1e9;
+// Activations on the wire: 16-bit in mixed precision (fp8 training keeps them in bf16 between
+// layers), 4 bytes in fp32 training.
+double activation_bytes(Precision p) { return p == Precision::kFp32 ? 4.0 : 2.0; }
+
+std::string str(int64_t v) { return std::to_string(v); }
+// "12.3 GiB" without printf: reasons are built for every infeasible plan of a sweep.
+std::string gib(double bytes) {
+  const long long tenths = std::llround(bytes / (1024.0 * 1024 * 1024) * 10);
+  return std::to_string(tenths / 10) + "." + std::to_string(tenths % 10) + " GiB";
+}
+
+CollectiveAlgo plan_algo(const ParallelPlan& p) {
+  const std::string& a = p.collective_algorithm;
+  if (a == "ring") return CollectiveAlgo::kRing;
+  if (a == "tree") return CollectiveAlgo::kTree;
+  if (a == "hd") return CollectiveAlgo::kHalvingDoubling;
+  if (a == "hier") return CollectiveAlgo::kHierarchical;
+  if (a == "direct") return CollectiveAlgo::kDirect;
+  return CollectiveAlgo::kAuto;
+}
+
+bool splits_backward(ScheduleKind s) {
+  return s == ScheduleKind::kZbH1 || s == ScheduleKind::kZbH2 || s == ScheduleKind::kDualPipe;
+}
+
+// Layers of one model chunk: a contiguous range of the model's layers.
+struct ChunkLayers {
+  int begin = 0;
+  int layers = 0;
+  int moe_layers = 0;
+  bool first = false;
+  bool last = false;
+};
+
+// Which layers each (device, chunk) holds. Interleaved: chunk c of device d is virtual stage
+// c p + d. DualPipe: device d runs stage d in one direction and stage p-1-d in the other.
+std::vector<std::vector<ChunkLayers>> chunk_layers(const ModelSpec& m, const ParallelPlan& p, ScheduleKind s) {
+  const int pp = p.pp;
+  const bool dual = s == ScheduleKind::kDualPipe && pp > 1;
+  const int vstages = dual ? pp : pp * (s == ScheduleKind::kInterleaved ? p.vpp : 1);
+  std::vector<ChunkLayers> vs(vstages);
+  // Layers of each declared stage (pp x vpp entries in the loader's layers_per_stage); a
+  // schedule without interleaving folds a device's declared chunks into one.
+  const int declared = pp * p.vpp;
+  std::vector<int> per(declared);
+  for (int i = 0; i < declared; ++i)
+    per[i] = p.layers_per_stage.empty() ? m.layers / declared : p.layers_per_stage[i];
+  int at = 0;
+  for (int i = 0; i < vstages; ++i) {
+    ChunkLayers& c = vs[i];
+    c.begin = at;
+    if (vstages == declared) {
+      c.layers = per[i];
+    } else {
+      // vpp > 1 without interleaving: device i holds chunks i, i + pp, ... as one.
+      for (int j = i; j < declared; j += pp) c.layers += per[j];
+    }
+    at += c.layers;
+  }
+  for (int i = 0; i < vstages; ++i) {
+    ChunkLayers& c = vs[i];
+    if (m.moe) {
+      // Layers [begin, begin + layers) past the leading dense layers.
+      c.moe_layers = std::max(0, c.begin + c.layers - std::max(c.begin, m.moe->dense_layers));
+      c.moe_layers = std::min(c.moe_layers, c.layers);
+    }
+  }
+  vs.front().first = true;
+  vs.back().last = true;
+  std::vector<std::vector<ChunkLayers>> out(pp);
+  if (dual) {
+    for (int d = 0; d < pp; ++d) out[d] = {vs[d], vs[pp - 1 - d]};
+  } else {
+    const int chunks = vstages / pp;
+    for (int d = 0; d < pp; ++d)
+      for (int c = 0; c < chunks; ++c) out[d].push_back(vs[c * pp + d]);
+  }
+  return out;
+}
+
+// The blocks of one pass of a chunk, in the order the pass runs them.
+PassProgram pass_program(const LayerContext& ctx, const ChunkLayers& cl, PassKind pass) {
+  PassProgram prog;
+  const int dense = cl.layers - cl.moe_layers;
+  const bool fwd = pass == PassKind::kForward;
+  auto layers = [&](bool moe, int n) {
+    if (n > 0) prog.blocks.push_back(layer_block(ctx, moe, pass, n));
+  };
+  if (fwd) {
+    if (cl.first) prog.blocks.push_back(embedding_block(ctx, pass));
+    layers(false, dense);
+    layers(true, cl.moe_layers);
+    if (cl.last) prog.blocks.push_back(head_block(ctx, pass));
+  } else {
+    if (cl.last) prog.blocks.push_back(head_block(ctx, pass));
+    layers(true, cl.moe_layers);
+    layers(false, dense);
+    if (cl.first) prog.blocks.push_back(embedding_block(ctx, pass));
+  }
+  // Blocks with no ops (the embedding's input-gradient pass) are dropped.
+  prog.blocks.erase(std::remove_if(prog.blocks.begin(), prog.blocks.end(),
+                                   [](const OpBlock& b) { return b.compute.empty() && b.comm.empty(); }),
+                    prog.blocks.end());
+  return prog;
+}
+
+double wgrad_compute_s(const PassProgram& p) {
+  double s = 0;
+  for (const OpBlock& b : p.blocks)
+    for (std::size_t i = 0; i < b.compute.size(); ++i)
+      if (b.compute[i].pass == Pass::kBackwardWeight) s += b.compute_s[i] * b.repeat;
+  return s;
+}
+
+// Bytes a pass program sends per GPU, by purpose.
+void add_traffic(const PassProgram& p, double times, double out[kCommPurposes]) {
+  for (const OpBlock& b : p.blocks)
+    for (const CommOp& c : b.comm) out[static_cast<int>(c.purpose)] += c.wire_bytes * b.repeat * times;
+}
+
+}  // namespace
+
+bool build_workload(const Scenario& sc, Workload& w, Result& r) {
+  const ModelSpec& m = sc.model;
+  const ClusterSpec& c = sc.cluster;
+  const ParallelPlan& p = sc.plan;
+  const GpuSpec& gpu = c.gpu;
+  r.gpus = c.total_gpus();
+  r.hbm_capacity_bytes = gpu.hbm_capacity_bytes;
+  r.reason = check_plan_structure(sc);
+  if (!r.reason.empty()) {
+    r.feasible = false;
+    return false;
+  }
+
+  const int tp = p.tp, pp = p.pp, dp = p.dp, cp = p.cp, ep = p.ep, vpp = p.vpp;
+  const int etp = m.moe ? p.expert_tp : tp;
+  const ScheduleKind schedule = schedule_kind(p.schedule);
+  // As PipelineRunner splits them: zero-bubble schedules and DualPipe run B and W apart.
+  const bool split = splits_backward(schedule);
+  const int gpn = c.gpus_per_node;
+  const int micro_batches = static_cast<int>(p.global_batch / (p.micro_batch * dp));
+  r.micro_batches = micro_batches;
+  const double h = static_cast<double>(m.hidden);
+  const double v = static_cast<double>(m.vocab);
+  const double seq = static_cast<double>(m.seq_len);
+  const double tokens_step = static_cast<double>(p.global_batch) * seq;
+  r.tokens_per_step = tokens_step;
+  const StepFlops flops = step_flops(m, p.recompute, tokens_step);
+  r.model_flops_per_step = flops.model;
+  r.hardware_flops_per_step = flops.hardware;
+
+  // ---- placement: the groups each rank talks in, and their shapes on the fabric ----
+  const FabricTerms fabric = fabric_terms(c);
+  const CollectiveAlgo algo = plan_algo(p);
+  w.placement = RankPlacement(tp, cp, dp, pp, p.placement, m.moe ? ep : 1, etp, gpn);
+  const RankPlacement& place = w.placement;
+  for (int k = 0; k < 5; ++k) w.group_shapes[k] = place.worst_shape(k);
+  const GroupShape& tp_group = w.group_shapes[static_cast<int>(CommGroup::kTp)];
+  const GroupShape dp_group = w.group_shapes[static_cast<int>(CommGroup::kDp)];
+  const GroupShape expert_dp_group =
+      m.moe ? w.group_shapes[static_cast<int>(CommGroup::kExpertDp)] : GroupShape{};
+  const GroupShape pp_pair = pp > 1 ? place.shape(place.pp_pair(0, 1)) : GroupShape{};
+
+  // ---- the op graph: one program per (device, chunk, pass) ----
+  LayerContext ctx;
+  ctx.model = &m;
+  ctx.gpu = &gpu;
+  ctx.fabric = fabric;
+  ctx.algo = algo;
+  for (int k = 0; k < 5; ++k) ctx.shape[k] = w.group_shapes[k];
+  ctx.tp = tp;
+  ctx.cp = cp;
+  ctx.ep = m.moe ? ep : 1;
+  ctx.etp = etp;
+  ctx.dp = dp;
+  ctx.sp = p.sp;
+  ctx.micro_batch = static_cast<double>(p.micro_batch);
+  ctx.precision = p.precision;
+  ctx.recompute = p.recompute;
+  ctx.flash_attention = p.flash_attention;
+  ctx.attention_kernel = p.attention_kernel == "flash3" ? AttentionKernel::kFlash3 : AttentionKernel::kFlash2;
+  ctx.overlap_tp = p.overlap.tp;
+  ctx.zero_stage = p.zero_stage;
+  const StateBytes sb = state_bytes_per_param(p.precision);
+  ctx.activation_bytes = activation_bytes(p.precision);
+  ctx.param_bytes = sb.params;
+  ctx.grad_bytes = sb.grads;
+
+  const double sigma = overlap_slowdown(gpu);
+  w.overlap_slowdown = sigma;
+  w.split_backward = split;
+  const auto layout = chunk_layers(m, p, schedule);
+  w.programs.assign(pp, DeviceProgram{});
+  w.stages.assign(pp, StageWork{});
+  double traffic_per_gpu[kCommPurposes][2] = {};  // [purpose][0: first stage's GPU, 1: all GPUs]
+  const double stage_gpus = static_cast<double>(tp) * cp * dp;
+  const LayerParams dense_lp = layer_params(m, false);
+  const LayerParams moe_lp = m.moe ? layer_params(m, true) : dense_lp;
+  double largest_layer_params = 0;
+  for (int d = 0; d < pp; ++d) {
+    StageWork& sw = w.stages[d];
+    sw.first = d == 0;
+    sw.last = d == pp - 1;
+    double stage_traffic[kCommPurposes] = {};
+    for (const ChunkLayers& cl : layout[d]) {
+      ChunkProgram ch;
+      ch.layers = cl.layers;
+      ch.moe_layers = cl.moe_layers;
+      ch.first = cl.first;
+      ch.last = cl.last;
+      const int dense_n = cl.layers - cl.moe_layers;
+      ch.dense_params = dense_n * ((dense_lp.attention + dense_lp.mlp_dense) / tp + dense_lp.norms) +
+                        cl.moe_layers * ((moe_lp.attention + moe_lp.mlp_dense) / tp + moe_lp.norms);
+      ch.expert_params = cl.moe_layers * moe_lp.experts / (static_cast<double>(m.moe ? ep : 1) * etp);
+      if (cl.first) ch.dense_params += v * h / tp;
+      if (cl.last && (pp > 1 || !m.tied_embeddings)) ch.dense_params += v * h / tp;
+      const PassKind kinds[] = {PassKind::kForward, split ? PassKind::kBackwardInput : PassKind::kBackward,
+                                PassKind::kBackwardWeight};
+      for (int i = 0; i < (split ? 3 : 2); ++i) {
+        PassProgram& prog = ch.program(kinds[i]);
+        prog = pass_program(ctx, cl, kinds[i]);
+        const PassCost pc = reduce_pass(prog, sigma);
+        add_traffic(prog, micro_batches, stage_traffic);
+        const bool fwd = kinds[i] == PassKind::kForward;
+        if (fwd) {
+          sw.forward_s += pc.time_s;
+          sw.forward_compute_s += pc.compute_s;
+        } else {
+          sw.backward_s += pc.time_s;
+          sw.backward_compute_s += pc.compute_s;
+          sw.async_busy_s += pc.async_busy_s;
+          sw.async_tail_s = std::max(sw.async_tail_s, pc.async_tail_s);
+        }
+        if (kinds[i] == PassKind::kBackwardWeight) sw.backward_weight_s += pc.time_s;
+        else if (kinds[i] == PassKind::kBackward) sw.backward_weight_s += wgrad_compute_s(prog);
+        sw.tp_comm_s += pc.exposed_s[static_cast<int>(CommPurpose::kTp)];
+        sw.cp_comm_s += pc.exposed_s[static_cast<int>(CommPurpose::kCp)];
+        sw.ep_comm_s += pc.exposed_s[static_cast<int>(CommPurpose::kEp)];
+        sw.zero3_comm_s += pc.exposed_s[static_cast<int>(CommPurpose::kDp)];
+      }
+      sw.layers += ch.layers;
+      sw.moe_layers += ch.moe_layers;
+      sw.dense_params += ch.dense_params;
+      sw.expert_params += ch.expert_params;
+      w.programs[d].chunks.push_back(std::move(ch));
+    }
+    for (int k = 0; k < kCommPurposes; ++k) {
+      if (d == 0) traffic_per_gpu[k][0] = stage_traffic[k];
+      traffic_per_gpu[k][1] += stage_traffic[k] * stage_gpus;
+    }
+  }
+  largest_layer_params =
+      std::max((dense_lp.attention + dense_lp.mlp_dense) / tp,
+               m.moe ? (moe_lp.attention + moe_lp.mlp_dense) / tp + moe_lp.experts / (double(ep) * etp) : 0.0);
+  double worst_fb = 0;
+  for (const StageWork& sw : w.stages) worst_fb = std::max(worst_fb, sw.forward_s + sw.backward_s);
+  const double mb_time = worst_fb;
+
+  // ---- pipeline ----
+  const double act_bytes = static_cast<double>(p.micro_batch) * seq / cp * h * activation_bytes(p.precision);
+  double pp_p2p_s = 0;
+  if (pp > 1) {
+    // Scatter-gather optimisation: each TP rank sends 1/tp of the activation (SC'21 sec. 4.1).
+    const double bytes = act_bytes / tp;
+    pp_p2p_s = collective_cost(CollectiveOp::kSendRecv, algo, bytes, pp_pair, fabric).time_s;
+    const double sends = 2.0 * micro_batches * std::max(1, static_cast<int>(layout.front().size()));
+    r.pp_bytes = sends * bytes;
+    // Every stage boundary of every chunk, both directions, every TP rank of every replica.
+    const double boundaries = static_cast<double>(pp) * layout.front().size() - 1;
+    traffic_per_gpu[static_cast<int>(CommPurpose::kPp)][1] =
+        2.0 * micro_batches * boundaries * bytes * tp * cp * dp;
+  }
+
+  // ---- model states per device ----
+  double max_stage_params = 0, max_stage_dense = 0, max_stage_expert = 0;
+  for (const StageWork& sw : w.stages)
+    if (sw.dense_params + sw.expert_params > max_stage_params) {
+      max_stage_params = sw.dense_params + sw.expert_params;
+      max_stage_dense = sw.dense_params;
+      max_stage_expert = sw.expert_params;
+    }
+
+  // ---- data parallel gradient reduction (ZeRO-0/1/2), per compression stage ----
+  auto dp_time = [&](const CompressionStage* stage) {
+    CompressionEffect ce;
+    if (stage) ce = compression_effect(*stage, h);
+    auto reduce = [&](double params, const GroupShape& g) {
+      if (g.ranks <= 1 || params <= 0) return 0.0;
+      const double grad_bytes = params * sb.grads;
+      double s = 0;
+      if (ce.needs_allgather) {
+        s = collective_cost(CollectiveOp::kAllGather, algo, grad_bytes * ce.wire_ratio * g.ranks, g, fabric).time_s;
+      } else {
+        s = ce.all_reduces *
+            collective_cost(CollectiveOp::kAllReduce, algo, grad_bytes * ce.wire_ratio / ce.all_reduces, g, fabric).time_s;
+      }
+      s += ce.hbm_passes * 2 * grad_bytes / gpu.hbm_bandwidth_bytes_per_s;
+      return s;
+    };
+    return reduce(max_stage_dense, dp_group) + reduce(max_stage_expert, expert_dp_group);
+  };
+  auto dp_bytes = [&](const CompressionStage* stage) {
+    CompressionEffect ce;
+    if (stage) ce = compression_effect(*stage, h);
+    const double n = dp_group.ranks;
+    if (n <= 1) return 0.0;
+    return max_stage_dense * sb.grads * ce.wire_ratio * 2 * (n - 1) / n;
+  };
+  // Average over the training run when compression stages change with the step.
+  double dp_s = 0, dp_bytes_avg = 0;
+  if (p.zero_stage < 3) {
+    const double steps = static_cast<double>(std::max<int64_t>(1, sc.training.steps));
+    if (p.compression.empty()) {
+      dp_s = dp_time(nullptr) / p.sync_interval;
+      dp_bytes_avg = dp_bytes(nullptr) / p.sync_interval;
+    } else {
+      double covered = 0;
+      if (p.compression.front().from_step > 0) {
+        const double n = std::min<double>(steps, p.compression.front().from_step);
+        dp_s += n * dp_time(nullptr) / p.sync_interval;
+        dp_bytes_avg += n * dp_bytes(nullptr) / p.sync_interval;
+        covered += n;
+      }
+      for (std::size_t i = 0; i < p.compression.size(); ++i) {
+        const auto& st = p.compression[i];
+        const double begin = std::min<double>(steps, st.from_step);
+        const double end = i + 1 < p.compression.size() ? std::min<double>(steps, p.compression[i + 1].from_step) : steps;
+        const double n = std::max(0.0, end - begin);
+        const int interval = std::max(st.sync_interval, p.sync_interval);
+        dp_s += n * dp_time(&st) / interval;
+        dp_bytes_avg += n * dp_bytes(&st) / interval;
+        covered += n;
+      }
+      if (covered > 0) {
+        dp_s /= covered;
+        dp_bytes_avg /= covered;
+      }
+    }
+  }
+  const int kDpIndex = static_cast<int>(CommPurpose::kDp);
+  r.dp_bytes = dp_bytes_avg + traffic_per_gpu[kDpIndex][0];
+  // Gradient buckets of every stage's groups: each rank sends its share of the all-reduce of its
+  // stage's dense gradients (dp_bytes_avg is the largest stage's).
+  for (const StageWork& sw : w.stages)
+    if (max_stage_dense > 0) traffic_per_gpu[kDpIndex][1] += dp_bytes_avg * sw.dense_params / max_stage_dense * stage_gpus;
+
+  // ---- optimizer step ----
+  const double zero_degree = p.zero_stage >= 1 ? dp_group.ranks : 1;
+  const double opt_params = max_stage_dense / zero_degree +
+                            max_stage_expert / (p.zero_stage >= 1 ? expert_dp_group.ranks : 1);
+  const OpRates& rates = gpu.op_rates;
+  double optimizer_s = rates.present() ? optimizer_time_from_op_rates(rates, opt_params, max_stage_params)
+                                       : opt_params * kAdamBytesPerParam / gpu.hbm_bandwidth_bytes_per_s;
+  double offload_s = 0;
+  if (p.offload.optimizer) {
+    // Gradients down and parameters up over PCIe, Adam on the host.
+    optimizer_s = opt_params / kCpuAdamParamsPerS;
+    offload_s += opt_params * (sb.grads + sb.params) / c.pcie_bandwidth_bytes_per_s;
+  }
+  if (p.offload.params) {
+    const double fetch_s = 2 * max_stage_params * sb.params / c.pcie_bandwidth_bytes_per_s;
+    offload_s += micro_batches * std::max(0.0, fetch_s - mb_time);
+  }
+
+  // ---- memory per stage ----
+  ActivationOptions ao;
+  ao.tp = tp;
+  ao.cp = cp;
+  ao.sp = p.sp;
+  ao.recompute = p.recompute;
+  ao.flash_attention = p.flash_attention;
+  ao.micro_batch = static_cast<double>(p.micro_batch);
+  const double act_dense = layer_activation_bytes(m, false, ao);
+  const double act_moe = m.moe ? layer_activation_bytes(m, true, ao) : act_dense;
+  r.per_stage.resize(pp);
+  double offload_act_s = 0;
+  for (int s = 0; s < pp; ++s) {
+    const StageWork& sw = w.stages[s];
+    StageMemory& sm = r.per_stage[s];
+    sm.stage = s;
+    sm.layers = sw.layers;
+    sm.in_flight_micro_batches = in_flight_micro_batches(schedule, pp, vpp, s, micro_batches);
+    MemoryBreakdown dense = model_state_bytes(sw.dense_params, p.zero_stage, dp_group.ranks, p.precision);
+    MemoryBreakdown expert = model_state_bytes(sw.expert_params, p.zero_stage, expert_dp_group.ranks, p.precision);
+    MemoryBreakdown& b = sm.breakdown;
+    b.params_bytes = dense.params_bytes + expert.params_bytes;
+    b.grads_bytes = dense.grads_bytes + expert.grads_bytes;
+    b.optimizer_bytes = dense.optimizer_bytes + expert.optimizer_bytes;
+    if (schedule == ScheduleKind::kDualPipe && pp > 1) {
+      // DualPipe keeps two copies of the parameters (and their gradients) per device.
+      b.params_bytes *= 2;
+      b.grads_bytes *= 2;
+    }
+    if (p.offload.optimizer) b.optimizer_bytes = 0;
+    if (p.offload.params) b.params_bytes = 2 * largest_layer_params * sb.params;
+    const double per_mb = (sw.layers - sw.moe_layers) * act_dense + sw.moe_layers * act_moe;
+    double act = per_mb * sm.in_flight_micro_batches;
+    if (sw.first) act += first_stage_extra_activation_bytes(m, ao) * sm.in_flight_micro_batches;
+    if (sw.last) act += last_stage_extra_activation_bytes(m, ao);
+    if (p.offload.activations && sw.layers > 0) {
+      // Only the layer being computed and the one being prefetched stay on the GPU.
+      const double kept = 2.0 / sw.layers;
+      offload_act_s = std::max(offload_act_s, 2 * act * (1 - kept) / c.pcie_bandwidth_bytes_per_s);
+      act *= kept;
+    }
+    b.activations_bytes = act;
+    b.other_bytes = kFrameworkReserveBytes;
+    if (dp_group.ranks > 1) b.other_bytes += 2 * dp_bucket_params(dp) * sb.grads / (p.zero_stage >= 2 ? 1 : 2);
+    if (p.zero_stage >= 3) b.other_bytes += 2 * largest_layer_params * sb.params;  // gather + prefetch
+    for (const auto& st : p.compression)
+      if (compression_effect(st, h).error_feedback_buffer) {
+        b.other_bytes += (sw.dense_params + sw.expert_params) * sb.grads;
+        break;
+      }
+    sm.total_bytes = b.total();
+    if (sm.total_bytes > r.peak_memory_bytes) {
+      r.peak_memory_bytes = sm.total_bytes;
+      r.peak_breakdown = b;
+    }
+  }
+  offload_s += std::max(0.0, offload_act_s - micro_batches * mb_time);
+
+  // ---- warnings and memory feasibility ----
+  if (tp_group.nodes > 1) {
+    if (tp > gpn) r.warnings.push_back("plan.tp spans nodes: tensor-parallel traffic crosses the NICs");
+    else r.warnings.push_back("plan.tp (" + str(tp) + ") does not divide cluster.gpus_per_node (" + str(gpn) +
+                              "): some tensor-parallel groups straddle two nodes and their traffic crosses the NICs");
+  }
+  if (cp > 1 && w.group_shapes[static_cast<int>(CommGroup::kCp)].nodes > 1 &&
+      place.straddles(place.cp_group(0)))
+    r.warnings.push_back("plan.cp groups straddle node boundaries");
+  if (tp > m.kv_heads) r.warnings.push_back("plan.tp exceeds model.kv_heads: KV heads are replicated");
+  if (r.peak_memory_bytes > gpu.hbm_capacity_bytes) {
+    int worst = 0;
+    for (int s = 0; s < pp; ++s)
+      if (r.per_stage[s].total_bytes > r.per_stage[worst].total_bytes) worst = s;
+    const MemoryBreakdown& b = r.per_stage[worst].breakdown;
+    r.feasible = false;
+    r.reason = "out of memory: pipeline stage " + str(worst) + " needs " + gib(r.peak_memory_bytes) + " but " +
+               gpu.name + " has " + gib(gpu.hbm_capacity_bytes) + " (params " + gib(b.params_bytes) + ", grads " +
+               gib(b.grads_bytes) + ", optimizer " + gib(b.optimizer_bytes) + ", activations " +
+               gib(b.activations_bytes) + ", other " + gib(b.other_bytes) + ")";
+  }
+  if (r.feasible && (p.offload.optimizer || p.offload.params)) {
+    double host_per_gpu = 0;
+    if (p.offload.optimizer) host_per_gpu += opt_params * sb.optimizer;
+    if (p.offload.params) host_per_gpu += max_stage_params * sb.params;
+    if (host_per_gpu * gpn > c.host_memory_bytes) {
+      r.feasible = false;
+      r.reason = "offload needs " + gib(host_per_gpu * gpn) + " of host memory per node but cluster.host_memory is " +
+                 gib(c.host_memory_bytes);
+    }
+  }
+  r.tp_bytes = traffic_per_gpu[static_cast<int>(CommPurpose::kTp)][0];
+  r.cp_bytes = traffic_per_gpu[static_cast<int>(CommPurpose::kCp)][0];
+  r.ep_bytes = traffic_per_gpu[static_cast<int>(CommPurpose::kEp)][0];
+
+  // ---- what the step plays ----
+  w.schedule = schedule;
+  w.tp = tp;
+  w.pp = pp;
+  w.dp = dp;
+  w.cp = cp;
+  w.ep = m.moe ? ep : 1;
+  w.etp = etp;
+  w.vpp = vpp;
+  w.micro_batches = micro_batches;
+  w.p2p_bytes = pp > 1 ? act_bytes / tp : 0;
+  w.p2p_s = pp_p2p_s;
+  w.pp_pair = pp_pair;
+  w.fabric = fabric;
+  w.algo = algo;
+  w.dp_group = dp_group;
+  w.expert_dp_group = expert_dp_group;
+  w.grad_bytes_per_param = sb.grads;
+  w.dp_bucket_params = dp_bucket_params(dp);
+  w.overlap_dp = p.overlap.dp;
+  w.zero_stage = p.zero_stage;
+  w.optimizer_s = optimizer_s;
+  w.offload_s = offload_s;
+  w.largest_stage_params = max_stage_params;
+  {
+    const double base = dp_time(nullptr);
+    w.dp_wire_ratio = base > 0 ? dp_s / base : 1.0;
+    for (int s = 0; s < pp; ++s) {
+      const double scale = max_stage_params > 0 ? (w.stages[s].dense_params + w.stages[s].expert_params) / max_stage_params : 0;
+      w.stages[s].dp_reduce_s = dp_s * scale;
+    }
+  }
+  for (int k = 0; k < kCommPurposes; ++k) w.traffic_bytes[k] = traffic_per_gpu[k][1];
+  return true;
+}
+
+}  // namespace trainsim

@@ -1,0 +1,476 @@
+#include "models/workload/layer_program.hpp"
+
+#include <algorithm>
+#include <vector>
+
+#include "models/cost/flops.hpp"
+
+namespace trainsim {
+namespace {
+
+const GroupShape& shape_of(const LayerContext& c, CommGroup g) { return c.shape[static_cast<int>(g)]; }
+
+// Appends ops to one block and wires each collective to the compute ops around it.
+class BlockBuilder {
+ public:
+  BlockBuilder(const LayerContext& ctx, const char* name, int repeat) : ctx_(ctx) {
+    b_.name = name;
+    b_.repeat = std::max(1, repeat);
+  }
+
+  int gemm(OpRole role, Pass pass, double m, double n, double k, double groups = 1) {
+    ComputeOp op;
+    op.kind = ComputeKind::kGemm;
+    op.role = role;
+    op.pass = pass;
+    // fp8 training (TransformerEngine) runs the linear layers' GEMMs in fp8; the router and the
+    // output layer stay in 16-bit.
+    op.precision = ctx_.precision == Precision::kFp8 && (role == OpRole::kRouter || role == OpRole::kLmHead)
+                       ? Precision::kBf16
+                       : ctx_.precision;
+    op.gemm = GemmShape{m, n, k, groups};
+    op.flop = op.gemm.flop();
+    op.elements = m * n * groups;
+    return add(op);
+  }
+
+  int attention(Pass pass) {
+    const ModelSpec& md = *ctx_.model;
+    ComputeOp op;
+    op.kind = ComputeKind::kAttention;
+    op.role = OpRole::kAttention;
+    op.pass = pass;
+    op.precision = ctx_.precision == Precision::kFp8 ? Precision::kBf16 : ctx_.precision;
+    AttentionShape& a = op.attention;
+    a.batch = ctx_.micro_batch;
+    a.heads = static_cast<double>(md.heads) / ctx_.tp;
+    a.kv_heads = std::max(1.0, static_cast<double>(md.kv_heads) / ctx_.tp);
+    // Context parallel: this rank's s/cp queries attend to all s keys (load-balanced causal
+    // split), which is 1/cp of the causal work.
+    a.seq_q = static_cast<double>(md.seq_len) / ctx_.cp;
+    a.seq_kv = static_cast<double>(md.seq_len);
+    a.head_dim = static_cast<double>(md.hidden) / md.heads;
+    a.causal = true;
+    a.kernel = ctx_.flash_attention ? ctx_.attention_kernel : AttentionKernel::kUnfused;
+    const bool bwd = pass == Pass::kBackwardInput || pass == Pass::kBackwardWeight;
+    op.flop = a.forward_flop() * (bwd ? 2.5 : 1.0);
+    op.elements = a.batch * a.heads * a.seq_q * a.head_dim;
+    return add(op);
+  }
+
+  int mem(OpRole role, Pass pass, double bytes, double elements, int kernels = 1) {
+    ComputeOp op;
+    op.kind = role == OpRole::kOptimizer ? ComputeKind::kOptimizer : ComputeKind::kMemoryBound;
+    op.role = role;
+    op.pass = pass;
+    op.bytes = bytes;
+    op.elements = elements;
+    op.kernels = kernels;
+    return add(op);
+  }
+
+  // On the compute stream: issued after the last op, the next op waits for it.
+  void inline_comm(CollectiveOp op, CommPurpose purpose, CommGroup group, double bytes) {
+    const int i = comm(op, purpose, group, CommStream::kInline, bytes, static_cast<int>(b_.compute.size()) - 1);
+    if (i >= 0) wait_next_.push_back(i);
+  }
+  // Overlapped with the next compute op (TransformerEngine's userbuffers overlap, CP's ring
+  // exchange with attention): issued before it, the op after it waits.
+  void overlapped_comm(CollectiveOp op, CommPurpose purpose, CommGroup group, double bytes) {
+    const int i = comm(op, purpose, group, CommStream::kTensor, bytes, static_cast<int>(b_.compute.size()) - 1);
+    if (i >= 0) wait_after_next_.push_back(i);
+  }
+  // A TP collective of the layer: inline, or overlapped with the next GEMM when the plan
+  // overlaps TP communication.
+  void tp_comm(CollectiveOp op, double bytes) {
+    if (ctx_.overlap_tp) overlapped_comm(op, CommPurpose::kTp, CommGroup::kTp, bytes);
+    else inline_comm(op, CommPurpose::kTp, CommGroup::kTp, bytes);
+  }
+  // Not waited by any op of the pass: it must end before the optimizer (gradient reductions).
+  void async_comm(CollectiveOp op, CommPurpose purpose, CommGroup group, CommStream stream, double bytes) {
+    comm(op, purpose, group, stream, bytes, static_cast<int>(b_.compute.size()) - 1);
+  }
+  // ZeRO-3 parameter gather, one repetition ahead; the block's first op waits for it.
+  void prefetch_gather(CommGroup group, double bytes) {
+    const int i = comm(CollectiveOp::kAllGather, CommPurpose::kDp, group, CommStream::kGather, bytes, -1);
+    if (i < 0) return;
+    b_.comm[i].prefetch = true;
+    b_.comm[i].waited_by = 0;
+  }
+
+  void params(double dense, double experts) {
+    b_.dense_params = dense;
+    b_.expert_params = experts;
+  }
+
+  OpBlock finish() {
+    // Collectives still waiting for "the next op" are waited by the end of the repetition.
+    const int end = static_cast<int>(b_.compute.size());
+    for (int i : wait_next_) b_.comm[i].waited_by = end;
+    for (int i : wait_after_next_) b_.comm[i].waited_by = end;
+    wait_next_.clear();
+    wait_after_next_.clear();
+    return std::move(b_);
+  }
+
+ private:
+  int add(ComputeOp op) {
+    const int idx = static_cast<int>(b_.compute.size());
+    b_.compute_s.push_back(compute_op_time_s(*ctx_.gpu, op));
+    b_.compute.push_back(op);
+    for (int i : wait_next_) b_.comm[i].waited_by = idx;
+    wait_next_ = std::move(wait_after_next_);
+    wait_after_next_.clear();
+    return idx;
+  }
+
+  int comm(CollectiveOp op, CommPurpose purpose, CommGroup group, CommStream stream, double bytes, int after) {
+    const GroupShape& g = shape_of(ctx_, group);
+    if (g.ranks <= 1 || bytes <= 0) return -1;
+    CommOp c;
+    c.op = op;
+    c.purpose = purpose;
+    c.group = group;
+    c.stream = stream;
+    c.bytes = bytes;
+    c.after = after;
+    const CollectiveCost cost = collective_cost(op, ctx_.algo, bytes, g, ctx_.fabric);
+    c.time_s = cost.time_s;
+    c.algo = cost.algo;
+    c.wire_bytes = bytes * (op == CollectiveOp::kSendRecv ? 1.0 : bus_bandwidth_factor(op, g.ranks));
+    b_.comm.push_back(c);
+    return static_cast<int>(b_.comm.size()) - 1;
+  }
+
+  const LayerContext& ctx_;
+  OpBlock b_;
+  std::vector<int> wait_next_, wait_after_next_;
+};
+
+struct Dims {
+  double T = 0;     // tokens of the micro-batch on this rank (b s / cp)
+  double Te = 0;    // tokens elementwise ops touch (T / tp with sequence parallel)
+  double h = 0;     // hidden
+  double qkv_n = 0; // QKV output columns per rank: (a + 2g) d / tp
+  double attn_k = 0;  // attention output projection input per rank: a d / tp
+  double up_n = 0;  // fc1 (or gate+up) columns per rank
+  double f = 0;     // ffn per rank (fc2 input)
+  double A = 2;     // activation element bytes
+};
+
+Dims dims(const LayerContext& c) {
+  const ModelSpec& m = *c.model;
+  Dims d;
+  d.h = static_cast<double>(m.hidden);
+  d.T = c.micro_batch * static_cast<double>(m.seq_len) / c.cp;
+  d.Te = c.sp ? d.T / c.tp : d.T;
+  const double head_dim = d.h / m.heads;
+  d.qkv_n = (m.heads + 2.0 * m.kv_heads) * head_dim / c.tp;
+  d.attn_k = m.heads * head_dim / c.tp;
+  d.f = static_cast<double>(m.ffn_hidden) / c.tp;
+  d.up_n = (m.ffn_act == FfnActivation::kSwiglu ? 2.0 : 1.0) * d.f;
+  d.A = c.activation_bytes;
+  return d;
+}
+
+// Memory-bound traffic per element (16-bit activations unless fp32 training), forward and
+// backward: a norm reads x and writes y (backward reads x, dy, writes dx); a residual add reads
+// two and writes one; GELU reads and writes one per element (SwiGLU reads two, writes one;
+// backward reads gate, up, dy and writes both gradients).
+double norm_bytes(const Dims& d, bool bwd) { return (bwd ? 3 : 2) * d.A; }
+double residual_bytes(const Dims& d, bool bwd) { return (bwd ? 2 : 3) * d.A; }
+double activation_bytes(const Dims& d, bool swiglu, bool bwd) {
+  return (swiglu ? (bwd ? 5 : 3) : (bwd ? 3 : 2)) * d.A;
+}
+
+bool is_backward(PassKind p) { return p != PassKind::kForward; }
+
+// The forward ops of the attention half of a layer (norm, QKV, attention, projection, residual),
+// as the forward or as the recompute pass.
+void attention_forward(BlockBuilder& b, const LayerContext& c, const Dims& d, Pass pass) {
+  b.mem(OpRole::kNorm, pass, norm_bytes(d, false) * d.Te * d.h, d.Te * d.h);
+  if (c.sp) b.tp_comm(CollectiveOp::kAllGather, d.T * d.h * d.A);
+  b.gemm(OpRole::kQkv, pass, d.T, d.qkv_n, d.h);
+  if (c.cp > 1) {
+    // Ring attention: cp-1 K/V blocks pass around the CP ring while the blocks compute.
+    const ModelSpec& m = *c.model;
+    const double kv = 2 * d.T * (static_cast<double>(m.kv_heads) / m.heads) * d.h / c.tp * d.A;
+    b.overlapped_comm(CollectiveOp::kSendRecv, CommPurpose::kCp, CommGroup::kCp, (c.cp - 1) * kv);
+  }
+  b.attention(pass);
+  b.gemm(OpRole::kAttnOut, pass, d.T, d.h, d.attn_k);
+  b.tp_comm(c.sp ? CollectiveOp::kReduceScatter : CollectiveOp::kAllReduce, d.T * d.h * d.A);
+  b.mem(OpRole::kResidual, pass, residual_bytes(d, false) * d.Te * d.h, d.Te * d.h);
+}
+
+void dense_mlp_forward(BlockBuilder& b, const LayerContext& c, const Dims& d, Pass pass) {
+  const bool swiglu = c.model->ffn_act == FfnActivation::kSwiglu;
+  b.mem(OpRole::kNorm, pass, norm_bytes(d, false) * d.Te * d.h, d.Te * d.h);
+  if (c.sp) b.tp_comm(CollectiveOp::kAllGather, d.T * d.h * d.A);
+  b.gemm(OpRole::kMlpUp, pass, d.T, d.up_n, d.h);
+  b.mem(OpRole::kActivation, pass, activation_bytes(d, swiglu, false) * d.T * d.f, d.T * d.f);
+  b.gemm(OpRole::kMlpDown, pass, d.T, d.h, d.f);
+  b.tp_comm(c.sp ? CollectiveOp::kReduceScatter : CollectiveOp::kAllReduce, d.T * d.h * d.A);
+  b.mem(OpRole::kResidual, pass, residual_bytes(d, false) * d.Te * d.h, d.Te * d.h);
+}
+
+// MoE feed-forward (Megatron-Core, alltoall dispatcher): router on this rank's tokens, permute,
+// all-to-all dispatch over EP, grouped expert GEMMs (E/ep local experts, ffn split over ETP),
+// all-to-all combine, unpermute; shared experts as a dense MLP beside them.
+struct MoeDims {
+  double tokens = 0;     // tokens this rank routes (T / tp: the dispatcher needs SP with TP)
+  double copies = 0;     // token copies it sends: tokens x top_k
+  double local_experts = 1;
+  double m_per_expert = 0;  // rows of each local expert's GEMM
+  double f_e = 0;        // expert ffn per ETP rank
+  double up_n = 0;
+  double shared_f = 0;   // shared experts' ffn per TP rank
+};
+
+MoeDims moe_dims(const LayerContext& c, const Dims& d) {
+  const MoeSpec& e = *c.model->moe;
+  MoeDims m;
+  m.tokens = d.T / c.tp;
+  m.copies = m.tokens * e.top_k;
+  m.local_experts = static_cast<double>(e.experts) / c.ep;
+  // Balanced routing: a stage's T cp dp tokens make T cp dp top_k copies over E experts, each
+  // expert's share split over its EDP replicas: T top_k etp ep / (E tp) rows per local expert.
+  m.m_per_expert = d.T * e.top_k * c.etp * c.ep / (static_cast<double>(e.experts) * c.tp);
+  m.f_e = static_cast<double>(e.expert_ffn_hidden) / c.etp;
+  m.up_n = (c.model->ffn_act == FfnActivation::kSwiglu ? 2.0 : 1.0) * m.f_e;
+  m.shared_f = static_cast<double>(e.expert_ffn_hidden) * e.shared_experts / c.tp;
+  return m;
+}
+
+void moe_mlp_forward(BlockBuilder& b, const LayerContext& c, const Dims& d, Pass pass) {
+  const bool swiglu = c.model->ffn_act == FfnActivation::kSwiglu;
+  const MoeSpec& e = *c.model->moe;
+  const MoeDims m = moe_dims(c, d);
+  b.mem(OpRole::kNorm, pass, norm_bytes(d, false) * d.Te * d.h, d.Te * d.h);
+  b.gemm(OpRole::kRouter, pass, m.tokens, static_cast<double>(e.experts), d.h);
+  b.mem(OpRole::kPermute, pass, 2 * d.A * m.copies * d.h, m.copies * d.h, 2);
+  b.inline_comm(CollectiveOp::kAllToAll, CommPurpose::kEp, CommGroup::kEp, m.copies * d.h * d.A);
+  if (c.etp > 1) b.inline_comm(CollectiveOp::kAllGather, CommPurpose::kTp, CommGroup::kTp, m.copies * d.h * d.A * c.etp);
+  b.gemm(OpRole::kExpertUp, pass, m.m_per_expert, m.up_n, d.h, m.local_experts);
+  b.mem(OpRole::kActivation, pass, activation_bytes(d, swiglu, false) * m.m_per_expert * m.local_experts * m.f_e,
+        m.m_per_expert * m.local_experts * m.f_e);
+  b.gemm(OpRole::kExpertDown, pass, m.m_per_expert, d.h, m.f_e, m.local_experts);
+  if (c.etp > 1) b.inline_comm(CollectiveOp::kReduceScatter, CommPurpose::kTp, CommGroup::kTp, m.copies * d.h * d.A * c.etp);
+  b.inline_comm(CollectiveOp::kAllToAll, CommPurpose::kEp, CommGroup::kEp, m.copies * d.h * d.A);
+  b.mem(OpRole::kPermute, pass, 2 * d.A * m.copies * d.h, m.copies * d.h, 2);
+  if (m.shared_f > 0) {
+    const double shared_up = (swiglu ? 2.0 : 1.0) * m.shared_f;
+    b.gemm(OpRole::kMlpUp, pass, d.T, shared_up, d.h);
+    b.mem(OpRole::kActivation, pass, activation_bytes(d, swiglu, false) * d.T * m.shared_f, d.T * m.shared_f);
+    b.gemm(OpRole::kMlpDown, pass, d.T, d.h, m.shared_f);
+  }
+  if (c.tp > 1 && c.sp) b.tp_comm(CollectiveOp::kReduceScatter, d.T * d.h * d.A);
+  else if (c.tp > 1) b.tp_comm(CollectiveOp::kAllReduce, d.T * d.h * d.A);
+  b.mem(OpRole::kResidual, pass, residual_bytes(d, false) * d.Te * d.h, d.Te * d.h);
+}
+
+// dgrad (and wgrad when the pass carries both) of a linear Y[T, N] = X[T, K] W[K, N].
+void linear_backward(BlockBuilder& b, OpRole role, PassKind pass, double T, double N, double K, double groups = 1) {
+  if (pass != PassKind::kBackwardWeight) b.gemm(role, Pass::kBackwardInput, T, K, N, groups);
+  if (pass != PassKind::kBackwardInput) b.gemm(role, Pass::kBackwardWeight, K, N, T, groups);
+}
+
+bool has_input_grad(PassKind p) { return p == PassKind::kBackward || p == PassKind::kBackwardInput; }
+
+void dense_mlp_backward(BlockBuilder& b, const LayerContext& c, const Dims& d, PassKind pass) {
+  const bool swiglu = c.model->ffn_act == FfnActivation::kSwiglu;
+  const bool dx = has_input_grad(pass);
+  if (dx) {
+    b.mem(OpRole::kResidual, Pass::kBackwardInput, residual_bytes(d, true) * d.Te * d.h, d.Te * d.h);
+    if (c.sp) b.tp_comm(CollectiveOp::kAllGather, d.T * d.h * d.A);
+  }
+  linear_backward(b, OpRole::kMlpDown, pass, d.T, d.h, d.f);
+  if (dx) b.mem(OpRole::kActivation, Pass::kBackwardInput, activation_bytes(d, swiglu, true) * d.T * d.f, d.T * d.f);
+  // Sequence parallel keeps fc1's input sharded: its weight gradient needs it gathered again.
+  if (c.sp && pass != PassKind::kBackwardInput)
+    b.overlapped_comm(CollectiveOp::kAllGather, CommPurpose::kTp, CommGroup::kTp, d.T * d.h * d.A);
+  linear_backward(b, OpRole::kMlpUp, pass, d.T, d.up_n, d.h);
+  if (dx) {
+    b.tp_comm(c.sp ? CollectiveOp::kReduceScatter : CollectiveOp::kAllReduce, d.T * d.h * d.A);
+    b.mem(OpRole::kNorm, Pass::kBackwardInput, norm_bytes(d, true) * d.Te * d.h, d.Te * d.h);
+  }
+}
+
+void moe_mlp_backward(BlockBuilder& b, const LayerContext& c, const Dims& d, PassKind pass) {
+  const bool swiglu = c.model->ffn_act == FfnActivation::kSwiglu;
+  const MoeSpec& e = *c.model->moe;
+  const MoeDims m = moe_dims(c, d);
+  const bool dx = has_input_grad(pass);
+  if (dx) {
+    b.mem(OpRole::kResidual, Pass::kBackwardInput, residual_bytes(d, true) * d.Te * d.h, d.Te * d.h);
+    if (c.tp > 1 && c.sp) b.tp_comm(CollectiveOp::kAllGather, d.T * d.h * d.A);
+  }
+  if (m.shared_f > 0) {
+    const double shared_up = (swiglu ? 2.0 : 1.0) * m.shared_f;
+    linear_backward(b, OpRole::kMlpDown, pass, d.T, d.h, m.shared_f);
+    if (dx) b.mem(OpRole::kActivation, Pass::kBackwardInput, activation_bytes(d, swiglu, true) * d.T * m.shared_f, d.T * m.shared_f);
+    linear_backward(b, OpRole::kMlpUp, pass, d.T, shared_up, d.h);
+  }
+  if (dx) {
+    b.mem(OpRole::kPermute, Pass::kBackwardInput, 2 * d.A * m.copies * d.h, m.copies * d.h, 2);
+    b.inline_comm(CollectiveOp::kAllToAll, CommPurpose::kEp, CommGroup::kEp, m.copies * d.h * d.A);
+  }
+  linear_backward(b, OpRole::kExpertDown, pass, m.m_per_expert, d.h, m.f_e, m.local_experts);
+  if (dx)
+    b.mem(OpRole::kActivation, Pass::kBackwardInput,
+          activation_bytes(d, swiglu, true) * m.m_per_expert * m.local_experts * m.f_e,
+          m.m_per_expert * m.local_experts * m.f_e);
+  linear_backward(b, OpRole::kExpertUp, pass, m.m_per_expert, m.up_n, d.h, m.local_experts);
+  if (dx) {
+    b.inline_comm(CollectiveOp::kAllToAll, CommPurpose::kEp, CommGroup::kEp, m.copies * d.h * d.A);
+    b.mem(OpRole::kPermute, Pass::kBackwardInput, 2 * d.A * m.copies * d.h, m.copies * d.h, 2);
+  }
+  linear_backward(b, OpRole::kRouter, pass, m.tokens, static_cast<double>(e.experts), d.h);
+  if (dx) {
+    if (c.tp > 1) b.tp_comm(c.sp ? CollectiveOp::kReduceScatter : CollectiveOp::kAllReduce, d.T * d.h * d.A);
+    b.mem(OpRole::kNorm, Pass::kBackwardInput, norm_bytes(d, true) * d.Te * d.h, d.Te * d.h);
+  }
+}
+
+void attention_backward(BlockBuilder& b, const LayerContext& c, const Dims& d, PassKind pass) {
+  const bool dx = has_input_grad(pass);
+  if (dx) {
+    b.mem(OpRole::kResidual, Pass::kBackwardInput, residual_bytes(d, true) * d.Te * d.h, d.Te * d.h);
+    if (c.sp) b.tp_comm(CollectiveOp::kAllGather, d.T * d.h * d.A);
+  }
+  linear_backward(b, OpRole::kAttnOut, pass, d.T, d.h, d.attn_k);
+  if (dx) {
+    if (c.cp > 1) {
+      // K, V and their gradients travel the ring in the backward pass: twice the forward bytes.
+      const ModelSpec& m = *c.model;
+      const double kv = 2 * d.T * (static_cast<double>(m.kv_heads) / m.heads) * d.h / c.tp * d.A;
+      b.overlapped_comm(CollectiveOp::kSendRecv, CommPurpose::kCp, CommGroup::kCp, 2 * (c.cp - 1) * kv);
+    }
+    b.attention(Pass::kBackwardInput);
+  }
+  if (c.sp && pass != PassKind::kBackwardInput)
+    b.overlapped_comm(CollectiveOp::kAllGather, CommPurpose::kTp, CommGroup::kTp, d.T * d.h * d.A);
+  linear_backward(b, OpRole::kQkv, pass, d.T, d.qkv_n, d.h);
+  if (dx) {
+    b.tp_comm(c.sp ? CollectiveOp::kReduceScatter : CollectiveOp::kAllReduce, d.T * d.h * d.A);
+    b.mem(OpRole::kNorm, Pass::kBackwardInput, norm_bytes(d, true) * d.Te * d.h, d.Te * d.h);
+  }
+}
+
+// Parameters of one layer on one rank: dense part (TP-split), experts (EP x ETP-split).
+struct RankLayerParams {
+  double dense = 0;
+  double experts = 0;
+};
+RankLayerParams rank_layer_params(const LayerContext& c, bool moe) {
+  const LayerParams lp = layer_params(*c.model, moe);
+  RankLayerParams r;
+  r.dense = (lp.attention + lp.mlp_dense) / c.tp + lp.norms;
+  r.experts = lp.experts / (static_cast<double>(c.ep) * c.etp);
+  return r;
+}
+
+void zero3_gathers(BlockBuilder& b, const LayerContext& c, double dense_params, double expert_params) {
+  if (c.zero_stage < 3) return;
+  b.prefetch_gather(CommGroup::kDp, dense_params * c.param_bytes);
+  b.prefetch_gather(CommGroup::kExpertDp, expert_params * c.param_bytes);
+}
+
+void zero3_reduce_scatters(BlockBuilder& b, const LayerContext& c, double dense_params, double expert_params) {
+  if (c.zero_stage < 3) return;
+  b.async_comm(CollectiveOp::kReduceScatter, CommPurpose::kDp, CommGroup::kDp, CommStream::kReduceScatter,
+               dense_params * c.grad_bytes);
+  b.async_comm(CollectiveOp::kReduceScatter, CommPurpose::kDp, CommGroup::kExpertDp, CommStream::kReduceScatter,
+               expert_params * c.grad_bytes);
+}
+
+}  // namespace
+
+OpBlock layer_block(const LayerContext& c, bool moe, PassKind pass, int repeat) {
+  const Dims d = dims(c);
+  BlockBuilder b(c, moe ? "moe layer" : "dense layer", repeat);
+  const RankLayerParams params = rank_layer_params(c, moe);
+  const bool moe_layer = moe && c.model->moe.has_value();
+  b.params(params.dense, params.experts);
+  if (pass == PassKind::kForward) {
+    zero3_gathers(b, c, params.dense, params.experts);
+    attention_forward(b, c, d, Pass::kForward);
+    if (moe_layer) moe_mlp_forward(b, c, d, Pass::kForward);
+    else dense_mlp_forward(b, c, d, Pass::kForward);
+    return b.finish();
+  }
+  // Parameters are gathered again for the backward pass; W alone does not need them (dW = X^T dY).
+  if (has_input_grad(pass)) zero3_gathers(b, c, params.dense, params.experts);
+  if (has_input_grad(pass)) {
+    if (c.recompute == Recompute::kFull) {
+      attention_forward(b, c, d, Pass::kRecompute);
+      if (moe_layer) moe_mlp_forward(b, c, d, Pass::kRecompute);
+      else dense_mlp_forward(b, c, d, Pass::kRecompute);
+    } else if (c.recompute == Recompute::kSelective) {
+      b.attention(Pass::kRecompute);
+    }
+  }
+  if (moe_layer) moe_mlp_backward(b, c, d, pass);
+  else dense_mlp_backward(b, c, d, pass);
+  attention_backward(b, c, d, pass);
+  if (pass != PassKind::kBackwardInput) zero3_reduce_scatters(b, c, params.dense, params.experts);
+  return b.finish();
+}
+
+OpBlock embedding_block(const LayerContext& c, PassKind pass) {
+  const Dims d = dims(c);
+  const ModelSpec& m = *c.model;
+  BlockBuilder b(c, "embedding", 1);
+  const double params = static_cast<double>(m.vocab) * d.h / c.tp;
+  b.params(params, 0);
+  if (pass == PassKind::kForward) {
+    if (c.zero_stage >= 3) b.prefetch_gather(CommGroup::kDp, params * c.param_bytes);
+    // Vocab-parallel embedding: each rank gathers the rows it holds, an all-reduce (or, with
+    // sequence parallel, a reduce-scatter) sums the partial embeddings.
+    b.mem(OpRole::kEmbedding, Pass::kForward, 2 * d.A * d.T * d.h, d.T * d.h);
+    b.tp_comm(c.sp ? CollectiveOp::kReduceScatter : CollectiveOp::kAllReduce, d.T * d.h * d.A);
+    b.mem(OpRole::kResidual, Pass::kForward, 2 * d.A * d.Te * d.h, d.Te * d.h);
+  } else if (pass != PassKind::kBackwardInput) {
+    // The embedding's gradient is a scatter-add of the incoming gradient (its weight gradient).
+    if (c.sp) b.tp_comm(CollectiveOp::kAllGather, d.T * d.h * d.A);
+    b.mem(OpRole::kEmbedding, Pass::kBackwardWeight, 2 * d.A * d.T * d.h, d.T * d.h);
+    if (c.zero_stage >= 3)
+      b.async_comm(CollectiveOp::kReduceScatter, CommPurpose::kDp, CommGroup::kDp, CommStream::kReduceScatter,
+                   params * c.grad_bytes);
+  }
+  return b.finish();
+}
+
+OpBlock head_block(const LayerContext& c, PassKind pass) {
+  const Dims d = dims(c);
+  const ModelSpec& m = *c.model;
+  BlockBuilder b(c, "output layer", 1);
+  const double v = static_cast<double>(m.vocab) / c.tp;
+  const double params = v * d.h + d.h;
+  b.params(params, 0);
+  if (pass == PassKind::kForward) {
+    if (c.zero_stage >= 3) b.prefetch_gather(CommGroup::kDp, params * c.param_bytes);
+    b.mem(OpRole::kNorm, Pass::kForward, norm_bytes(d, false) * d.Te * d.h, d.Te * d.h);
+    if (c.sp) b.tp_comm(CollectiveOp::kAllGather, d.T * d.h * d.A);
+    b.gemm(OpRole::kLmHead, Pass::kForward, d.T, v, d.h);
+    // Vocab-parallel cross-entropy in fp32: max and sum all-reduced over TP (Megatron's
+    // _VocabParallelCrossEntropy), softmax and loss over this rank's vocabulary slice.
+    b.inline_comm(CollectiveOp::kAllReduce, CommPurpose::kTp, CommGroup::kTp, 2 * 4 * d.T);
+    b.mem(OpRole::kSoftmaxXent, Pass::kForward, (d.A + 4) * d.T * v, d.T * v);
+    return b.finish();
+  }
+  if (c.zero_stage >= 3 && has_input_grad(pass)) b.prefetch_gather(CommGroup::kDp, params * c.param_bytes);
+  if (has_input_grad(pass))
+    b.mem(OpRole::kSoftmaxXent, Pass::kBackwardInput, (2 * d.A + 4) * d.T * v, d.T * v);
+  linear_backward(b, OpRole::kLmHead, pass, d.T, v, d.h);
+  if (has_input_grad(pass)) {
+    b.tp_comm(c.sp ? CollectiveOp::kReduceScatter : CollectiveOp::kAllReduce, d.T * d.h * d.A);
+    b.mem(OpRole::kNorm, Pass::kBackwardInput, norm_bytes(d, true) * d.Te * d.h, d.Te * d.h);
+  }
+  if (c.zero_stage >= 3 && pass != PassKind::kBackwardInput)
+    b.async_comm(CollectiveOp::kReduceScatter, CommPurpose::kDp, CommGroup::kDp, CommStream::kReduceScatter,
+                 params * c.grad_bytes);
+  return b.finish();
+}
+
+}  // namespace trainsim

@@ -1,0 +1,44 @@
+// The ops of one transformer layer, the embedding and the output layer, per rank, per
+// micro-batch, for each pass, as Megatron-LM / Megatron-Core run them: tensor parallel as
+// Shoeybi et al. 2019 split the GEMMs (column-parallel QKV and fc1, row-parallel projections),
+// sequence parallel as Korthikanti et al. 2022 (all-gather before, reduce-scatter after each
+// row-/column-parallel pair), context parallel as ring attention over K/V blocks, MoE with a
+// router, token permutation and all-to-all dispatch/combine (Megatron-Core's alltoall token
+// dispatcher), ZeRO-3/FSDP as a parameter all-gather per layer prefetched one layer ahead and a
+// gradient reduce-scatter after each layer's weight gradients.
+#pragma once
+
+#include "models/core/specs.hpp"
+#include "models/workload/op_graph.hpp"
+
+namespace trainsim {
+
+// Everything the layer programs depend on; filled once per plan by build_workload.
+struct LayerContext {
+  const ModelSpec* model = nullptr;
+  const GpuSpec* gpu = nullptr;
+  FabricTerms fabric;
+  CollectiveAlgo algo = CollectiveAlgo::kAuto;
+  GroupShape shape[5];  // per CommGroup: the (worst) group of that kind the placement makes
+  int tp = 1, cp = 1, ep = 1, etp = 1, dp = 1;
+  bool sp = false;
+  double micro_batch = 1;
+  Precision precision = Precision::kBf16;
+  Recompute recompute = Recompute::kNone;
+  bool flash_attention = true;
+  AttentionKernel attention_kernel = AttentionKernel::kFlash2;
+  bool overlap_tp = false;
+  int zero_stage = 0;
+  double activation_bytes = 2;  // one element of an activation between layers
+  double param_bytes = 2;       // one element of a 16-bit parameter copy
+  double grad_bytes = 2;        // one element of a gradient as it is reduced
+};
+
+// One layer's block for a pass (kForward; kBackward = input and weight gradients together;
+// kBackwardInput; kBackwardWeight), priced: compute_s from compute_op_time_s, comm time_s from
+// collective_cost on the group's shape.
+OpBlock layer_block(const LayerContext& ctx, bool moe_layer, PassKind pass, int repeat);
+OpBlock embedding_block(const LayerContext& ctx, PassKind pass);
+OpBlock head_block(const LayerContext& ctx, PassKind pass);
+
+}  // namespace trainsim

@@ -1,0 +1,80 @@
+// Where each rank of a parallel plan sits, and the groups it communicates in. One answer for both
+// tiers: the estimate prices a collective on the shape of the group the placement really makes
+// (nodes spanned, ranks per node), and the simulator plays it on those GPUs.
+//
+// Dense layers use the plan's rank order, innermost first (Megatron's default "tp-cp-dp-pp":
+// gpu = tp + TP*(cp + CP*(dp + DP*stage))). MoE layers fold their own degrees onto the same
+// TP x CP x DP block of each stage (Megatron-Core "MoE parallel folding", arXiv:2504.14960):
+// expert tensor parallel (ETP) innermost, then expert parallel (EP), then expert data parallel
+// (EDP = TP*CP*DP / (ETP*EP)), so EP members are ETP ranks apart and an EP group fills a node
+// before it leaves it.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "models/cost/collectives/collective_cost.hpp"
+
+namespace trainsim {
+
+class RankPlacement {
+ public:
+  // placement: one of the loader's strings ("tp-cp-dp-pp", "tp-cp-ep-dp-pp", "tp-dp-pp", ...);
+  // "ep" is ignored for the dense layout (experts fold as above), a missing "cp" sits next to
+  // "tp". ep/etp: expert degrees (etp 0 = tp). gpus_per_node: for group shapes (0 = 8).
+  RankPlacement(int tp, int cp, int dp, int pp, const std::string& placement = "tp-cp-dp-pp",
+                int ep = 1, int etp = 0, int gpus_per_node = 8);
+
+  int tp() const { return tp_; }
+  int cp() const { return cp_; }
+  int dp() const { return dp_; }
+  int pp() const { return pp_; }
+  int ep() const { return ep_; }
+  int etp() const { return etp_; }
+  int edp() const { return edp_; }
+  int gpus_per_node() const { return gpn_; }
+
+  int gpu(int tp_rank, int cp_rank, int dp_rank, int stage) const;
+  // MoE folding: the GPU of (etp rank, ep rank, edp rank) in a stage.
+  int expert_gpu(int etp_rank, int ep_rank, int edp_rank, int stage) const;
+  int gpus() const { return tp_ * cp_ * dp_ * pp_; }
+  // Where the job's GPUs sit on a larger fabric (several jobs on one cluster, `trainsim share`):
+  // gpu() returns map[local index]. map.size() must be gpus().
+  void set_gpu_map(std::vector<int> map);
+  std::vector<int> all_gpus() const;
+
+  // The groups of the representative ranks (tp/cp/dp rank 0 unless given).
+  std::vector<int> tp_group(int stage, int cp_rank = 0, int dp_rank = 0) const;
+  std::vector<int> cp_group(int stage, int tp_rank = 0, int dp_rank = 0) const;
+  std::vector<int> ep_group(int stage, int etp_rank = 0, int edp_rank = 0) const;
+  std::vector<int> pp_pair(int stage, int next_stage, int tp_rank = 0) const;
+  // Every group of a kind in a stage (all run the same collective at the same time).
+  // Dense gradients / ZeRO-3 parameters: one group per TP rank, the dp x cp ranks holding the
+  // same shard, ordered by (dp, cp) with cp innermost.
+  std::vector<std::vector<int>> dp_groups(int stage) const;
+  // Expert gradients / parameters: one group per (etp, ep) rank, its EDP ranks.
+  std::vector<std::vector<int>> expert_dp_groups(int stage) const;
+  std::vector<std::vector<int>> tp_groups(int stage) const;
+  std::vector<std::vector<int>> cp_groups(int stage) const;
+  std::vector<std::vector<int>> ep_groups(int stage) const;
+
+  // The worst shape among the stage's groups of a kind (most nodes spanned): groups are
+  // translates of one another, so the first few (one per GPU of a node) show every alignment.
+  // kind: 0 tp, 1 cp, 2 ep, 3 dp, 4 expert dp (CommGroup's order).
+  GroupShape worst_shape(int kind) const;
+
+  // The shape the collective cost models price: ranks, nodes spanned, most ranks on one node.
+  GroupShape shape(const std::vector<int>& group) const;
+  // True when the group spans more nodes than its size needs (TP 3 or 6 on 8-GPU nodes: some
+  // groups cross a node boundary and their traffic crosses the NICs).
+  bool straddles(const std::vector<int>& group) const;
+  int node_of(int gpu) const { return gpu / gpn_; }
+
+ private:
+  int tp_, cp_, dp_, pp_, ep_, etp_, edp_, gpn_;
+  // stride of each dimension in the GPU index: [tp, cp, dp, pp]
+  long long stride_[4] = {1, 1, 1, 1};
+  std::vector<int> map_;
+};
+
+}  // namespace trainsim

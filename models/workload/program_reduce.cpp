@@ -1,0 +1,206 @@
+#include "models/workload/program_reduce.hpp"
+
+#include <algorithm>
+#include <array>
+#include <vector>
+
+namespace trainsim {
+
+const char* to_string(CommPurpose p) {
+  switch (p) {
+    case CommPurpose::kTp: return "tp";
+    case CommPurpose::kCp: return "cp";
+    case CommPurpose::kEp: return "ep";
+    case CommPurpose::kDp: return "dp";
+    case CommPurpose::kPp: return "pp";
+  }
+  return "?";
+}
+
+const char* to_string(CommGroup g) {
+  switch (g) {
+    case CommGroup::kTp: return "tp";
+    case CommGroup::kCp: return "cp";
+    case CommGroup::kEp: return "ep";
+    case CommGroup::kDp: return "dp";
+    case CommGroup::kExpertDp: return "expert_dp";
+  }
+  return "?";
+}
+
+const char* to_string(PassKind k) {
+  switch (k) {
+    case PassKind::kForward: return "F";
+    case PassKind::kBackward: return "B+W";
+    case PassKind::kBackwardInput: return "B";
+    case PassKind::kBackwardWeight: return "W";
+  }
+  return "?";
+}
+
+double OpBlock::compute_total_s() const {
+  double s = 0;
+  for (double c : compute_s) s += c;
+  return s * repeat;
+}
+
+double PassProgram::compute_total_s() const {
+  double s = 0;
+  for (const OpBlock& b : blocks) s += b.compute_total_s();
+  return s;
+}
+
+double PassCost::exposed_total_s() const {
+  double s = 0;
+  for (double e : exposed_s) s += e;
+  return s;
+}
+
+double overlap_slowdown(const GpuSpec& gpu) {
+  constexpr double kNcclChannels = 16;
+  // SMs per generation when the preset does not say: V100 80, A100 108, Hopper 132 (NVIDIA
+  // architecture whitepapers), told apart by their dense 16-bit peaks.
+  double sms = gpu.sm_count;
+  if (sms <= 0) {
+    const double peak = std::max(gpu.peak_flops_bf16, gpu.peak_flops_fp16);
+    sms = peak > 600e12 ? 132 : peak > 200e12 ? 108 : 80;
+  }
+  return kNcclChannels / (sms - kNcclChannels);
+}
+
+namespace {
+
+struct Interval {
+  double start, end;
+  CommPurpose purpose;
+};
+
+class PassPlayer {
+ public:
+  explicit PassPlayer(double sigma) : sigma_(sigma) { stream_free_.fill(0.0); }
+
+  void play_block(const OpBlock& b) {
+    const int n = static_cast<int>(b.compute.size());
+    // Per repetition: when each op's inputs are ready and which collective held it last.
+    std::vector<double> ready(n + 1);
+    std::vector<int> binding(n + 1);
+    std::vector<double> prefetched(b.comm.size(), -1.0);  // end of the copy issued for this rep
+    for (int r = 0; r < b.repeat; ++r) {
+      std::fill(ready.begin(), ready.end(), 0.0);
+      std::fill(binding.begin(), binding.end(), -1);
+      const double rep_start = t_;
+      for (std::size_t k = 0; k < b.comm.size(); ++k) {
+        const CommOp& c = b.comm[k];
+        if (c.prefetch) {
+          // This repetition's copy (issued one repetition ahead, or now for the first).
+          const double end = r == 0 ? issue(c, rep_start) : prefetched[k];
+          need(ready, binding, c, static_cast<int>(k), end);
+          prefetched[k] = r + 1 < b.repeat ? issue(c, rep_start) : -1.0;
+        } else if (c.after < 0) {
+          need(ready, binding, c, static_cast<int>(k), issue(c, rep_start));
+        }
+      }
+      for (int i = 0; i < n; ++i) {
+        wait_for(b, ready[i], binding[i]);
+        const double start = t_;
+        t_ = stretched_end(start, b.compute_s[i]);
+        cost_.compute_s += b.compute_s[i];
+        cost_.slowdown_s += t_ - start - b.compute_s[i];
+        for (std::size_t k = 0; k < b.comm.size(); ++k) {
+          const CommOp& c = b.comm[k];
+          if (!c.prefetch && c.after == i) need(ready, binding, c, static_cast<int>(k), issue(c, t_));
+        }
+      }
+      wait_for(b, ready[n], binding[n]);
+    }
+  }
+
+  PassCost finish(double t0) {
+    cost_.time_s = t_ - t0;
+    cost_.async_tail_s = std::max(0.0, async_end_ - t_);
+    return cost_;
+  }
+
+ private:
+  // Starts collective c at `at` on its stream; returns when it ends.
+  double issue(const CommOp& c, double at) {
+    double& free = stream_free_[static_cast<int>(c.stream)];
+    const double begin = std::max(at, free);
+    const double end = begin + c.time_s;
+    free = end;
+    if (c.stream != CommStream::kInline && c.time_s > 0) active_.push_back({begin, end, c.purpose});
+    if (c.waited_by < 0) {
+      async_end_ = std::max(async_end_, end);
+      cost_.async_busy_s += c.time_s;
+    }
+    return end;
+  }
+
+  static void need(std::vector<double>& ready, std::vector<int>& binding, const CommOp& c, int k, double end) {
+    if (c.waited_by < 0) return;
+    const int i = std::min<int>(c.waited_by, static_cast<int>(ready.size()) - 1);
+    if (end > ready[i]) {
+      ready[i] = end;
+      binding[i] = k;
+    }
+  }
+
+  void wait_for(const OpBlock& b, double ready, int binding) {
+    if (ready > t_) {
+      cost_.exposed_s[static_cast<int>(b.comm[binding].purpose)] += ready - t_;
+      t_ = ready;
+    }
+  }
+
+  // Compute of `work` seconds from `start` at 1 / (1 + sigma k) while k collectives of other
+  // streams run.
+  double stretched_end(double start, double work) {
+    if (work <= 0) return start;
+    active_.erase(std::remove_if(active_.begin(), active_.end(), [&](const Interval& iv) { return iv.end <= start; }),
+                  active_.end());
+    if (active_.empty() || sigma_ <= 0) return start + work;
+    std::vector<double> cuts;
+    for (const Interval& iv : active_) {
+      if (iv.start > start) cuts.push_back(iv.start);
+      cuts.push_back(iv.end);
+    }
+    std::sort(cuts.begin(), cuts.end());
+    double t = start, left = work;
+    for (double cut : cuts) {
+      if (cut <= t) continue;
+      int k = 0;
+      for (const Interval& iv : active_)
+        if (iv.start <= t && iv.end > t) ++k;
+      const double rate = 1.0 / (1.0 + sigma_ * k);
+      const double done = (cut - t) * rate;
+      const double seg = done >= left ? left / rate : cut - t;
+      // The time beyond the work is what the concurrent collectives cost: theirs, in equal shares.
+      if (k > 0) {
+        const double extra = seg - seg * rate;
+        for (const Interval& iv : active_)
+          if (iv.start <= t && iv.end > t) cost_.exposed_s[static_cast<int>(iv.purpose)] += extra / k;
+      }
+      if (done >= left) return t + seg;
+      left -= done;
+      t = cut;
+    }
+    return t + left;
+  }
+
+  double sigma_;
+  double t_ = 0;
+  double async_end_ = 0;
+  std::array<double, kCommStreams> stream_free_{};
+  std::vector<Interval> active_;
+  PassCost cost_;
+};
+
+}  // namespace
+
+PassCost reduce_pass(const PassProgram& program, double sigma) {
+  PassPlayer p(sigma);
+  for (const OpBlock& b : program.blocks) p.play_block(b);
+  return p.finish(0.0);
+}
+
+}  // namespace trainsim
