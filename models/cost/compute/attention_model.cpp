@@ -46,24 +46,18 @@ double default_flop(const AttentionShape& a, bool backward) {
   return a.forward_flop() * (backward ? 2.5 : 1.0);
 }
 
-// Unfused: the batched GEMMs of the pass through the GEMM model; `score_traffic` adds the score
-// matrix's trips through HBM. Causal masking saves no GEMM work here: the full score matrix is
-// computed and then masked.
-double unfused_time_s(const GpuSpec& gpu, const AttentionShape& a, bool backward, Precision p,
-                      bool score_traffic, double causal_work) {
+// Unfused: the batched GEMMs of the pass through the GEMM model, plus the score matrix's trips
+// through HBM for softmax and dropout. Causal masking saves no GEMM work here: the full score
+// matrix is computed and then masked.
+double unfused_time_s(const GpuSpec& gpu, const AttentionShape& a, bool backward, Precision p) {
   const double bh = std::max(1.0, a.batch * a.heads);
   const GemmShape scores{a.seq_q, a.seq_kv, a.head_dim, bh};   // Q K^T (and dP = dO V^T)
   const GemmShape context{a.seq_q, a.head_dim, a.seq_kv, bh};  // P V   (and dQ = dS K)
   const GemmShape kv_grad{a.seq_kv, a.head_dim, a.seq_q, bh};  // dV = P^T dO, dK = dS^T Q
-  double t = causal_work * (gemm_timing(gpu, scores, p).time_s + gemm_timing(gpu, context, p).time_s);
-  if (backward)
-    t = causal_work * (gemm_timing(gpu, scores, p).time_s + gemm_timing(gpu, context, p).time_s +
-                       2 * gemm_timing(gpu, kv_grad, p).time_s);
-  if (score_traffic) {
-    const double per_score = backward ? kUnfusedBackwardBytesPerScore : kUnfusedForwardBytesPerScore;
-    t += memory_bound_time_s(gpu, per_score * bh * a.seq_q * a.seq_kv);
-  }
-  return t;
+  double t = gemm_timing(gpu, scores, p).time_s + gemm_timing(gpu, context, p).time_s;
+  if (backward) t += 2 * gemm_timing(gpu, kv_grad, p).time_s;
+  const double per_score = backward ? kUnfusedBackwardBytesPerScore : kUnfusedForwardBytesPerScore;
+  return t + memory_bound_time_s(gpu, per_score * bh * a.seq_q * a.seq_kv);
 }
 
 }  // namespace
@@ -94,12 +88,12 @@ double attention_time_s(const GpuSpec& gpu, const AttentionShape& a, Pass pass, 
   const Precision p = attention_dtype(gpu, Precision::kBf16);
   if (flop <= 0) flop = default_flop(a, backward);
   if (a.kernel == AttentionKernel::kUnfused)
-    return unfused_time_s(gpu, a, backward, p, true, 1.0);
+    return unfused_time_s(gpu, a, backward, p);
   const double eff = fused_attention_efficiency(gpu, a, backward);
   if (eff > 0) return flop / (gpu.peak_flops(p) * eff);
-  // No fused-kernel parameters for this GPU: the fused kernel is at best as fast as its
-  // matmuls (causal skips the masked half), with no score traffic.
-  return unfused_time_s(gpu, a, backward, p, false, a.causal ? 0.5 : 1.0);
+  // No fused-kernel parameters for this GPU: the fused kernel at the GEMM sustained rate (a
+  // bound: FlashAttention sustains less than a large GEMM on every generation measured).
+  return gemm_time_from_flop_s(gpu, flop, p);
 }
 
 }  // namespace trainsim
