@@ -62,6 +62,11 @@ double unfused_time_s(const GpuSpec& gpu, const AttentionShape& a, bool backward
 
 }  // namespace
 
+double attention_shape_factor(const AttentionPassParams& p, double n, bool causal) {
+  const double c = p.overhead_blocks;
+  return causal ? p.causal_factor * n / (n + 1 + 2 * c) : n / (n + c);
+}
+
 double fused_attention_efficiency(const GpuSpec& gpu, const AttentionShape& a, bool backward) {
   if (a.kernel == AttentionKernel::kUnfused) return 0;
   const AttentionKernelParams* kp = fused_params(gpu, a.kernel);
@@ -69,9 +74,7 @@ double fused_attention_efficiency(const GpuSpec& gpu, const AttentionShape& a, b
   const AttentionPassParams& p = backward ? kp->backward : kp->forward;
   const double block = gpu.kernel.attention_block > 0 ? gpu.kernel.attention_block : 128;
   const double n = std::max(1.0, a.seq_kv / block);
-  const double c = p.overhead_blocks;
-  const double g = a.causal ? p.causal_factor * n / (n + 1 + 2 * c) : n / (n + c);
-  double eff = share_at(p, a.head_dim) * g;
+  double eff = share_at(p, a.head_dim) * attention_shape_factor(p, n, a.causal);
   // FlashAttention parallelises over batch, heads and query blocks (key/value blocks in the
   // backward pass): a grid smaller than the SM count leaves SMs idle.
   const double sms = gpu.kernel.sm_count;

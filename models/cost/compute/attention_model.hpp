@@ -24,6 +24,9 @@ double attention_time_s(const GpuSpec& gpu, const AttentionShape& shape, Pass pa
 // Returns 0 for the unfused path or a GPU without parameters for the kernel.
 double fused_attention_efficiency(const GpuSpec& gpu, const AttentionShape& shape, bool backward);
 
+// g(n) of the formula above for one pass's parameters (share excluded).
+double attention_shape_factor(const AttentionPassParams& pass, double kv_blocks, bool causal);
+
 // Kernels an unfused attention pass launches: forward QK^T, softmax (scale + mask fused),
 // dropout, PV; backward the four gradient GEMMs, dropout and softmax backward.
 constexpr int kUnfusedAttentionForwardKernels = 4;
