@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace trainsim {
@@ -42,6 +43,45 @@ struct OpRates {
   bool present() const { return peak_flop_per_s > 0; }
 };
 
+// Kernel-level parameters of one GPU generation, read from the preset's "kernels" block (each
+// cited there) or written by `trainsim calibrate`; the compute model (models/cost/compute/,
+// docs/compute-model.md) prices every compute op from them. Zero / empty = not given: the model
+// falls back to its documented defaults.
+struct AttentionPassParams {
+  // Asymptotic share of the 16-bit dense peak, per head dimension ((head_dim, share) pairs,
+  // ascending; interpolated in log2(head_dim), clamped outside).
+  std::vector<std::pair<double, double>> share_by_head_dim;
+  double overhead_blocks = 0;  // per-CTA fixed cost, in units of one KV block's work
+  double causal_factor = 1;    // causal asymptote relative to non-causal
+  bool present() const { return !share_by_head_dim.empty(); }
+};
+struct AttentionKernelParams {
+  AttentionPassParams forward, backward;
+  bool present() const { return forward.present(); }
+};
+enum class GemmScheduler { kWaves, kStreamK };
+struct GpuKernelParams {
+  int sm_count = 0;
+  // GEMM: sustained share of the dense peak per dtype (MAMF), candidate CTA tiles (M x N),
+  // how tiles are spread over SMs, whether the C store overlaps the next tile's main loop,
+  // the penalty of tiles with less operand reuse, and the rate factor for misaligned shapes.
+  double gemm_share_16bit = 0, gemm_share_fp8 = 0, gemm_share_fp32 = 0;
+  std::vector<std::pair<int, int>> gemm_tiles;
+  GemmScheduler gemm_scheduler = GemmScheduler::kWaves;
+  bool gemm_epilogue_overlap = true;
+  double gemm_small_tile_penalty = 0;
+  double gemm_misaligned_factor = 1;
+  // Attention: FlashAttention-2 and the generation's native kernel (FlashAttention-3 on Hopper).
+  double attention_block = 128;
+  AttentionKernelParams flash2, flash3;
+  // Memory-bound kernels: achieved share of hbm_bandwidth for large streaming kernels.
+  double memory_bandwidth_share = 0;
+  // Fixed GPU time per kernel and the host (framework) time to issue one.
+  double kernel_fixed_s = 0;
+  double host_launch_s = 0;
+  bool present() const { return sm_count > 0; }
+};
+
 struct GpuSpec {
   std::string name;
   double peak_flops_fp32 = 0;  // FLOP/s, dense (tensor-core TF32 is not used for fp32 training)
@@ -60,6 +100,8 @@ struct GpuSpec {
   // Measured per-op rates (a calibration file's op_rates); when present they replace the
   // roofline above op by op (models/compute_cost.hpp).
   OpRates op_rates;
+  // Kernel-level compute model parameters (models/cost/compute/).
+  GpuKernelParams kernel;
   double peak_flops(Precision p) const;
 };
 

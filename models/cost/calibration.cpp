@@ -2,8 +2,12 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <sstream>
 
 #include "models/core/scenario_error.hpp"
+#include "models/cost/compute/attention_model.hpp"
+#include "models/cost/compute/kernel_params_json.hpp"
 
 namespace trainsim {
 using nlohmann::json;
@@ -66,6 +70,105 @@ std::string fmt(const char* f, double a, double b = 0) {
 }
 
 }  // namespace
+
+namespace {
+
+// "batch=2 seq=512 heads=16 head_dim=128" (the calibration's attention shape string).
+bool parse_attention_shape(const std::string& text, AttentionShape& a) {
+  std::istringstream in(text);
+  std::string part;
+  int found = 0;
+  while (in >> part) {
+    const auto eq = part.find('=');
+    if (eq == std::string::npos) continue;
+    const std::string key = part.substr(0, eq);
+    const double v = std::atof(part.c_str() + eq + 1);
+    if (!(v > 0)) return false;
+    if (key == "batch") a.batch = v, ++found;
+    else if (key == "seq") a.seq_q = a.seq_kv = v, ++found;
+    else if (key == "heads") a.heads = a.kv_heads = v, ++found;
+    else if (key == "head_dim") a.head_dim = v, ++found;
+  }
+  return found == 4;
+}
+
+// One pass's (share, overhead_blocks) from its points: for each overhead on a grid the share
+// has a closed form (least squares in relative error); the best pair wins.
+bool fit_attention_pass(const std::vector<std::pair<AttentionShape, double>>& points, bool backward,
+                        const GpuKernelParams& base, AttentionPassParams& out) {
+  if (points.empty()) return false;
+  double best_err = HUGE_VAL;
+  for (int i = 0; i <= 400; ++i) {
+    AttentionPassParams unit;
+    unit.share_by_head_dim = {{points.front().first.head_dim, 1.0}};
+    unit.overhead_blocks = 0.05 * i;
+    unit.causal_factor = 1;
+    GpuSpec g;
+    g.kernel = base;
+    g.kernel.flash2 = {unit, unit};
+    double num = 0, den = 0;
+    std::vector<double> x;
+    for (const auto& [a, eff] : points) {
+      x.push_back(fused_attention_efficiency(g, a, backward));
+      num += x.back() / eff;
+      den += x.back() * x.back() / (eff * eff);
+    }
+    const double share = den > 0 ? num / den : 0;
+    double err = 0;
+    for (std::size_t j = 0; j < points.size(); ++j) err += std::pow(share * x[j] / points[j].second - 1, 2);
+    if (err < best_err) {
+      best_err = err;
+      out = unit;
+      out.share_by_head_dim = {{points.front().first.head_dim, share}};
+    }
+  }
+  return out.share_by_head_dim.front().second > 0 && out.share_by_head_dim.front().second <= 1;
+}
+
+}  // namespace
+
+GpuKernelParams fit_kernel_params(const json& cal, const GpuKernelParams& base) {
+  if (cal.contains("kernels")) return parse_gpu_kernel_params(cal["kernels"], "calibration.kernels", base);
+  GpuKernelParams k = base;
+  double peak16 = 0;
+  if (cal.contains("peak_flop_per_s") && cal["peak_flop_per_s"].is_object()) {
+    const json& peaks = cal["peak_flop_per_s"];
+    auto rate = [&](const char* key) {
+      return peaks.contains(key) && peaks[key].is_object() ? peaks[key].value("flop_per_s", 0.0) : 0.0;
+    };
+    if (rate("f32") > 0) k.gemm_share_fp32 = 1;
+    peak16 = rate("bf16") > 0 ? rate("bf16") : rate("f16");
+    if (peak16 > 0) k.gemm_share_16bit = 1;
+  }
+  if (cal.contains("memory_bandwidth_bytes_per_s")) k.memory_bandwidth_share = 1;
+  if (!cal.contains("ops") || !cal["ops"].is_array()) return k;
+  // Fixed kernel time: intercept of time = t0 + bytes / bandwidth over the copies.
+  double n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
+  std::vector<std::pair<AttentionShape, double>> fwd, bwd;
+  for (const json& op : cal["ops"]) {
+    if (!op.is_object()) continue;
+    const std::string name = op.value("op", std::string());
+    const double t = op.value("time_s", 0.0), bytes = op.value("bytes", 0.0), flop = op.value("flop", 0.0);
+    if (!(t > 0)) continue;
+    if (name == "copy" && bytes > 0) {
+      n += 1, sx += bytes, sy += t, sxx += bytes * bytes, sxy += bytes * t;
+    } else if ((name == "attention_fwd" || name == "attention_bwd") && flop > 0 && peak16 > 0) {
+      AttentionShape a;
+      a.causal = true;  // the calibration times causal attention (FLOPs 2 b h s^2 d)
+      if (!parse_attention_shape(op.value("shape", std::string()), a)) continue;
+      (name == "attention_fwd" ? fwd : bwd).emplace_back(a, flop / t / peak16);
+    }
+  }
+  const double det = n * sxx - sx * sx;
+  if (n >= 2 && det > 0) {
+    const double t0 = (sy * sxx - sx * sxy) / det;
+    if (t0 > 0 && t0 < 1e-3) k.kernel_fixed_s = t0;
+  }
+  AttentionKernelParams measured;
+  if (fit_attention_pass(fwd, false, base, measured.forward) && fit_attention_pass(bwd, true, base, measured.backward))
+    k.flash2 = k.flash3 = measured;
+  return k;
+}
 
 std::vector<std::string> apply_calibration(const json& cal, Scenario& s) {
   std::vector<std::string> applied;
@@ -142,6 +245,20 @@ std::vector<std::string> apply_calibration(const json& cal, Scenario& s) {
                             s.cluster.intra_node.latency_s));
       break;
     }
+  }
+  {
+    const GpuKernelParams before = g.kernel;
+    g.kernel = fit_kernel_params(cal, g.kernel);
+    std::string what;
+    auto note = [&](bool changed, const std::string& item) {
+      if (changed) what += (what.empty() ? "" : ", ") + item;
+    };
+    note(g.kernel.gemm_share_16bit != before.gemm_share_16bit || g.kernel.gemm_share_fp32 != before.gemm_share_fp32,
+         "GEMM sustained share");
+    note(g.kernel.memory_bandwidth_share != before.memory_bandwidth_share, "achieved bandwidth");
+    note(g.kernel.kernel_fixed_s != before.kernel_fixed_s, fmt("kernel fixed time %.3g s", g.kernel.kernel_fixed_s));
+    note(g.kernel.flash2.forward.share_by_head_dim != before.flash2.forward.share_by_head_dim, "attention efficiency");
+    if (!what.empty()) applied.push_back("kernel-level parameters: " + what);
   }
   OpRatesShape shape;
   const OpRates rates = read_op_rates(cal, &shape);

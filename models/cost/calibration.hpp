@@ -26,6 +26,20 @@ struct GemmEfficiencyFit {
 // for each half_width on a grid, eff_max has a closed form; the best pair wins.
 GemmEfficiencyFit fit_gemm_efficiency(const std::vector<std::pair<double, double>>& width_efficiency);
 
+// The kernel-level parameters (docs/compute-model.md) a calibration's microbenchmarks measure,
+// on top of `base` (the preset's: SM count, tiles and whatever was not measured):
+//   GEMM sustained share 1 for each dtype whose peak was measured (the measured peak is the
+//     best sustained GEMM rate, and it replaces the datasheet peak);
+//   memory bandwidth share 1 (the measured copy bandwidth replaces hbm_bandwidth) and the fixed
+//     kernel time = the intercept of the memory-bound ops' time against their bytes;
+//   attention: share at the measured head dim and overhead_blocks fitted to the attention
+//     points (causal, so causal_factor 1), forward and backward, for both fused kernels (what
+//     the backend runs is what the plan gets); left out when a share would exceed 1 (emulated
+//     16-bit arithmetic on a CPU, where op_rates price attention instead).
+// A file that carries a "kernels" block (written by hand or by a later calibrate) is read as it
+// is, on top of `base`. apply_calibration calls this, so every --calibration run gets them.
+GpuKernelParams fit_kernel_params(const nlohmann::json& calibration, const GpuKernelParams& base = {});
+
 // Reads and checks a calibration file (ScenarioError naming "calibration.<field>" on bad input)
 // and overrides the scenario's GPU and in-node fabric with what it measured. Returns one line
 // per value changed, for the result's "calibration" record.

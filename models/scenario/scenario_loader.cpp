@@ -10,6 +10,7 @@
 #include <set>
 #include <sstream>
 
+#include "models/cost/compute/kernel_params_json.hpp"
 #include "models/scenario/hf_config.hpp"
 #include "models/scenario/json_reader.hpp"
 #include "models/core/scenario_error.hpp"
@@ -137,6 +138,8 @@ Recompute parse_recompute(const std::string& s) {
 
 const std::initializer_list<const char*> kDocKeys = {"description", "source", "notes"};
 
+}  // namespace
+
 GpuSpec parse_gpu(const json& j, const std::string& path) {
   JsonReader r(j, path);
   GpuSpec g;
@@ -162,9 +165,12 @@ GpuSpec parse_gpu(const json& j, const std::string& path) {
     g.elementwise_bytes_per_hidden = e.number_or("elementwise_bytes_per_hidden", 0, 0, 1e4);
     e.finish(kDocKeys);
   }
+  if (const json* k = r.raw("kernels")) g.kernel = parse_gpu_kernel_params(*k, r.child_path("kernels"));
   r.finish(kDocKeys);
   return g;
 }
+
+namespace {
 
 ModelSpec parse_model(const json& j, const std::string& path) {
   JsonReader r(j, path);
@@ -647,6 +653,7 @@ json to_json(const Scenario& s) {
     gpu["efficiency"] = {{"gemm_max", c.gpu.gemm_efficiency_max},
                          {"gemm_half_width", c.gpu.gemm_half_width},
                          {"elementwise_bytes_per_hidden", c.gpu.elementwise_bytes_per_hidden}};
+  if (c.gpu.kernel.present()) gpu["kernels"] = to_json(c.gpu.kernel);
   json cluster = {{"name", c.name},
                   {"gpu", gpu},
                   {"nodes", c.nodes},

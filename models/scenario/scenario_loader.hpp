@@ -37,6 +37,8 @@ nlohmann::json resolve_scenario_json(nlohmann::json raw, const LoadOptions& opti
 // A cluster alone: expand its presets (resolve_cluster_json), then read it strictly.
 nlohmann::json resolve_cluster_json(const nlohmann::json& cluster, const LoadOptions& options,
                                     const std::string& origin_dir = "");
+// A resolved GPU part (a preset's contents), read strictly.
+GpuSpec parse_gpu(const nlohmann::json& resolved_gpu, const std::string& path = "gpu");
 ClusterSpec parse_cluster(const nlohmann::json& resolved_cluster, const std::string& path = "cluster");
 
 // Strictly converts a resolved scenario JSON into a Scenario.

@@ -1,6 +1,9 @@
 #include "models/cost/compute/compute_op.hpp"
 
-#include "models/cost/compute_cost.hpp"
+#include "models/cost/compute/attention_model.hpp"
+#include "models/cost/compute/gemm_model.hpp"
+#include "models/cost/compute/launch_model.hpp"
+#include "models/cost/compute/memory_bound_model.hpp"
 
 namespace trainsim {
 
@@ -87,15 +90,6 @@ double measured_time_s(const OpRates& r, const ComputeOp& op) {
   }
 }
 
-// The roofline with the GPU preset's GEMM efficiency curve (compute_cost.hpp): the width is the
-// harmonic mean of the GEMM's two weight dimensions, which sets its arithmetic intensity.
-double gemm_width(const ComputeOp& op) {
-  const GemmShape& g = op.gemm;
-  const double a = op.pass == Pass::kBackwardWeight ? g.m : g.k;
-  const double b = g.n;
-  return a + b > 0 ? 2 * a * b / (a + b) : 0;
-}
-
 }  // namespace
 
 double compute_op_time_s(const GpuSpec& gpu, const ComputeOp& op) {
@@ -104,28 +98,15 @@ double compute_op_time_s(const GpuSpec& gpu, const ComputeOp& op) {
     const double t = measured_time_s(gpu.op_rates, op);
     if (t >= 0) return t;
   }
-  const double launch_s = op.kernels * kKernelOverheadS;
-  const double bw = gpu.hbm_bandwidth_bytes_per_s;
+  // Kernel physics per family (docs/compute-model.md), plus the fixed GPU time of each kernel.
+  const double fixed_s = op.kernels * kernel_fixed_s(gpu);
   switch (op.kind) {
-    case ComputeKind::kGemm: {
-      const double peak = gpu.peak_flops(op.precision);
-      return op.flop / (peak * gemm_efficiency(gpu, gemm_width(op))) + launch_s;
-    }
-    case ComputeKind::kAttention: {
-      // fp8 training keeps attention in 16-bit.
-      const Precision p = op.precision == Precision::kFp8 ? Precision::kBf16 : op.precision;
-      const AttentionShape& a = op.attention;
-      double t = op.flop / (gpu.peak_flops(p) * gemm_efficiency(gpu, a.heads * a.head_dim));
-      if (a.kernel == AttentionKernel::kUnfused) {
-        // Unfused attention writes and re-reads the score matrix: Korthikanti's 5 bytes per score
-        // (scores, softmax, dropout output, mask) moved twice, per pass.
-        t += kUnfusedAttentionBytesPerScore * a.batch * a.heads * a.seq_q * a.seq_kv *
-             (backward(op.pass) ? 2.0 : 1.0) / bw;
-      }
-      return t + launch_s;
-    }
+    case ComputeKind::kGemm:
+      if (op.gemm.flop() <= 0) return gemm_time_from_flop_s(gpu, op.flop, op.precision) + fixed_s;
+      return gemm_timing(gpu, op.gemm, op.precision).time_s + fixed_s;
+    case ComputeKind::kAttention: return attention_time_s(gpu, op.attention, op.pass, op.flop) + fixed_s;
     case ComputeKind::kMemoryBound:
-    case ComputeKind::kOptimizer: return op.bytes / bw + launch_s;
+    case ComputeKind::kOptimizer: return memory_bound_time_s(gpu, op.bytes) + fixed_s;
   }
   return 0;
 }

@@ -83,11 +83,18 @@ struct ComputeOp {
   double flop = 0;      // FLOPs performed (GEMM: gemm.flop(); attention: by the FA convention)
   double bytes = 0;     // HBM bytes moved (memory-bound and optimizer ops)
   double elements = 0;  // elements processed (what per-element measured rates multiply)
-  int kernels = 1;      // kernel launches the op takes
+  // Kernel launches the op takes: each adds the GPU's fixed per-kernel time to
+  // compute_op_time_s and the host's issue time to host_issue_time_s (launch_model.hpp).
+  // Unfused attention: kUnfusedAttentionForwardKernels / kUnfusedAttentionBackwardKernels.
+  int kernels = 1;
 };
 
 // The one pricing function for compute: seconds on one GPU of `gpu`, from the GPU's compute
-// model or, where the GPU carries measured per-op rates, from those.
+// model or, where the GPU carries measured per-op rates, from those. The compute model
+// (docs/compute-model.md) prices by kind: GEMMs from their shape and precision (gemm_model.hpp),
+// attention from its shape and kernel (attention_model.hpp), memory-bound and optimizer ops
+// from their bytes (memory_bound_model.hpp); each kernel adds a fixed GPU time. Which precision
+// an op runs in and the casts fp8 needs are the workload's to set (precision.hpp).
 double compute_op_time_s(const GpuSpec& gpu, const ComputeOp& op);
 
 }  // namespace trainsim

@@ -46,7 +46,7 @@ json calibration() {
 TEST(Calibration, MeasuredFiguresReplaceThePresets) {
   Scenario s = base();
   const auto applied = apply_calibration(calibration(), s);
-  EXPECT_EQ(applied.size(), 4u);
+  EXPECT_EQ(applied.size(), 5u);  // peak, bandwidth, GEMM curve, in-node fabric, kernel-level parameters
   EXPECT_DOUBLE_EQ(s.cluster.gpu.peak_flops_fp32, 8e10);
   EXPECT_DOUBLE_EQ(s.cluster.gpu.hbm_bandwidth_bytes_per_s, 4.5e10);
   EXPECT_GT(s.cluster.gpu.gemm_efficiency_max, 0.85);

@@ -1,0 +1,102 @@
+#include "models/cost/compute/attention_model.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "models/cost/compute/gemm_model.hpp"
+#include "models/cost/compute/memory_bound_model.hpp"
+
+namespace trainsim {
+
+namespace {
+
+bool is_backward(Pass p) { return p == Pass::kBackwardInput || p == Pass::kBackwardWeight; }
+
+// Attention computes in 16-bit: TransformerEngine-style fp8 training keeps it in bf16.
+Precision attention_dtype(const GpuSpec& gpu, Precision p) {
+  if (p == Precision::kFp8 || p == Precision::kFp32) p = Precision::kBf16;
+  return gemm_dtype_on(gpu, p);
+}
+
+double share_at(const AttentionPassParams& p, double head_dim) {
+  const auto& v = p.share_by_head_dim;
+  if (head_dim <= v.front().first) return v.front().second;
+  if (head_dim >= v.back().first) return v.back().second;
+  for (std::size_t i = 1; i < v.size(); ++i) {
+    if (head_dim <= v[i].first) {
+      const double x0 = std::log2(v[i - 1].first), x1 = std::log2(v[i].first);
+      const double t = (std::log2(head_dim) - x0) / (x1 - x0);
+      return v[i - 1].second + t * (v[i].second - v[i - 1].second);
+    }
+  }
+  return v.back().second;
+}
+
+// The kernel's parameters on this GPU: FlashAttention-3 needs Hopper or later; a GPU without
+// them runs FlashAttention-2 (and vice versa).
+const AttentionKernelParams* fused_params(const GpuSpec& gpu, AttentionKernel kernel) {
+  const GpuKernelParams& k = gpu.kernel;
+  if (kernel == AttentionKernel::kFlash3 && k.flash3.present()) return &k.flash3;
+  if (k.flash2.present()) return &k.flash2;
+  if (k.flash3.present()) return &k.flash3;
+  return nullptr;
+}
+
+double default_flop(const AttentionShape& a, bool backward) {
+  return a.forward_flop() * (backward ? 2.5 : 1.0);
+}
+
+// Unfused: the batched GEMMs of the pass through the GEMM model, plus the score matrix's trips
+// through HBM for softmax and dropout. Causal masking saves no GEMM work here: the full score
+// matrix is computed and then masked.
+double unfused_time_s(const GpuSpec& gpu, const AttentionShape& a, bool backward, Precision p) {
+  const double bh = std::max(1.0, a.batch * a.heads);
+  const GemmShape scores{a.seq_q, a.seq_kv, a.head_dim, bh};   // Q K^T (and dP = dO V^T)
+  const GemmShape context{a.seq_q, a.head_dim, a.seq_kv, bh};  // P V   (and dQ = dS K)
+  const GemmShape kv_grad{a.seq_kv, a.head_dim, a.seq_q, bh};  // dV = P^T dO, dK = dS^T Q
+  double t = gemm_timing(gpu, scores, p).time_s + gemm_timing(gpu, context, p).time_s;
+  if (backward) t += 2 * gemm_timing(gpu, kv_grad, p).time_s;
+  const double per_score = backward ? kUnfusedBackwardBytesPerScore : kUnfusedForwardBytesPerScore;
+  return t + memory_bound_time_s(gpu, per_score * bh * a.seq_q * a.seq_kv);
+}
+
+}  // namespace
+
+double attention_shape_factor(const AttentionPassParams& p, double n, bool causal) {
+  const double c = p.overhead_blocks;
+  return causal ? p.causal_factor * n / (n + 1 + 2 * c) : n / (n + c);
+}
+
+double fused_attention_efficiency(const GpuSpec& gpu, const AttentionShape& a, bool backward) {
+  if (a.kernel == AttentionKernel::kUnfused) return 0;
+  const AttentionKernelParams* kp = fused_params(gpu, a.kernel);
+  if (!kp) return 0;
+  const AttentionPassParams& p = backward ? kp->backward : kp->forward;
+  const double block = gpu.kernel.attention_block > 0 ? gpu.kernel.attention_block : 128;
+  const double n = std::max(1.0, a.seq_kv / block);
+  double eff = share_at(p, a.head_dim) * attention_shape_factor(p, n, a.causal);
+  // FlashAttention parallelises over batch, heads and query blocks (key/value blocks in the
+  // backward pass): a grid smaller than the SM count leaves SMs idle.
+  const double sms = gpu.kernel.sm_count;
+  if (sms > 0) {
+    const double rows = backward ? a.seq_kv : a.seq_q;
+    const double ctas = std::max(1.0, a.batch * a.heads * std::ceil(rows / block));
+    if (ctas < sms) eff *= ctas / sms;
+  }
+  return eff;
+}
+
+double attention_time_s(const GpuSpec& gpu, const AttentionShape& a, Pass pass, double flop) {
+  const bool backward = is_backward(pass);
+  const Precision p = attention_dtype(gpu, Precision::kBf16);
+  if (flop <= 0) flop = default_flop(a, backward);
+  if (a.kernel == AttentionKernel::kUnfused)
+    return unfused_time_s(gpu, a, backward, p);
+  const double eff = fused_attention_efficiency(gpu, a, backward);
+  if (eff > 0) return flop / (gpu.peak_flops(p) * eff);
+  // No fused-kernel parameters for this GPU: the fused kernel at the GEMM sustained rate (a
+  // bound: FlashAttention sustains less than a large GEMM on every generation measured).
+  return gemm_time_from_flop_s(gpu, flop, p);
+}
+
+}  // namespace trainsim

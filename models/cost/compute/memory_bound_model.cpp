@@ -1,0 +1,27 @@
+#include "models/cost/compute/memory_bound_model.hpp"
+
+namespace trainsim {
+
+double achieved_bandwidth_bytes_per_s(const GpuSpec& gpu) {
+  const double share = gpu.kernel.memory_bandwidth_share > 0 ? gpu.kernel.memory_bandwidth_share
+                                                              : kDefaultMemoryBandwidthShare;
+  return gpu.hbm_bandwidth_bytes_per_s * share;
+}
+
+double memory_bound_time_s(const GpuSpec& gpu, double bytes) {
+  const double bw = achieved_bandwidth_bytes_per_s(gpu);
+  return bw > 0 ? bytes / bw : 0;
+}
+
+double optimizer_bytes_per_param(Precision precision, bool fp32_grads) {
+  const double grad = fp32_grads ? 4 : 2;
+  switch (precision) {
+    case Precision::kFp32: return 4 * 4 + 4 * 3;  // read p, g, m, v; write p, m, v
+    case Precision::kFp16: return 4 * 3 + grad + 4 * 3 + 2 + grad;
+    case Precision::kBf16:
+    case Precision::kFp8: return 4 * 3 + grad + 4 * 3 + 2;
+  }
+  return 0;
+}
+
+}  // namespace trainsim

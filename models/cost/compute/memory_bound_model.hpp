@@ -1,0 +1,31 @@
+// Memory-bound kernels (norms, activations, softmax, dropout, residual adds, rotary, casts,
+// amax, permutes, the optimizer step): their bytes at the HBM bandwidth a large streaming
+// kernel achieves on the generation (docs/compute-model.md "Memory-bound kernels").
+#pragma once
+
+#include "models/core/specs.hpp"
+
+namespace trainsim {
+
+// hbm_bandwidth x the generation's achieved share (memory_bound records).
+double achieved_bandwidth_bytes_per_s(const GpuSpec& gpu);
+
+// Seconds to stream `bytes` (read + write), without the per-kernel fixed cost.
+double memory_bound_time_s(const GpuSpec& gpu, double bytes);
+
+// HBM bytes AdamW moves per parameter in one step, for the optimizer op's bytes:
+//   16-bit and fp8 training keep fp32 master weights, m and v (ZeRO paper section 3): read
+//   master, m, v and the gradient, write master, m, v and the 16-bit working copy that the
+//   forward pass reads (fp8 weights are cast from it per micro-batch, precision.hpp);
+//   fp16 adds one read of the gradients for the loss-scaler's inf/nan check;
+//   fp32 training updates the weights in place (no copy).
+// `fp32_grads`: the gradient the optimizer reads is fp32 (Megatron's main_grad, DeepSpeed);
+// false when it reads the 16-bit gradient (PyTorch FSDP mixed precision).
+double optimizer_bytes_per_param(Precision precision, bool fp32_grads = true);
+
+// Large streaming kernels reach 79-87% of the device-properties peak on H100 and 81-84% on
+// B200 (mem_h100_blockfp8_*, mem_b200_mx_cast_*, mem_b300_pct_achievable_bw): the default for
+// presets without a "kernels" block.
+constexpr double kDefaultMemoryBandwidthShare = 0.83;
+
+}  // namespace trainsim

@@ -1,0 +1,165 @@
+// The attention model against the FlashAttention tables (data/kernel_benchmarks.json):
+// FA2 forward+backward on A100 and H100, FA2 and FA3 forward on H100 (head dims 64/128/256,
+// causal and not, 512..16k), and the B200 native kernel's headline figures. The tables'
+// protocol: hidden 2048 (heads = 2048 / head_dim), batch = 16k / seqlen, FLOPs 4 b s^2 h d
+// (halved causal), x2.5 backward, x3.5 forward+backward.
+#include "models/cost/compute/attention_model.hpp"
+
+#include <gtest/gtest.h>
+
+#include "models/cost/compute/compute_op.hpp"
+#include "tests/models/cost/compute/kernel_records.hpp"
+
+namespace trainsim {
+namespace {
+
+using test::ErrorFamily;
+using test::gpu_preset;
+
+AttentionShape fa_protocol(double seqlen, double head_dim, bool causal, AttentionKernel kernel) {
+  AttentionShape a;
+  a.batch = 16384 / seqlen;
+  a.heads = a.kv_heads = 2048 / head_dim;
+  a.seq_q = a.seq_kv = seqlen;
+  a.head_dim = head_dim;
+  a.causal = causal;
+  a.kernel = kernel;
+  return a;
+}
+
+double op_time_s(const GpuSpec& gpu, const AttentionShape& a, Pass pass) {
+  ComputeOp op;
+  op.kind = ComputeKind::kAttention;
+  op.role = OpRole::kAttention;
+  op.pass = pass;
+  op.attention = a;
+  op.flop = a.forward_flop() * (pass == Pass::kForward ? 1.0 : 2.5);
+  return compute_op_time_s(gpu, op);
+}
+
+struct Tables {
+  ErrorFamily a100_fa2_fwd_bwd{"attention FA2 fwd+bwd A100"};
+  ErrorFamily h100_fa2_fwd_bwd{"attention FA2 fwd+bwd H100"};
+  ErrorFamily h100_fa2_fwd{"attention FA2 fwd H100"};
+  ErrorFamily h100_fa3_fwd{"attention FA3 fwd H100"};
+};
+
+TEST(AttentionModel, MatchesTheFlashAttentionTables) {
+  const GpuSpec a100 = gpu_preset("A100-SXM4-80GB");
+  const GpuSpec h100 = gpu_preset("H100-SXM-80GB");
+  Tables t;
+  int rows = 0;
+  for (const auto& r : test::kernel_records()) {
+    if (r["kind"] != "attention" || !r["config"].contains("seqlen")) continue;
+    const auto& c = r["config"];
+    const bool is_a100 = r["gpu"].get<std::string>().rfind("A100", 0) == 0;
+    const GpuSpec& gpu = is_a100 ? a100 : h100;
+    const std::string impl = c["impl"], pass = c["pass"];
+    const AttentionShape a = fa_protocol(c["seqlen"], c["head_dim"], c["causal"],
+                                         impl == "fa3" ? AttentionKernel::kFlash3 : AttentionKernel::kFlash2);
+    const double f = a.forward_flop();
+    const double measured = r["measured"]["tflops"];
+    double predicted = 0;
+    if (pass == "fwd") {
+      predicted = f / op_time_s(gpu, a, Pass::kForward) / 1e12;
+    } else {
+      predicted = 3.5 * f / (op_time_s(gpu, a, Pass::kForward) + op_time_s(gpu, a, Pass::kBackwardInput)) / 1e12;
+    }
+    ErrorFamily& fam = is_a100 ? t.a100_fa2_fwd_bwd
+                       : impl == "fa3" ? t.h100_fa3_fwd
+                       : pass == "fwd" ? t.h100_fa2_fwd
+                                       : t.h100_fa2_fwd_bwd;
+    fam.add(r["id"], predicted, measured);
+    ++rows;
+  }
+  EXPECT_EQ(rows, 118);
+  t.a100_fa2_fwd_bwd.check(0.03, 0.06);
+  t.h100_fa2_fwd_bwd.check(0.03, 0.06);
+  t.h100_fa2_fwd.check(0.04, 0.10);
+  t.h100_fa3_fwd.check(0.05, 0.10);
+}
+
+TEST(AttentionModel, BackwardMatchesTheBackwardDerivedFromTheH100Tables) {
+  // No backward-only record: t_bwd = t_fwd+bwd - t_fwd, from the two H100 FA2 tables.
+  const GpuSpec h100 = gpu_preset("H100-SXM-80GB");
+  ErrorFamily f("attention FA2 bwd H100 (derived)");
+  for (int hd : {64, 128})
+    for (bool causal : {false, true})
+      for (int s : {512, 1024, 2048, 4096, 8192, 16384}) {
+        const std::string tag = "hd" + std::to_string(hd) + (causal ? "_causal" : "_noncausal") + "_s" + std::to_string(s);
+        const double fb = test::record("attn_h100_fa2_fwd_bwd_" + tag)["measured"]["tflops"];
+        const double fw = test::record("attn_h100_fa2_fwd_" + tag)["measured"]["tflops"];
+        const double bwd_tflops = 2.5 / (3.5 / fb - 1 / fw);
+        const AttentionShape a = fa_protocol(s, hd, causal, AttentionKernel::kFlash2);
+        f.add("bwd " + tag, 2.5 * a.forward_flop() / op_time_s(h100, a, Pass::kBackwardInput) / 1e12, bwd_tflops);
+      }
+  f.check(0.03, 0.06);
+}
+
+TEST(AttentionModel, Fa2OnHopperSustainsFarLessOfPeakThanALargeGemm) {
+  // attn_h100_fa3_fp16_peak_claim: FA2 reaches ~35% of H100's peak, FA3 up to 75%.
+  const GpuSpec h100 = gpu_preset("H100-SXM-80GB");
+  const AttentionShape fa2 = fa_protocol(8192, 128, true, AttentionKernel::kFlash2);
+  AttentionShape fa3 = fa2;
+  fa3.kernel = AttentionKernel::kFlash3;
+  const double e2 = fused_attention_efficiency(h100, fa2, false);
+  const double e3 = fused_attention_efficiency(h100, fa3, false);
+  EXPECT_NEAR(e2, 0.35, 0.05);
+  EXPECT_GT(e3, 1.6 * e2);
+  EXPECT_LT(e3, 0.75);
+}
+
+TEST(AttentionModel, B200NativeKernelReachesItsHeadlineFigures) {
+  const GpuSpec b200 = gpu_preset("B200-SXM-180GB");
+  const AttentionShape a = fa_protocol(16384, 128, false, AttentionKernel::kFlash3);
+  const double fwd = a.forward_flop() / attention_time_s(b200, a, Pass::kForward) / 1e12;
+  const double bwd = 2.5 * a.forward_flop() / attention_time_s(b200, a, Pass::kBackwardInput) / 1e12;
+  EXPECT_NEAR(fwd, test::record("attn_b200_mha_prefill_fwd")["measured"]["tflops_max"].get<double>(), 15);
+  EXPECT_NEAR(bwd, test::record("attn_b200_mha_prefill_bwd")["measured"]["tflops_max"].get<double>(), 15);
+}
+
+TEST(AttentionModel, Flash3FallsBackToFlash2OnAmpere) {
+  const GpuSpec a100 = gpu_preset("A100-SXM4-80GB");
+  AttentionShape a = fa_protocol(4096, 128, true, AttentionKernel::kFlash3);
+  const double t3 = attention_time_s(a100, a, Pass::kForward);
+  a.kernel = AttentionKernel::kFlash2;
+  EXPECT_DOUBLE_EQ(t3, attention_time_s(a100, a, Pass::kForward));
+}
+
+TEST(AttentionModel, UnfusedMovesTheScoreMatrixAndSavesNothingForCausal) {
+  const GpuSpec a100 = gpu_preset("A100-SXM4-80GB");
+  AttentionShape a = fa_protocol(4096, 128, true, AttentionKernel::kUnfused);
+  const double t_causal = attention_time_s(a100, a, Pass::kForward);
+  a.causal = false;
+  EXPECT_DOUBLE_EQ(t_causal, attention_time_s(a100, a, Pass::kForward));
+  AttentionShape fused = a;
+  fused.kernel = AttentionKernel::kFlash2;
+  EXPECT_GT(t_causal, attention_time_s(a100, fused, Pass::kForward));
+  // Score traffic: 9 bytes per score at the achieved bandwidth is a lower bound of the time.
+  const double scores = a.batch * a.heads * a.seq_q * a.seq_kv;
+  EXPECT_GT(t_causal, kUnfusedForwardBytesPerScore * scores / a100.hbm_bandwidth_bytes_per_s);
+  EXPECT_GT(attention_time_s(a100, a, Pass::kBackwardInput), 1.8 * attention_time_s(a100, a, Pass::kForward));
+}
+
+TEST(AttentionModel, ASmallGridLeavesSmsIdle) {
+  // One sequence of 1024 tokens and 4 heads (a TP-8 shard of 32 heads): 32 query blocks on
+  // 132 SMs.
+  const GpuSpec h100 = gpu_preset("H100-SXM-80GB");
+  AttentionShape a = fa_protocol(1024, 128, true, AttentionKernel::kFlash2);
+  a.batch = 1;
+  a.heads = a.kv_heads = 4;
+  AttentionShape full = a;
+  full.heads = full.kv_heads = 32;
+  EXPECT_NEAR(fused_attention_efficiency(h100, a, false), fused_attention_efficiency(h100, full, false) * 32 / 132,
+              1e-12);
+}
+
+TEST(AttentionModel, WithoutKernelParametersAFusedKernelRunsAtTheGemmRate) {
+  const GpuSpec v100 = gpu_preset("V100-SXM2-32GB");  // no FlashAttention-2 on Volta
+  const AttentionShape a = fa_protocol(2048, 64, true, AttentionKernel::kFlash2);
+  const double at_sustained = a.forward_flop() / (v100.peak_flops_fp16 * v100.kernel.gemm_share_16bit);
+  EXPECT_DOUBLE_EQ(attention_time_s(v100, a, Pass::kForward), at_sustained);
+}
+
+}  // namespace
+}  // namespace trainsim

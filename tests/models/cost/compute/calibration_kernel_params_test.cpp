@@ -1,0 +1,82 @@
+// Kernel-level parameters from a calibration's microbenchmarks (fit_kernel_params): recovered
+// from points generated with stated parameters, and reproducing the measurements of a real
+// cpu-backend calibration file (tests/data/cpu, written by `trainsim calibrate --backend cpu`).
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+#include "models/cost/calibration.hpp"
+#include "models/cost/compute/attention_model.hpp"
+#include "models/cost/compute/memory_bound_model.hpp"
+#include "tests/models/cost/compute/kernel_records.hpp"
+
+namespace trainsim {
+namespace {
+
+using nlohmann::json;
+
+TEST(CalibrationKernelParams, RecoversStatedParametersFromGeneratedPoints) {
+  // Copies: 3 us + bytes / 2 TB/s. Attention (causal, hd 128, 2 x 16 heads): share 0.40
+  // forward, 0.30 backward, overhead 1.5 and 2.5 blocks, of a 800 TFLOP/s bf16 peak.
+  const double peak = 800e12, bw = 2e12, t0 = 3e-6;
+  json cal = {{"peak_flop_per_s", {{"bf16", {{"flop_per_s", peak}}}}}, {"memory_bandwidth_bytes_per_s", bw}};
+  json ops = json::array();
+  for (double bytes : {64e6, 512e6, 2048e6})
+    ops.push_back({{"op", "copy"}, {"shape", "n"}, {"bytes", bytes}, {"time_s", t0 + bytes / bw}});
+  for (int s : {512, 1024, 2048, 4096}) {
+    const double n = s / 128.0, flop = 2.0 * 2 * 16 * s * double(s) * 128;
+    const std::string shape = "batch=2 seq=" + std::to_string(s) + " heads=16 head_dim=128";
+    ops.push_back({{"op", "attention_fwd"}, {"shape", shape}, {"flop", flop},
+                   {"time_s", flop / (peak * 0.40 * n / (n + 1 + 2 * 1.5))}});
+    ops.push_back({{"op", "attention_bwd"}, {"shape", shape}, {"flop", 2.5 * flop},
+                   {"time_s", 2.5 * flop / (peak * 0.30 * n / (n + 1 + 2 * 2.5))}});
+  }
+  cal["ops"] = ops;
+  const GpuKernelParams k = fit_kernel_params(cal);
+  EXPECT_NEAR(k.kernel_fixed_s, t0, 1e-9);
+  EXPECT_DOUBLE_EQ(k.gemm_share_16bit, 1.0);
+  EXPECT_DOUBLE_EQ(k.memory_bandwidth_share, 1.0);
+  ASSERT_TRUE(k.flash2.present());
+  EXPECT_NEAR(k.flash2.forward.share_by_head_dim.at(0).second, 0.40, 0.004);
+  EXPECT_NEAR(k.flash2.forward.overhead_blocks, 1.5, 0.05);
+  EXPECT_NEAR(k.flash2.backward.share_by_head_dim.at(0).second, 0.30, 0.003);
+  EXPECT_NEAR(k.flash2.backward.overhead_blocks, 2.5, 0.05);
+  EXPECT_EQ(k.flash3.forward.share_by_head_dim, k.flash2.forward.share_by_head_dim);
+}
+
+TEST(CalibrationKernelParams, ReproduceARealCpuCalibration) {
+  std::ifstream in(test::repo_root() / "tests" / "data" / "cpu" / "calibration_2ranks_pp2.json");
+  const json cal = json::parse(in);
+  GpuSpec g;  // the calibrated machine: measured peaks and copy bandwidth
+  g.peak_flops_fp32 = cal["peak_flop_per_s"]["f32"]["flop_per_s"];
+  g.peak_flops_bf16 = g.peak_flops_fp16 = cal["peak_flop_per_s"]["bf16"]["flop_per_s"];
+  g.hbm_bandwidth_bytes_per_s = cal["memory_bandwidth_bytes_per_s"];
+  g.kernel = fit_kernel_params(cal);
+  // The largest copy defines the bandwidth: the model gives its time back.
+  EXPECT_DOUBLE_EQ(achieved_bandwidth_bytes_per_s(g), g.hbm_bandwidth_bytes_per_s);
+  // A cache-resident small copy is faster than the large one, so no positive intercept: the
+  // fixed kernel time stays the default rather than a negative fit.
+  EXPECT_DOUBLE_EQ(g.kernel.kernel_fixed_s, 0.0);
+  // The attention points come back from the fitted parameters.
+  ASSERT_TRUE(g.kernel.flash2.present());
+  for (const auto& op : cal["ops"]) {
+    const std::string name = op["op"];
+    if (name != "attention_fwd" && name != "attention_bwd") continue;
+    AttentionShape a{1, 4, 4, 128, 128, 64, true, AttentionKernel::kFlash2};
+    const Pass pass = name == "attention_fwd" ? Pass::kForward : Pass::kBackwardInput;
+    EXPECT_NEAR(attention_time_s(g, a, pass, op["flop"]), op["time_s"].get<double>(), 0.01 * op["time_s"].get<double>()) << name;
+  }
+}
+
+TEST(CalibrationKernelParams, AKernelsBlockIsReadOnTopOfThePreset) {
+  const GpuSpec h100 = test::gpu_preset("H100-SXM-80GB");
+  const json cal = {{"kernels", {{"memory", {{"bandwidth_share", 0.9}}}, {"launch", {{"kernel", "1.5us"}}}}}};
+  const GpuKernelParams k = fit_kernel_params(cal, h100.kernel);
+  EXPECT_DOUBLE_EQ(k.memory_bandwidth_share, 0.9);
+  EXPECT_DOUBLE_EQ(k.kernel_fixed_s, 1.5e-6);
+  EXPECT_EQ(k.sm_count, 132);
+  EXPECT_EQ(k.gemm_tiles, h100.kernel.gemm_tiles);
+}
+
+}  // namespace
+}  // namespace trainsim

@@ -1,0 +1,161 @@
+// The GEMM model against GEMM benchmark records (data/kernel_benchmarks.json): cuBLAS MAMF
+// (bf16, fp8), the A100 cuBLAS m=n=k sweep, DeepGEMM's fp8 dense and grouped tables on H800,
+// torchao's grouped fp8 GEMMs on H100, and the misaligned-K pair on H100.
+#include "models/cost/compute/gemm_model.hpp"
+
+#include <cstdio>
+#include <regex>
+
+#include <gtest/gtest.h>
+
+#include "models/cost/compute/compute_op.hpp"
+#include "tests/models/cost/compute/kernel_records.hpp"
+
+namespace trainsim {
+namespace {
+
+using test::ErrorFamily;
+using test::gpu_preset;
+using test::record;
+
+// What a benchmark of back-to-back launches of one GEMM reports: FLOPs over the op's time.
+double predicted_tflops(const GpuSpec& gpu, double m, double n, double k, double groups, Precision p) {
+  ComputeOp op;
+  op.kind = ComputeKind::kGemm;
+  op.precision = p;
+  op.gemm = {m, n, k, groups};
+  op.flop = op.gemm.flop();
+  return op.flop / compute_op_time_s(gpu, op) / 1e12;
+}
+
+void parse_mxnxk(const std::string& s, double& m, double& n, double& k) {
+  std::smatch mt;
+  ASSERT_TRUE(std::regex_match(s, mt, std::regex(R"((\d+)x(\d+)x(\d+))"))) << s;
+  m = std::stod(mt[1]);
+  n = std::stod(mt[2]);
+  k = std::stod(mt[3]);
+}
+
+TEST(GemmModel, ReachesTheMamfRecordsAtTheirShapes) {
+  // The sustained share comes from these records; the tile, wave and memory terms must not
+  // lose more than a few percent at the shapes the MAMF search found best.
+  ErrorFamily bf16("GEMM bf16 cuBLAS MAMF");
+  ErrorFamily fp8("GEMM fp8 cuBLAS MAMF");
+  const std::pair<const char*, const char*> cases[] = {
+      {"gemm_mamf_bf16_a100_sxm", "A100-SXM4-80GB"}, {"gemm_mamf_bf16_h100_sxm", "H100-SXM-80GB"},
+      {"gemm_mamf_bf16_b200_sxm", "B200-SXM-180GB"}, {"fp8_mamf_e4m3_h100_sxm", "H100-SXM-80GB"},
+      {"fp8_mamf_e4m3_h200_sxm", "H200-SXM-141GB"},  {"fp8_mamf_e4m3_b200_sxm", "B200-SXM-180GB"}};
+  for (const auto& [id, gpu] : cases) {
+    const auto& r = record(id);
+    double m, n, k;
+    parse_mxnxk(r["config"]["shape_MxNxK"], m, n, k);
+    const bool is_fp8 = std::string(id).rfind("fp8", 0) == 0;
+    const double p = predicted_tflops(gpu_preset(gpu), m, n, k, 1, is_fp8 ? Precision::kFp8 : Precision::kBf16);
+    (is_fp8 ? fp8 : bf16).add(id, p, r["measured"]["tflops"]);
+  }
+  bf16.check(0.06, 0.08);
+  fp8.check(0.06, 0.08);
+}
+
+TEST(GemmModel, FollowsTheA100CublasSweep) {
+  // CUDA 11.0 cuBLAS, read from a plot (+-4 TFLOPS); the small-tile penalty is fitted here.
+  ErrorFamily f("GEMM bf16 A100 cuBLAS m=n=k");
+  const GpuSpec a100 = gpu_preset("A100-SXM4-40GB");
+  for (int s : {1024, 2048, 4096, 6144, 8192}) {
+    const std::string id = "gemm_a100_cublas_bf16_m" + std::to_string(s);
+    f.add(id, predicted_tflops(a100, s, s, s, 1, Precision::kBf16), record(id)["measured"]["tflops"]);
+  }
+  f.check(0.15, 0.30);
+}
+
+TEST(GemmModel, PredictsDeepGemmFp8OnH800FromKernelFacts) {
+  // H800 parameters are H100's (same die): the fp8 share from cuBLAS MAMF, nothing from these.
+  ErrorFamily small("GEMM fp8 DeepGEMM H800 M=64,128");
+  ErrorFamily large("GEMM fp8 DeepGEMM H800 M=4096");
+  ErrorFamily grouped("GEMM fp8 grouped (DeepGEMM, torchao)");
+  const GpuSpec h800 = gpu_preset("H800-SXM-80GB");
+  const GpuSpec h100 = gpu_preset("H100-SXM-80GB");
+  for (const auto& r : test::kernel_records()) {
+    const std::string id = r["id"];
+    const auto& c = r["config"];
+    if (id.rfind("fp8_h800_deepgemm_m", 0) == 0) {
+      const double m = c["M"];
+      const double p = predicted_tflops(h800, m, c["N"], c["K"], 1, Precision::kFp8);
+      (m < 4096 ? small : large).add(id, p, r["measured"]["tflops"]);
+    } else if (id.rfind("fp8_h800_deepgemm_grouped", 0) == 0) {
+      grouped.add(id, predicted_tflops(h800, c["M_per_group"], c["N"], c["K"], c["groups"], Precision::kFp8),
+                  r["measured"]["tflops"]);
+    } else if (id == "fp8_h100_deepgemm_grouped_mm_m32768_e8_n2048_k7168" ||
+               id == "fp8_h100_deepgemm_grouped_mm_dgrad_m32768_e8_n2048_k7168") {
+      const double experts = c["experts"];
+      const double rows = expert_gemm_rows(c["M_total"], 1, static_cast<int>(experts));
+      grouped.add(id, predicted_tflops(h100, rows, c["N"], c["K"], experts, Precision::kFp8), r["measured"]["tflops"]);
+    }
+  }
+  // The worst rows are N=2112 (17 column tiles): DeepGEMM schedules whole tiles, while the
+  // model follows cuBLAS's stream-K split, which is what TE and PyTorch run.
+  small.check(0.12, 0.40);
+  large.check(0.12, 0.25);
+  grouped.check(0.08, 0.10);
+  EXPECT_EQ(small.size(), 12u);
+  EXPECT_EQ(large.size(), 6u);
+  EXPECT_EQ(grouped.size(), 6u);
+}
+
+TEST(GemmModel, SmallMIsBoundByTheWeightBytes) {
+  // DeepGEMM's M=64 rows report the HBM bandwidth they reach: the model's memory term must
+  // be what bounds them, and that bandwidth within the record's.
+  const GpuSpec h800 = gpu_preset("H800-SXM-80GB");
+  const auto& r = record("fp8_h800_deepgemm_m64_n7168_k16384");
+  const GemmShape g{64, 7168, 16384, 1};
+  const GemmTiming t = gemm_timing(h800, g, Precision::kFp8);
+  EXPECT_GT(t.memory_s, t.compute_s);
+  const double bytes = 64.0 * 16384 + 16384.0 * 7168 + 64.0 * 7168 * 2;
+  const double achieved = bytes / t.memory_s;
+  EXPECT_NEAR(achieved / 1e9, r["measured"]["memory_bandwidth_gb_per_s"].get<double>(), 0.08 * 2668);
+}
+
+TEST(GemmModel, MisalignedInnerDimensionRunsAtTheMeasuredRatio) {
+  const auto& slow = record("gemm_h100_bmm_fp16_k10922_unaligned");
+  const auto& fast = record("gemm_h100_bmm_fp16_k10944_aligned");
+  const GpuSpec h100 = gpu_preset("H100-SXM-80GB");
+  const double p_slow = predicted_tflops(h100, 4096, 4096, 10922, 4, Precision::kFp16);
+  const double p_fast = predicted_tflops(h100, 4096, 4096, 10944, 4, Precision::kFp16);
+  const double measured = slow["measured"]["tflops"].get<double>() / fast["measured"]["tflops"].get<double>();
+  std::printf("  misaligned/aligned: measured %.3f predicted %.3f\n", measured, p_slow / p_fast);
+  EXPECT_NEAR(p_slow / p_fast, measured, 0.05 * measured);
+  EXPECT_TRUE(gemm_timing(h100, {4096, 4096, 10922, 4}, Precision::kFp16).misaligned);
+  EXPECT_FALSE(gemm_timing(h100, {4096, 4096, 10944, 4}, Precision::kFp16).misaligned);
+}
+
+TEST(GemmModel, MoreTokensRaiseEfficiencyUntilTheGpuIsFull) {
+  // The micro-batch (M) term the width-only curve lacked: same weights, more tokens.
+  const GpuSpec a100 = gpu_preset("A100-SXM4-80GB");
+  const double e1 = gemm_efficiency_from_shape(a100, {1024, 4096, 4096, 1}, Precision::kBf16);
+  const double e2 = gemm_efficiency_from_shape(a100, {2048, 4096, 4096, 1}, Precision::kBf16);
+  const double e8 = gemm_efficiency_from_shape(a100, {16384, 4096, 4096, 1}, Precision::kBf16);
+  EXPECT_LT(e1, e2);
+  EXPECT_LE(e2, e8 * 1.02);
+  EXPECT_LT(e8, 0.87 + 1e-9);  // never above the MAMF share
+}
+
+TEST(GemmModel, GroupedExpertGemmsAreSlowerThanOneDenseGemmOfTheSameFlops) {
+  // 64 experts of 128 tokens each against one 8192-row GEMM: same FLOPs, less reuse of B.
+  const GpuSpec h100 = gpu_preset("H100-SXM-80GB");
+  const double rows = expert_gemm_rows(4096, 2, 64);
+  EXPECT_DOUBLE_EQ(rows, 128);
+  const double t_grouped = gemm_timing(h100, {rows, 2048, 7168, 64}, Precision::kBf16).time_s;
+  const double t_dense = gemm_timing(h100, {rows * 64, 2048, 7168, 1}, Precision::kBf16).time_s;
+  EXPECT_GT(t_grouped, 1.3 * t_dense);
+}
+
+TEST(GemmModel, Fp8FallsBackToBf16WithoutFp8TensorCores) {
+  const GpuSpec a100 = gpu_preset("A100-SXM4-80GB");
+  const GemmShape g{8192, 8192, 8192, 1};
+  EXPECT_DOUBLE_EQ(gemm_timing(a100, g, Precision::kFp8).time_s, gemm_timing(a100, g, Precision::kBf16).time_s);
+  const GpuSpec h100 = gpu_preset("H100-SXM-80GB");
+  EXPECT_LT(gemm_timing(h100, g, Precision::kFp8).time_s, 0.6 * gemm_timing(h100, g, Precision::kBf16).time_s);
+}
+
+}  // namespace
+}  // namespace trainsim

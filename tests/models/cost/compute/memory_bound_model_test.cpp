@@ -1,0 +1,83 @@
+// Memory-bound kernels and per-kernel overheads against their records: the streaming cast
+// kernels on H100 (torchao blockwise fp8) and B200 (mxfp8), the one-element kernel's GPU time,
+// and the host launch time; the optimizer's bytes per parameter by precision.
+#include "models/cost/compute/memory_bound_model.hpp"
+
+#include <gtest/gtest.h>
+
+#include "models/cost/compute/compute_op.hpp"
+#include "models/cost/compute/launch_model.hpp"
+#include "tests/models/cost/compute/kernel_records.hpp"
+
+namespace trainsim {
+namespace {
+
+using test::ErrorFamily;
+using test::gpu_preset;
+
+ComputeOp streaming_op(double bytes) {
+  ComputeOp op;
+  op.kind = ComputeKind::kMemoryBound;
+  op.role = OpRole::kCast;
+  op.bytes = bytes;
+  op.kernels = 1;
+  return op;
+}
+
+TEST(MemoryBoundModel, StreamingKernelsRunAtTheAchievedBandwidth) {
+  // Each record gives its logical IO bytes as effective bandwidth x time; the model predicts
+  // the time from the bytes.
+  ErrorFamily h100("memory-bound casts H100");
+  ErrorFamily b200("memory-bound casts B200");
+  const GpuSpec h = gpu_preset("H100-SXM-80GB");
+  const GpuSpec b = gpu_preset("B200-SXM-180GB");
+  for (const auto& r : test::kernel_records()) {
+    const std::string id = r["id"];
+    const bool is_h100 = id.rfind("mem_h100_blockfp8_", 0) == 0;
+    const bool is_b200 = id.rfind("mem_b200_mx_cast_", 0) == 0;
+    if (!is_h100 && !is_b200) continue;
+    const double time_s = r["measured"]["time_us"].get<double>() * 1e-6;
+    const double bytes = time_s * r["measured"]["effective_bytes_per_s"].get<double>();
+    const double predicted = compute_op_time_s(is_h100 ? h : b, streaming_op(bytes));
+    (is_h100 ? h100 : b200).add(id, predicted * 1e6, time_s * 1e6);
+  }
+  h100.check(0.05, 0.06);
+  b200.check(0.08, 0.12);
+}
+
+TEST(MemoryBoundModel, ATinyKernelCostsItsFixedGpuTime) {
+  const GpuSpec h = gpu_preset("H100-SXM-80GB");
+  const double record_s = test::record("mem_h100_kernel_launch_overhead")["measured"]["latency_us"].get<double>() * 1e-6;
+  EXPECT_NEAR(compute_op_time_s(h, streaming_op(8)), record_s, 0.01 * record_s);
+}
+
+TEST(MemoryBoundModel, HostIssueTimeIsPerKernel) {
+  const GpuSpec h = gpu_preset("H100-SXM-80GB");
+  ComputeOp op = streaming_op(1e6);
+  op.kernels = 3;
+  const double low_s = test::record("host_eager_pytorch_launch")["measured"]["latency_us_min"].get<double>() * 1e-6;
+  EXPECT_DOUBLE_EQ(host_issue_time_s(h, op), 3 * low_s);
+  // A 1 MB kernel is shorter than the host needs to issue it: small models are host-bound.
+  EXPECT_LT(compute_op_time_s(h, streaming_op(1e6)), host_issue_time_s(h, streaming_op(1e6)));
+}
+
+TEST(MemoryBoundModel, OptimizerBytesFollowThePrecisionInventory) {
+  // ZeRO paper section 3: 16-bit training keeps fp32 master weights, m and v (12 bytes) and
+  // the 16-bit weights and gradients.
+  EXPECT_DOUBLE_EQ(optimizer_bytes_per_param(Precision::kBf16, true), 16 + 14);
+  EXPECT_DOUBLE_EQ(optimizer_bytes_per_param(Precision::kBf16, false), 14 + 14);
+  EXPECT_DOUBLE_EQ(optimizer_bytes_per_param(Precision::kFp8, true), optimizer_bytes_per_param(Precision::kBf16, true));
+  EXPECT_DOUBLE_EQ(optimizer_bytes_per_param(Precision::kFp32), 28);
+  EXPECT_GT(optimizer_bytes_per_param(Precision::kFp16), optimizer_bytes_per_param(Precision::kBf16));
+  // The optimizer op at the achieved bandwidth: 1e9 bf16 params on H100.
+  const GpuSpec h = gpu_preset("H100-SXM-80GB");
+  ComputeOp adam;
+  adam.kind = ComputeKind::kOptimizer;
+  adam.role = OpRole::kOptimizer;
+  adam.elements = 1e9;
+  adam.bytes = 1e9 * optimizer_bytes_per_param(Precision::kBf16);
+  EXPECT_NEAR(compute_op_time_s(h, adam), 30e9 / (3350e9 * 0.83), 1e-4);
+}
+
+}  // namespace
+}  // namespace trainsim
