@@ -23,7 +23,7 @@ namespace trainsim::cli {
 namespace {
 
 constexpr const char* kHelp =
-    R"(usage: trainsim validate --published FILE [--fidelity estimate|simulate] [-j N] [--json]
+    R"(usage: trainsim validate --published FILE [--fidelity estimate|simulate] [-j N] [--json] [--cross-validate]
                          [--max-mape METRIC=PCT ...]
        trainsim validate --backend cpu [options]   (see trainsim validate --backend cpu --help)
 
@@ -37,6 +37,8 @@ options:
   --fidelity TIER         estimate (default) or simulate: each training run is simulated in a
                           child process (one SimGrid engine per process), N at once (-j N)
   --json                  one JSON object: {runs: [...], mape: {metric: {mape, runs}}}
+  --cross-validate        fit the training-loop tensor share on all sources but one, predict
+                          that one, for each source (leave one source out)
   --max-mape METRIC=PCT   exit 1 if METRIC's MAPE exceeds PCT percent (repeatable),
                           e.g. --max-mape tokens_per_s=15
 )";
@@ -256,6 +258,7 @@ int run(int argc, char** argv) {
     if (std::string(argv[i]) == "--backend") return run_cpu(argc, argv);
   std::string file;
   bool as_json = false;
+  bool cross_validate = false;
   std::vector<std::pair<std::string, double>> limits;
   std::string fidelity = "estimate";
   int jobs = 2;
@@ -268,6 +271,8 @@ int run(int argc, char** argv) {
       file = option_value(argc, argv, i);
     } else if (a == "--json") {
       as_json = true;
+    } else if (a == "--cross-validate") {
+      cross_validate = true;
     } else if (a == "--fidelity") {
       fidelity = option_value(argc, argv, i);
       if (fidelity != "estimate" && fidelity != "simulate")
@@ -316,6 +321,13 @@ int run(int argc, char** argv) {
       }
     });
     validate::summarize(report);
+  }
+  if (cross_validate) {
+    // How well the one fitted parameter carries from some sources to another.
+    const auto folds = validate::cross_validate_sources(report, records);
+    const auto all = validate::fit_training_tensor_share(report, records, [](const nlohmann::json&) { return true; });
+    std::cout << validate::cross_validation_to_text(folds, all);
+    return kExitOk;
   }
   if (as_json) std::cout << validate::report_to_json(report).dump(2) << "\n";
   else std::cout << validate::report_to_text(report);

@@ -1,5 +1,7 @@
 #include "validate/published_runs.hpp"
 
+#include "models/workload/layer_program.hpp"
+
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -210,7 +212,14 @@ json scenario_from_record(const json& rec, std::vector<std::string>& notes) {
   else if (!rc.empty()) p["recompute"] = "full";
   // Attention kernel: fused (flash) only where the record says so.
   const std::string attn = lower(text_field(model, "attn") + " " + text_field(rec, "notes"));
-  p["flash_attention"] = attn.find("flash") != std::string::npos;
+  const std::string impl = lower(text_field(model, "attn_impl"));
+  p["flash_attention"] = attn.find("flash") != std::string::npos || !impl.empty();
+  // The attention kernel the run's configuration names: the Triton FlashAttention and
+  // FlashAttention v1 are FlashAttention-1-class kernels.
+  if (impl.find("triton") != std::string::npos || impl.find("v1") != std::string::npos)
+    p["attention_kernel"] = "flash1";
+  else if (impl.find("3") != std::string::npos)
+    p["attention_kernel"] = "flash3";
   if (!p["flash_attention"].get<bool>()) notes.push_back("no flash attention stated: unfused softmax assumed");
 
   json s;
@@ -369,6 +378,100 @@ RunComparison compare_record(const json& rec, const LoadOptions& options) {
     out.skipped_reason = std::string("cannot build a scenario: ") + e.what();
   }
   return out;
+}
+
+std::string source_family(const json& rec) {
+  const std::string s = rec.is_object() ? text_field(rec, "source") : "";
+  const std::size_t cut = s.find_first_of(" ,");
+  return cut == std::string::npos ? s : s.substr(0, cut);
+}
+
+double tokens_mape_at_share(const PublishedReport& rep, const json& records,
+                            const std::function<bool(const json&)>& use, double share, int* runs) {
+  double sum = 0;
+  int n = 0;
+  for (std::size_t i = 0; i < rep.runs.size() && i < records.size(); ++i) {
+    const RunComparison& run = rep.runs[i];
+    if (!run.predicted || run.kind != "training" || !use(records[i])) continue;
+    const auto m = std::find_if(run.metrics.begin(), run.metrics.end(),
+                                [](const MetricComparison& c) { return c.metric == "tokens_per_s"; });
+    if (m == run.metrics.end() || m->measured <= 0) continue;
+    Scenario sc = parse_scenario(run.scenario);
+    sc.cluster.gpu.training_tensor_share = share;
+    const Result r = estimate(sc);
+    if (r.tokens_per_s <= 0) continue;
+    sum += std::abs(r.tokens_per_s - m->measured) / m->measured;
+    ++n;
+  }
+  if (runs) *runs = n;
+  return n > 0 ? sum / n : 0;
+}
+
+ShareFit fit_training_tensor_share(const PublishedReport& rep, const json& records,
+                                   const std::function<bool(const json&)>& use) {
+  // Golden-section search: the MAPE is unimodal in the share over the bracket for these runs
+  // (every prediction's time falls as the share grows).
+  double lo = 0.5, hi = 1.0;
+  const double g = (std::sqrt(5.0) - 1) / 2;
+  double a = hi - g * (hi - lo), b = lo + g * (hi - lo);
+  double fa = tokens_mape_at_share(rep, records, use, a), fb = tokens_mape_at_share(rep, records, use, b);
+  for (int it = 0; it < 30 && hi - lo > 1e-4; ++it) {
+    if (fa < fb) {
+      hi = b, b = a, fb = fa;
+      a = hi - g * (hi - lo);
+      fa = tokens_mape_at_share(rep, records, use, a);
+    } else {
+      lo = a, a = b, fa = fb;
+      b = lo + g * (hi - lo);
+      fb = tokens_mape_at_share(rep, records, use, b);
+    }
+  }
+  ShareFit f;
+  f.share = (lo + hi) / 2;
+  f.mape = tokens_mape_at_share(rep, records, use, f.share, &f.runs);
+  return f;
+}
+
+std::vector<SourceFold> cross_validate_sources(const PublishedReport& rep, const json& records) {
+  std::vector<std::string> sources;
+  for (std::size_t i = 0; i < rep.runs.size() && i < records.size(); ++i)
+    if (rep.runs[i].predicted && rep.runs[i].kind == "training") {
+      const std::string s = source_family(records[i]);
+      if (std::find(sources.begin(), sources.end(), s) == sources.end()) sources.push_back(s);
+    }
+  std::vector<SourceFold> folds;
+  for (const std::string& s : sources) {
+    SourceFold f;
+    f.source = s;
+    const ShareFit others = fit_training_tensor_share(rep, records, [&](const json& r) { return source_family(r) != s; });
+    f.fitted_share = others.share;
+    f.mape = tokens_mape_at_share(rep, records, [&](const json& r) { return source_family(r) == s; }, others.share, &f.runs);
+    folds.push_back(f);
+  }
+  return folds;
+}
+
+std::string cross_validation_to_text(const std::vector<SourceFold>& folds, const ShareFit& all) {
+  std::ostringstream o;
+  char line[256];
+  std::snprintf(line, sizeof line, "leave one source out (training_tensor_share fitted on the other sources):\n");
+  o << line;
+  std::snprintf(line, sizeof line, "  %-28s %6s %14s %16s\n", "held-out source", "runs", "fitted share", "tokens/s MAPE");
+  o << line;
+  double sum = 0;
+  int n = 0;
+  for (const SourceFold& f : folds) {
+    std::snprintf(line, sizeof line, "  %-28s %6d %14.3f %15.1f%%\n", f.source.c_str(), f.runs, f.fitted_share, 100 * f.mape);
+    o << line;
+    sum += f.mape * f.runs;
+    n += f.runs;
+  }
+  std::snprintf(line, sizeof line, "  %-28s %6d %14s %15.1f%%\n", "all folds", n, "", n ? 100 * sum / n : 0.0);
+  o << line;
+  std::snprintf(line, sizeof line, "fitted on every source: share %.3f, tokens/s MAPE %.1f%% over %d runs (shipped default %.3f)\n",
+                all.share, 100 * all.mape, all.runs, kDefaultTrainingTensorShare);
+  o << line;
+  return o.str();
 }
 
 PublishedReport compare_published(const json& records, const LoadOptions& options) {

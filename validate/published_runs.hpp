@@ -3,6 +3,7 @@
 // outside the stated error fails the check).
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -51,6 +52,33 @@ PublishedReport compare_published(const nlohmann::json& records, const LoadOptio
 
 // Reads a published-runs file (a JSON list, or an object with a "runs" list).
 nlohmann::json read_published_file(const std::string& path);
+
+// The source a record comes from, as the leave-one-source-out check groups them: the first word
+// of its `source` ("Narayanan", "NVIDIA/Megatron-LM", "mosaicml/llm-foundry").
+std::string source_family(const nlohmann::json& record);
+
+// training_tensor_share (models/workload/layer_program.hpp) fitted on the training runs of a
+// report whose record `use` accepts: the value in [0.5, 1] with the least tokens/s MAPE.
+struct ShareFit {
+  double share = 0;
+  double mape = 0;  // tokens/s MAPE of the runs fitted on, at `share`
+  int runs = 0;
+};
+ShareFit fit_training_tensor_share(const PublishedReport& report, const nlohmann::json& records,
+                                   const std::function<bool(const nlohmann::json&)>& use);
+// tokens/s MAPE of the selected runs with every GPU at `share`.
+double tokens_mape_at_share(const PublishedReport& report, const nlohmann::json& records,
+                            const std::function<bool(const nlohmann::json&)>& use, double share, int* runs = nullptr);
+
+// Leave one source out: for each source, fit on the others and predict it.
+struct SourceFold {
+  std::string source;
+  int runs = 0;
+  double fitted_share = 0;  // on the other sources
+  double mape = 0;          // this source's tokens/s MAPE at that share
+};
+std::vector<SourceFold> cross_validate_sources(const PublishedReport& report, const nlohmann::json& records);
+std::string cross_validation_to_text(const std::vector<SourceFold>& folds, const ShareFit& all);
 
 std::string report_to_text(const PublishedReport& report);
 nlohmann::json report_to_json(const PublishedReport& report);

@@ -90,7 +90,9 @@ struct GpuSpec {
   double peak_flops_fp8 = 0;  // 0 = not supported
   double hbm_capacity_bytes = 0;
   double hbm_bandwidth_bytes_per_s = 0;
-  int sm_count = 0;  // streaming multiprocessors (0 = unknown)
+  // Share of the isolated-benchmark tensor-core rate a training loop sustains (0 = the fitted
+  // default, models/workload/layer_program.hpp).
+  double training_tensor_share = 0;
   // Sustained share of peak for large GEMMs and its fall-off with GEMM width (see compute_cost.hpp).
   double gemm_efficiency_max = 0;
   double gemm_half_width = 0;  // columns of the per-GPU GEMM at which efficiency is half max
@@ -203,7 +205,11 @@ struct ParallelPlan {
   std::string placement = "tp-cp-dp-pp";  // rank order, innermost first (Megatron's default)
   std::vector<int> layers_per_stage;      // optional, pp*vpp entries summing to model.layers
   bool flash_attention = true;  // fused attention keeps no s x s score matrix in memory
-  std::string attention_kernel = "flash2";  // flash2 | flash3 (Hopper), when flash_attention
+  // When flash_attention: flash2 | flash3 (Hopper) | flash1 (FlashAttention v1, Triton FA)
+  std::string attention_kernel = "flash2";
+  // The weight-gradient GEMM accumulates into the fp32 gradient buffer itself (Megatron-Core
+  // --gradient-accumulation-fusion); otherwise a memory-bound pass adds each micro-batch in.
+  bool grad_accumulation_fusion = false;
 };
 
 // training.faults (issue 9): what goes wrong over a long run, and the checkpoint policy that

@@ -166,6 +166,7 @@ GpuSpec parse_gpu(const json& j, const std::string& path) {
     e.finish(kDocKeys);
   }
   if (const json* k = r.raw("kernels")) g.kernel = parse_gpu_kernel_params(*k, r.child_path("kernels"));
+  g.training_tensor_share = r.number_or("training_tensor_share", 0, 0.2, 1.0);
   r.finish(kDocKeys);
   return g;
 }
@@ -350,7 +351,8 @@ ParallelPlan parse_plan(const json& j, const std::string& path) {
           json_to_integer((*lps)[i], lpath + "[" + std::to_string(i) + "]", 0, 100000)));
   }
   p.flash_attention = r.boolean_or("flash_attention", true);
-  p.attention_kernel = r.choice_or("attention_kernel", {"flash2", "flash3"}, "flash2");
+  p.grad_accumulation_fusion = r.boolean_or("grad_accumulation_fusion", false);
+  p.attention_kernel = r.choice_or("attention_kernel", {"flash2", "flash3", "flash1"}, "flash2");
   r.finish(kDocKeys);
   return p;
 }
@@ -654,6 +656,7 @@ json to_json(const Scenario& s) {
                          {"gemm_half_width", c.gpu.gemm_half_width},
                          {"elementwise_bytes_per_hidden", c.gpu.elementwise_bytes_per_hidden}};
   if (c.gpu.kernel.present()) gpu["kernels"] = to_json(c.gpu.kernel);
+  if (c.gpu.training_tensor_share > 0) gpu["training_tensor_share"] = c.gpu.training_tensor_share;
   json cluster = {{"name", c.name},
                   {"gpu", gpu},
                   {"nodes", c.nodes},
@@ -704,7 +707,8 @@ json to_json(const Scenario& s) {
                {"collective_algorithm", p.collective_algorithm},
                {"placement", p.placement},
                {"flash_attention", p.flash_attention},
-               {"attention_kernel", p.attention_kernel}};
+               {"attention_kernel", p.attention_kernel},
+               {"grad_accumulation_fusion", p.grad_accumulation_fusion}};
   if (!p.layers_per_stage.empty()) plan["layers_per_stage"] = p.layers_per_stage;
   json out = {{"schema_version", s.schema_version},
               {"name", s.name},

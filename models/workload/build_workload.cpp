@@ -204,9 +204,13 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r) {
   ctx.precision = p.precision;
   ctx.recompute = p.recompute;
   ctx.flash_attention = p.flash_attention;
-  ctx.attention_kernel = p.attention_kernel == "flash3" ? AttentionKernel::kFlash3 : AttentionKernel::kFlash2;
+  ctx.attention_kernel = p.attention_kernel == "flash3"   ? AttentionKernel::kFlash3
+                         : p.attention_kernel == "flash1" ? AttentionKernel::kFlash1
+                                                          : AttentionKernel::kFlash2;
   ctx.overlap_tp = p.overlap.tp;
   ctx.zero_stage = p.zero_stage;
+  ctx.grad_accumulation_fusion = p.grad_accumulation_fusion;
+  ctx.micro_batches = micro_batches;
   const StateBytes sb = state_bytes_per_param(p.precision);
   ctx.activation_bytes = activation_bytes(p.precision);
   ctx.param_bytes = sb.params;

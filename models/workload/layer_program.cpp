@@ -3,9 +3,19 @@
 #include <algorithm>
 #include <vector>
 
+#include "models/cost/compute/launch_model.hpp"
+#include "models/cost/compute/precision.hpp"
 #include "models/cost/flops.hpp"
 
 namespace trainsim {
+namespace {
+
+}  // namespace
+
+double training_tensor_share(const GpuSpec& gpu) {
+  return gpu.training_tensor_share > 0 ? gpu.training_tensor_share : kDefaultTrainingTensorShare;
+}
+
 namespace {
 
 const GroupShape& shape_of(const LayerContext& c, CommGroup g) { return c.shape[static_cast<int>(g)]; }
@@ -23,14 +33,13 @@ class BlockBuilder {
     op.kind = ComputeKind::kGemm;
     op.role = role;
     op.pass = pass;
-    // fp8 training (TransformerEngine) runs the linear layers' GEMMs in fp8; the router and the
-    // output layer stay in 16-bit.
-    op.precision = ctx_.precision == Precision::kFp8 && (role == OpRole::kRouter || role == OpRole::kLmHead)
-                       ? Precision::kBf16
-                       : ctx_.precision;
+    op.precision = gemm_precision(role, ctx_.precision);
     op.gemm = GemmShape{m, n, k, groups};
     op.flop = op.gemm.flop();
     op.elements = m * n * groups;
+    // An fp8 GEMM's operands are quantised first (cast, transpose, amax): memory-bound ops of
+    // their own on the compute stream.
+    for (const ComputeOp& extra : precision_extra_ops(op)) add(extra);
     return add(op);
   }
 
@@ -40,7 +49,7 @@ class BlockBuilder {
     op.kind = ComputeKind::kAttention;
     op.role = OpRole::kAttention;
     op.pass = pass;
-    op.precision = ctx_.precision == Precision::kFp8 ? Precision::kBf16 : ctx_.precision;
+    op.precision = non_gemm_precision(ctx_.precision);
     AttentionShape& a = op.attention;
     a.batch = ctx_.micro_batch;
     a.heads = static_cast<double>(md.heads) / ctx_.tp;
@@ -63,6 +72,7 @@ class BlockBuilder {
     op.kind = role == OpRole::kOptimizer ? ComputeKind::kOptimizer : ComputeKind::kMemoryBound;
     op.role = role;
     op.pass = pass;
+    op.precision = non_gemm_precision(ctx_.precision);
     op.bytes = bytes;
     op.elements = elements;
     op.kernels = kernels;
@@ -110,13 +120,25 @@ class BlockBuilder {
     for (int i : wait_after_next_) b_.comm[i].waited_by = end;
     wait_next_.clear();
     wait_after_next_.clear();
+    // The host issues the kernels ahead of the GPU; where issuing them takes longer than
+    // running them (small models, eager frameworks), the stream runs at the host's pace.
+    double gpu_s = 0;
+    for (double t : b_.compute_s) gpu_s += t;
+    if (gpu_s > 0 && host_s_ > gpu_s)
+      for (double& t : b_.compute_s) t *= host_s_ / gpu_s;
     return std::move(b_);
   }
 
  private:
   int add(ComputeOp op) {
     const int idx = static_cast<int>(b_.compute.size());
-    b_.compute_s.push_back(compute_op_time_s(*ctx_.gpu, op));
+    double t = compute_op_time_s(*ctx_.gpu, op);
+    // Tensor-core kernels in a training loop sustain a share of their isolated-benchmark rate
+    // (training_tensor_share); measured op rates were taken in the loop already.
+    const bool tensor = op.kind == ComputeKind::kGemm || op.kind == ComputeKind::kAttention;
+    if (tensor && !ctx_.gpu->op_rates.present()) t /= training_tensor_share(*ctx_.gpu);
+    b_.compute_s.push_back(t);
+    host_s_ += host_issue_time_s(*ctx_.gpu, op);
     b_.compute.push_back(op);
     for (int i : wait_next_) b_.comm[i].waited_by = idx;
     wait_next_ = std::move(wait_after_next_);
@@ -145,6 +167,7 @@ class BlockBuilder {
   const LayerContext& ctx_;
   OpBlock b_;
   std::vector<int> wait_next_, wait_after_next_;
+  double host_s_ = 0;
 };
 
 struct Dims {
@@ -183,7 +206,12 @@ double activation_bytes(const Dims& d, bool swiglu, bool bwd) {
   return (swiglu ? (bwd ? 5 : 3) : (bwd ? 3 : 2)) * d.A;
 }
 
-bool is_backward(PassKind p) { return p != PassKind::kForward; }
+
+// Cross-entropy traffic per logit (fp32 inside): forward A + 4 (cast) + 2 x 4 (max, sum-exp
+// passes) + 4 (log-probabilities); backward 4 (the dense loss gradient) + 3 x 4 (softmax
+// backward reads the gradient and the output, writes its gradient) + 4 + A (cast back).
+double loss_forward_bytes(double A) { return A + 16; }
+double loss_backward_bytes(double A) { return A + 20; }
 
 // The forward ops of the attention half of a layer (norm, QKV, attention, projection, residual),
 // as the forward or as the recompute pass.
@@ -384,6 +412,19 @@ void zero3_reduce_scatters(BlockBuilder& b, const LayerContext& c, double dense_
                expert_params * c.grad_bytes);
 }
 
+// Every micro-batch after the first adds its weight gradients into the fp32 gradient buffer
+// the optimizer reads (Megatron's main_grad, the accumulated .grad of DDP and FSDP): read the
+// 16-bit gradient, read and write the fp32 accumulator, 10 bytes per parameter; ZeRO-3 adds
+// only its shard, after the reduce-scatter. A program is one micro-batch's, so it carries
+// (m-1)/m of the pass. Gradient-accumulation fusion (the weight-gradient GEMM accumulating
+// straight into main_grad, Megatron-Core's default) removes it.
+void gradient_accumulation(BlockBuilder& b, const LayerContext& c, double params) {
+  if (c.grad_accumulation_fusion || params <= 0 || c.micro_batches <= 1) return;
+  const double shard = c.zero_stage >= 3 ? params / std::max(1, c.shape[static_cast<int>(CommGroup::kDp)].ranks) : params;
+  const double share = (c.micro_batches - 1.0) / c.micro_batches;
+  b.mem(OpRole::kGradAccum, Pass::kBackwardWeight, (c.grad_bytes + 8) * shard * share, shard * share);
+}
+
 }  // namespace
 
 OpBlock layer_block(const LayerContext& c, bool moe, PassKind pass, int repeat) {
@@ -413,7 +454,10 @@ OpBlock layer_block(const LayerContext& c, bool moe, PassKind pass, int repeat) 
   if (moe_layer) moe_mlp_backward(b, c, d, pass);
   else dense_mlp_backward(b, c, d, pass);
   attention_backward(b, c, d, pass);
-  if (pass != PassKind::kBackwardInput) zero3_reduce_scatters(b, c, params.dense, params.experts);
+  if (pass != PassKind::kBackwardInput) {
+    zero3_reduce_scatters(b, c, params.dense, params.experts);
+    gradient_accumulation(b, c, params.dense + params.experts);
+  }
   return b.finish();
 }
 
@@ -453,15 +497,17 @@ OpBlock head_block(const LayerContext& c, PassKind pass) {
     b.mem(OpRole::kNorm, Pass::kForward, norm_bytes(d, false) * d.Te * d.h, d.Te * d.h);
     if (c.sp) b.tp_comm(CollectiveOp::kAllGather, d.T * d.h * d.A);
     b.gemm(OpRole::kLmHead, Pass::kForward, d.T, v, d.h);
-    // Vocab-parallel cross-entropy in fp32: max and sum all-reduced over TP (Megatron's
-    // _VocabParallelCrossEntropy), softmax and loss over this rank's vocabulary slice.
+    // Cross-entropy runs in fp32 (PyTorch autocast lists log_softmax / nll_loss among the ops
+    // it runs in float32; Megatron's _VocabParallelCrossEntropy casts the logits to fp32 and
+    // all-reduces max and sum over TP): read the 16-bit logits and write them in fp32, a max and
+    // a sum-exp pass over them, write the log-probabilities.
     b.inline_comm(CollectiveOp::kAllReduce, CommPurpose::kTp, CommGroup::kTp, 2 * 4 * d.T);
-    b.mem(OpRole::kSoftmaxXent, Pass::kForward, (d.A + 4) * d.T * v, d.T * v);
+    b.mem(OpRole::kSoftmaxXent, Pass::kForward, loss_forward_bytes(d.A) * d.T * v, d.T * v, 3);
     return b.finish();
   }
   if (c.zero_stage >= 3 && has_input_grad(pass)) b.prefetch_gather(CommGroup::kDp, params * c.param_bytes);
   if (has_input_grad(pass))
-    b.mem(OpRole::kSoftmaxXent, Pass::kBackwardInput, (2 * d.A + 4) * d.T * v, d.T * v);
+    b.mem(OpRole::kSoftmaxXent, Pass::kBackwardInput, loss_backward_bytes(d.A) * d.T * v, d.T * v, 3);
   linear_backward(b, OpRole::kLmHead, pass, d.T, v, d.h);
   if (has_input_grad(pass)) {
     b.tp_comm(c.sp ? CollectiveOp::kReduceScatter : CollectiveOp::kAllReduce, d.T * d.h * d.A);

@@ -13,6 +13,15 @@
 
 namespace trainsim {
 
+// The share of their isolated-benchmark throughput that tensor-core kernels (GEMMs, attention)
+// sustain inside a training loop: clocks under sustained power with real data (benchmarks on
+// random small-integer or zero inputs draw less power), caches and TLBs left cold by the
+// neighbouring kernels, stream and allocator gaps. One value for every GPU and framework,
+// fitted on the published runs (validate --published --fit-tensor-share, docs/compute-model.md
+// "Training-loop share"); a GPU preset or a calibration may set its own.
+constexpr double kDefaultTrainingTensorShare = 0.90;
+double training_tensor_share(const GpuSpec& gpu);
+
 // Everything the layer programs depend on; filled once per plan by build_workload.
 struct LayerContext {
   const ModelSpec* model = nullptr;
@@ -29,6 +38,8 @@ struct LayerContext {
   AttentionKernel attention_kernel = AttentionKernel::kFlash2;
   bool overlap_tp = false;
   int zero_stage = 0;
+  bool grad_accumulation_fusion = false;
+  int micro_batches = 1;  // per pipeline per step
   double activation_bytes = 2;  // one element of an activation between layers
   double param_bytes = 2;       // one element of a 16-bit parameter copy
   double grad_bytes = 2;        // one element of a gradient as it is reduced

@@ -60,7 +60,7 @@ double overlap_slowdown(const GpuSpec& gpu) {
   constexpr double kNcclChannels = 16;
   // SMs per generation when the preset does not say: V100 80, A100 108, Hopper 132 (NVIDIA
   // architecture whitepapers), told apart by their dense 16-bit peaks.
-  double sms = gpu.sm_count;
+  double sms = gpu.kernel.sm_count;
   if (sms <= 0) {
     const double peak = std::max(gpu.peak_flops_bf16, gpu.peak_flops_fp16);
     sms = peak > 600e12 ? 132 : peak > 200e12 ? 108 : 80;

@@ -36,6 +36,10 @@ constexpr int kUnfusedAttentionBackwardKernels = 6;
 // dropout output and its 1-byte mask (Korthikanti et al. 2022 count 5 stored bytes per score);
 // the backward pass reads and writes about twice as much.
 constexpr double kUnfusedForwardBytesPerScore = 9;
+// FlashAttention-1-class kernels (v1, Triton): FlashAttention-2 is "around 2x faster" than
+// FlashAttention at the same shapes (Dao, arXiv:2307.08691, abstract and Fig. 4-5), by its
+// work partitioning across warps and thread blocks.
+constexpr double kFlash1TimeOverFlash2 = 2.0;
 constexpr double kUnfusedBackwardBytesPerScore = 19;
 
 }  // namespace trainsim

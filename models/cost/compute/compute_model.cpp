@@ -50,6 +50,7 @@ const char* to_string(AttentionKernel kernel) {
     case AttentionKernel::kFlash2: return "flash2";
     case AttentionKernel::kFlash3: return "flash3";
     case AttentionKernel::kUnfused: return "unfused";
+    case AttentionKernel::kFlash1: return "flash1";
   }
   return "?";
 }
@@ -82,7 +83,8 @@ double measured_time_s(const OpRates& r, const ComputeOp& op) {
     case OpRole::kActivation:
       return op.elements * (bwd ? r.gelu_bwd_s_per_element : r.gelu_fwd_s_per_element);
     case OpRole::kResidual: return op.elements * r.residual_add_s_per_element;
-    case OpRole::kSoftmaxXent: return op.elements * r.softmax_xent_s_per_element;
+    // The rate is per logit for the loss and its gradient together: charged to the forward op.
+    case OpRole::kSoftmaxXent: return bwd ? 0.0 : op.elements * r.softmax_xent_s_per_element;
     case OpRole::kEmbedding:
       return op.elements * (bwd ? r.embedding_bwd_s_per_element : r.embedding_fwd_s_per_element);
     case OpRole::kGradAccum: return op.elements * r.fill_zero_s_per_element;
