@@ -31,44 +31,15 @@ GanttTrace estimate_timeline(const Evaluation& ev) {
   const int pp = std::max(1, sc.plan.pp);
   const int vpp = std::max(1, sc.plan.vpp);
   const int m = std::max(1, r.micro_batches);
-  // Per micro-batch per chunk: F = work / (k·m·v) with backward = 2F (k = 3), or 3F when full
-  // recompute re-runs the forward (k = 4); W is half of the backward (zero-bubble split). Exposed
-  // TP/CP/EP communication sits inside the layers, so it stretches F and B alike.
-  const bool full_recompute = sc.plan.recompute == Recompute::kFull;
-  const double k = full_recompute ? 4.0 : 3.0;
   const auto& b = r.breakdown;
-  const double work_s = b.compute_s + b.tp_comm_s + b.cp_comm_s + b.ep_comm_s;
-  const double forward_s = work_s / (k * m * vpp);
-  const double backward_total_s = (k - 1.0) * forward_s;
-  int max_layers = 1;
-  for (const auto& s : r.per_stage) max_layers = std::max(max_layers, s.layers);
-  std::vector<StageCosts> costs(pp);
-  for (int s = 0; s < pp; ++s) {
-    // The estimate's compute is the critical (largest) stage's; lighter stages scale by layers.
-    const double scale = s < static_cast<int>(r.per_stage.size()) && r.per_stage[s].layers > 0
-                             ? static_cast<double>(r.per_stage[s].layers) / max_layers
-                             : 1.0;
-    costs[s].forward_s = forward_s * scale;
-    costs[s].backward_s = 0.5 * backward_total_s * scale;
-    costs[s].backward_weight_s = 0.5 * backward_total_s * scale;
-  }
-  // One activation (or gradient) transfer: the per-GPU PP bytes over the sends of a step, at the
-  // inter-node NIC rate (stages usually sit on different nodes), plus the network latency.
-  double p2p_s = 0;
-  if (pp > 1) {
-    const double sends = 2.0 * m * vpp;
-    const auto& net = sc.cluster.network;
-    const double bw = std::max(1.0, net.nic_bandwidth_bytes_per_s * std::max(0.05, net.efficiency));
-    p2p_s = r.pp_bytes / sends / bw + net.latency_s;
-  }
-  Timeline t;
-  try {
-    t = play_schedule(schedule_kind(sc.plan.schedule), pp, vpp, m, costs, p2p_s);
-  } catch (const std::exception& e) {
-    g.title = EstimateTimelineText::tr("No timeline: %1").arg(QString::fromUtf8(e.what()));
+  // The estimate's own played pipeline (models' estimate_step): each stage's passes as the op
+  // graph's reduction gives them, transfers at their contention-free time.
+  const Timeline& t = ev.timeline;
+  const double p2p_s = ev.p2p_s;
+  if (t.ops.empty()) {
+    g.title = EstimateTimelineText::tr("No timeline: the estimate played no pipeline");
     return g;
   }
-
   for (int s = 0; s < pp; ++s) {
     g.lanes << EstimateTimelineText::tr("stage %1").arg(s);
     g.lanes << EstimateTimelineText::tr("stage %1 comm").arg(s);
@@ -137,12 +108,10 @@ GanttTrace estimate_timeline(const Evaluation& ev) {
                 .arg(format_seconds(t.makespan_s), format_percent(t.bubble_fraction), format_percent(r.bubble_fraction));
   if (!ev.result.feasible)
     g.title = QString::fromStdString(infeasible_note(ev)) + " — " + g.title;
-  g.legend_note = EstimateTimelineText::tr("From the estimate: per micro-batch and chunk F = stage compute / (%1·m·vpp), B = %2 F%3; "
-                     "exposed TP/CP/EP communication is folded into F and B; p2p = PP bytes per send / NIC rate. "
+  g.legend_note = EstimateTimelineText::tr("From the estimate: each stage's forward and backward passes as its op graph reduces them "
+                     "(compute, and the in-layer communication the compute waited for)%1; p2p at its contention-free time. "
                      "Hatched = idle (bubble). DP ranks run the same timeline.")
-                      .arg(k)
-                      .arg(k - 1.0)
-                      .arg(split ? EstimateTimelineText::tr(" split into B (input grad) and W (weight grad), half each") : QString());
+                      .arg(split ? EstimateTimelineText::tr(", the backward split into B (input grad) and W (weight grad)") : QString());
   return g;
 }
 

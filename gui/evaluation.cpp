@@ -32,7 +32,10 @@ Evaluation evaluate_scenario(const nlohmann::json& raw, const std::string& origi
     options.preset_dirs = gui_preset_dirs();
     ev.resolved = resolve_scenario_json(raw, options, origin_dir);
     ev.scenario = parse_scenario(ev.resolved);
-    ev.result = estimate(ev.scenario);
+    EstimatedStep step = estimate_step(ev.scenario);
+    ev.result = std::move(step.result);
+    ev.timeline = std::move(step.timeline);
+    ev.p2p_s = step.workload.p2p_s;
     if (ev.scenario.training.faults.enabled && ev.result.feasible) {
       // Live editing: a smaller Monte Carlo than the CLI's default keeps a redraw interactive.
       Scenario quick = ev.scenario;

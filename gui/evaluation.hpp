@@ -11,6 +11,7 @@
 #include "models/reliability/goodput.hpp"
 #include "models/core/result.hpp"
 #include "models/core/specs.hpp"
+#include "models/workload/timeline.hpp"
 
 namespace trainsim::gui {
 
@@ -22,6 +23,10 @@ struct Evaluation {
   nlohmann::json resolved;   // presets expanded, SI units
   Scenario scenario;
   Result result;
+  // The pipeline as the estimate played it (its per-stage passes, contention-free transfers of
+  // p2p_s): what the Timeline view draws.
+  Timeline timeline;
+  double p2p_s = 0;
   GoodputReport goodput;     // enabled when the scenario has training.faults
   double evaluate_s = 0;     // wall time of load + estimate (the < 50 ms budget of issue 7)
 };

@@ -53,15 +53,19 @@
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>From the estimate: per micro-batch and chunk F = stage compute / (%1·m·vpp), B = %2 F%3; exposed TP/CP/EP communication is folded into F and B; p2p = PP bytes per send / NIC rate. Hatched = idle (bubble). DP ranks run the same timeline.</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source> split into B (input grad) and W (weight grad), half each</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
         <source>No timeline: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>No timeline: the estimate played no pipeline</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>From the estimate: each stage&apos;s forward and backward passes as its op graph reduces them (compute, and the in-layer communication the compute waited for)%1; p2p at its contention-free time. Hatched = idle (bubble). DP ranks run the same timeline.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>, the backward split into B (input grad) and W (weight grad)</source>
         <translation type="unfinished"></translation>
     </message>
 </context>

@@ -53,16 +53,20 @@
         <translation>%1 调度，PP %2，vpp %3，%4 个微批次：流水线 %5，回放气泡 %6（估算 %7）</translation>
     </message>
     <message>
-        <source>From the estimate: per micro-batch and chunk F = stage compute / (%1·m·vpp), B = %2 F%3; exposed TP/CP/EP communication is folded into F and B; p2p = PP bytes per send / NIC rate. Hatched = idle (bubble). DP ranks run the same timeline.</source>
-        <translation>来自估算：每个微批次每个块 F = 阶段计算时间 / (%1·m·vpp)，B = %2 F%3；暴露的 TP/CP/EP 通信计入 F 和 B；点对点 = 每次发送的 PP 字节 / 网卡速率。斜线 = 空闲（气泡）。各 DP 副本的时间线相同。</translation>
-    </message>
-    <message>
-        <source> split into B (input grad) and W (weight grad), half each</source>
-        <translation>，拆分为 B（输入梯度）和 W（权重梯度），各占一半</translation>
-    </message>
-    <message>
         <source>No timeline: %1</source>
         <translation>无时间线：%1</translation>
+    </message>
+    <message>
+        <source>No timeline: the estimate played no pipeline</source>
+        <translation>无时间线：估算未回放流水线</translation>
+    </message>
+    <message>
+        <source>From the estimate: each stage's forward and backward passes as its op graph reduces them (compute, and the in-layer communication the compute waited for)%1; p2p at its contention-free time. Hatched = idle (bubble). DP ranks run the same timeline.</source>
+        <translation>来自估算：每个阶段的前向与反向传播按其算子图归约得到（计算，以及计算所等待的层内通信）%1；点对点按无竞争时间。斜线 = 空闲（气泡）。各 DP 副本的时间线相同。</translation>
+    </message>
+    <message>
+        <source>, the backward split into B (input grad) and W (weight grad)</source>
+        <translation>，反向拆分为 B（输入梯度）和 W（权重梯度）</translation>
     </message>
 </context>
 <context>

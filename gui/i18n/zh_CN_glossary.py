@@ -8,6 +8,9 @@ import sys
 import xml.etree.ElementTree as ET
 
 ZH = {
+    'No timeline: the estimate played no pipeline': '无时间线：估算未回放流水线',
+    "From the estimate: each stage's forward and backward passes as its op graph reduces them (compute, and the in-layer communication the compute waited for)%1; p2p at its contention-free time. Hatched = idle (bubble). DP ranks run the same timeline.": '来自估算：每个阶段的前向与反向传播按其算子图归约得到（计算，以及计算所等待的层内通信）%1；点对点按无竞争时间。斜线 = 空闲（气泡）。各 DP 副本的时间线相同。',
+    ', the backward split into B (input grad) and W (weight grad)': '，反向拆分为 B（输入梯度）和 W（权重梯度）',
     'Infeasible: %1': '不可行：%1',
     'No timeline: %1': '无时间线：%1',
     'Step time breakdown: %1': '步时间分解：%1',

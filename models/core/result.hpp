@@ -55,7 +55,9 @@ struct Result {
   double hardware_tflops_per_gpu = 0;
   double mfu = 0;
   double hfu = 0;
-  double bubble_fraction = 0;  // pipeline idle time / step time, averaged over stages
+  // Mean over pipeline stages of the share of the pipeline's makespan (its first op's start to
+  // its last op's end) the stage sits idle; 0 without pipeline parallelism. Both tiers.
+  double bubble_fraction = 0;
   double exposed_comm_s = 0;
   double overlapped_comm_s = 0;
   TimeBreakdown breakdown;

@@ -26,14 +26,7 @@ void compose_closed_form(const Scenario& sc, const Workload& w, Result& r) {
   if (w.pp > 1 && m < 2 * w.pp) {
     // The closed forms assume the pipeline fills (m >= p, and DualPipe's (p/2-1) term assumes
     // p > 2). With few micro-batches play the schedule instead: p x m x 3 ops, cheap here.
-    std::vector<StageCosts> costs;
-    // Interleaving splits a device's layers into vpp chunks; DualPipe's two directions each
-    // hold a full stage (hence its two parameter copies), so its per-pass cost is the stage's.
-    const int chunks = w.vpp;
-    for (const StageWork& s : w.stages)
-      costs.push_back({s.forward_s / chunks, (s.backward_s - s.backward_weight_s) / chunks,
-                       s.backward_weight_s / chunks});
-    const Timeline t = play_schedule(w.schedule, w.pp, w.vpp, m, costs, 0.0);
+    const Timeline t = pipeline_timeline(w, 0.0);
     bubble = std::max(0.0, t.makespan_s - steady);
   }
   double pp_exposed = 0;
@@ -61,7 +54,14 @@ void compose_closed_form(const Scenario& sc, const Workload& w, Result& r) {
   dp_exposed += async_exposed;
   const double step = steady + bubble + pp_exposed + dp_exposed + w.optimizer_s + w.offload_s;
   r.step_time_s = step;
-  r.bubble_fraction = w.pp > 1 ? bubble / (steady + bubble) : 0.0;
+  // One definition for both tiers (result.hpp): each stage's idle share of the pipeline's
+  // makespan, averaged over the stages.
+  if (w.pp > 1) {
+    const double makespan = steady + bubble;
+    double idle = 0;
+    for (const StageWork& s : w.stages) idle += 1 - m * (s.forward_s + s.backward_s) / makespan;
+    r.bubble_fraction = idle / w.pp;
+  }
   TimeBreakdown& bd = r.breakdown;
   bd.compute_s = m * (worst->forward_compute_s + worst->backward_compute_s);
   bd.tp_comm_s = m * worst->tp_comm_s;
@@ -79,6 +79,25 @@ void compose_closed_form(const Scenario& sc, const Workload& w, Result& r) {
 }
 
 }  // namespace
+
+Timeline pipeline_timeline(const Workload& w, double p2p_s) {
+  std::vector<StageCosts> costs;
+  // Interleaving splits a device's layers into vpp chunks; DualPipe's two directions each
+  // hold a full stage (hence its two parameter copies), so its per-pass cost is the stage's.
+  const int chunks = w.schedule == ScheduleKind::kInterleaved ? std::max(1, w.vpp) : 1;
+  for (const StageWork& s : w.stages)
+    costs.push_back({s.forward_s / chunks, (s.backward_s - s.backward_weight_s) / chunks, s.backward_weight_s / chunks});
+  return play_schedule(w.schedule, w.pp, w.vpp, w.micro_batches, costs, p2p_s);
+}
+
+EstimatedStep estimate_step(const Scenario& sc) {
+  EstimatedStep out;
+  out.result.fidelity = "estimate";
+  if (!build_workload(sc, out.workload, out.result)) return out;
+  compose_closed_form(sc, out.workload, out.result);
+  out.timeline = pipeline_timeline(out.workload, out.workload.p2p_s);
+  return out;
+}
 
 void finish_result(const Scenario& sc, Result& r) {
   const double step = r.step_time_s;

@@ -4,6 +4,8 @@
 #pragma once
 
 #include "models/core/result.hpp"
+#include "models/workload/timeline.hpp"
+#include "models/workload/workload.hpp"
 #include "models/core/specs.hpp"
 #include "models/workload/plan_structure.hpp"
 
@@ -12,6 +14,20 @@ namespace trainsim {
 // Returns feasible=false with a reason for plans that cannot run; never throws for a Scenario
 // that the loader produced.
 Result estimate(const Scenario& scenario);
+
+// The estimate with what it was computed from: the workload (the op graph and its reduced
+// per-stage passes) and the pipeline played with those passes and contention-free transfers.
+// The GUI's timeline is this one, not a second composition.
+struct EstimatedStep {
+  Result result;
+  Workload workload;
+  Timeline timeline;  // empty when the plan's structure allows no workload
+};
+EstimatedStep estimate_step(const Scenario& scenario);
+
+// The schedule played with the workload's per-device passes (interleaved chunks share a device's
+// cost evenly; DualPipe's directions each run a stage) and a p2p delay between stages.
+Timeline pipeline_timeline(const Workload& workload, double p2p_s);
 
 // The figures every tier derives the same way from a step time: tokens/s, TFLOP/s per GPU,
 // MFU and HFU (PaLM appendix B), against the plan's precision's peak.

@@ -51,13 +51,22 @@ TEST(Estimate, OutOfMemoryIsAResultWithTheStageAndBreakdown) {
 }
 
 TEST(Estimate, OneF1BBubbleFractionIsPMinusOneOverMPlusPMinusOne) {
+  // Uniform stages (a vocabulary so small that the embedding and the output layer cost nothing
+  // beside a layer): every stage idles (p-1)/(m+p-1) of the makespan.
   for (int m : {8, 16, 64}) {
     SCOPED_TRACE(m);
-    const Result r = estimate(make({{"tp", 8}, {"pp", 4}, {"dp", 8}, {"global_batch", 8 * m}}));
+    Scenario sc = make({{"tp", 8}, {"pp", 4}, {"dp", 8}, {"global_batch", 8 * m}});
+    sc.model.vocab = 64;
+    const Result r = estimate(sc);
     ASSERT_TRUE(r.feasible) << r.reason;
     EXPECT_EQ(r.micro_batches, m);
-    EXPECT_NEAR(r.bubble_fraction, 3.0 / (m + 3.0), 1e-12);
+    // (The first stage's embedding all-reduce and the last's loss leave the stages 0.3-0.4
+    // points of imbalance idle.)
+    EXPECT_NEAR(r.bubble_fraction, 3.0 / (m + 3.0), 0.005);
   }
+  // With the real vocabulary the last stage carries the output layer: the others idle longer.
+  const Result real = estimate(make({{"tp", 8}, {"pp", 4}, {"dp", 8}, {"global_batch", 64}}));
+  EXPECT_GT(real.bubble_fraction, 3.0 / 11.0);
 }
 
 TEST(Estimate, InterleavingAndZeroBubbleShrinkTheBubble) {
