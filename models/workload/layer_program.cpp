@@ -476,6 +476,8 @@ OpBlock embedding_block(const LayerContext& c, PassKind pass) {
     b.mem(OpRole::kResidual, Pass::kForward, 2 * d.A * d.Te * d.h, d.Te * d.h);
   } else if (pass != PassKind::kBackwardInput) {
     // The embedding's gradient is a scatter-add of the incoming gradient (its weight gradient).
+    // ZeRO-3 / FSDP gather a module's parameters for its backward whether it reads them or not.
+    if (c.zero_stage >= 3) b.prefetch_gather(CommGroup::kDp, params * c.param_bytes);
     if (c.sp) b.tp_comm(CollectiveOp::kAllGather, d.T * d.h * d.A);
     b.mem(OpRole::kEmbedding, Pass::kBackwardWeight, 2 * d.A * d.T * d.h, d.T * d.h);
     if (c.zero_stage >= 3)

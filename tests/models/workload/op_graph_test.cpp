@@ -1,0 +1,165 @@
+// The workload's op graph against closed forms it must reproduce: FLOPs (Narayanan et al.
+// SC'21), TP collective bytes (Shoeybi et al.: two all-reduces a layer each way), ZeRO-3's 1.5x a
+// DP all-reduce (Rajbhandari et al.), MoE all-to-all volume, and the behaviour the users
+// measured: ZeRO-3 without model parallelism slows down per GPU as the GPU count grows at a
+// fixed global batch.
+#include "models/workload/workload.hpp"
+
+#include <gtest/gtest.h>
+
+#include "models/cost/flops.hpp"
+#include "models/estimate/estimate.hpp"
+#include "models/scenario/scenario_loader.hpp"
+
+namespace trainsim {
+namespace {
+
+using nlohmann::json;
+
+Scenario make(const json& plan, const json& model = "gpt-18.4b", int nodes = 8, const char* cluster = "dgx-a100-superpod") {
+  LoadOptions o;
+  o.preset_dirs = default_preset_dirs();
+  json j = {{"schema_version", 1}, {"model", model}, {"cluster", {{"base", cluster}, {"nodes", nodes}}}, {"plan", plan}};
+  return parse_scenario(resolve_scenario_json(j, o));
+}
+
+Workload build(const Scenario& sc, Result& r) {
+  Workload w;
+  EXPECT_TRUE(build_workload(sc, w, r)) << r.reason;
+  return w;
+}
+
+// Sums over every op of every device's programs: per GPU of the stage, times micro-batches.
+struct Totals {
+  double gemm_flop = 0, attention_forward_flop = 0;
+};
+Totals totals(const Workload& w) {
+  Totals t;
+  for (const DeviceProgram& d : w.programs)
+    for (const ChunkProgram& ch : d.chunks)
+      for (const PassProgram& p : ch.pass)
+        for (const OpBlock& b : p.blocks)
+          for (const ComputeOp& op : b.compute) {
+            if (op.kind == ComputeKind::kGemm) t.gemm_flop += op.flop * b.repeat;
+            if (op.kind == ComputeKind::kAttention && op.pass == Pass::kForward)
+              t.attention_forward_flop += op.flop * b.repeat;
+          }
+  return t;
+}
+
+TEST(OpGraph, GemmFlopsAreTheModelsTrainingFlops) {
+  // SC'21 appendix: 3 x forward, forward GEMMs 24 h^2 per token a layer (+ logits 2 h V); full
+  // recompute adds one forward of every layer. The op graph's GEMMs, summed over every device's
+  // passes and every GPU of a stage, are exactly that.
+  for (const char* rc : {"none", "full"}) {
+    SCOPED_TRACE(rc);
+    const Scenario sc = make({{"tp", 4}, {"pp", 2}, {"dp", 8}, {"global_batch", 64}, {"recompute", rc}});
+    Result r;
+    const Workload w = build(sc, r);
+    const double tokens = r.tokens_per_step;
+    const LayerFlops lf = layer_forward_flops_per_token(sc.model, false);
+    const double passes = std::string(rc) == "full" ? 4 : 3;
+    const double expected = (passes * lf.gemm * sc.model.layers + 3 * logits_forward_flops_per_token(sc.model)) * tokens;
+    const double per_gpu_stage = w.micro_batches;  // programs are one micro-batch on one GPU
+    const double gpus_per_stage = static_cast<double>(sc.plan.tp) * sc.plan.cp * sc.plan.dp;
+    EXPECT_NEAR(totals(w).gemm_flop * per_gpu_stage * gpus_per_stage, expected, 1e-9 * expected);
+    // Attention forward: causal, half of the full score and context work flops.cpp counts.
+    const double attn = 0.5 * lf.attention * sc.model.layers * tokens;
+    EXPECT_NEAR(totals(w).attention_forward_flop * per_gpu_stage * gpus_per_stage, attn, 1e-9 * attn);
+  }
+}
+
+TEST(OpGraph, TensorParallelLayersAllReduceTwiceEachWay) {
+  // Without sequence parallelism each layer all-reduces the [s, b, h] activation twice forward
+  // and twice backward (and twice more when the forward is recomputed); the first stage also
+  // sums its vocabulary-parallel embedding. A ring all-reduce sends 2 (t-1)/t of the buffer.
+  const int t = 8, m = 4;
+  for (const char* rc : {"none", "full"}) {
+    SCOPED_TRACE(rc);
+    const Scenario sc = make({{"tp", t}, {"pp", 4}, {"dp", 2}, {"global_batch", 2 * m}, {"recompute", rc}});
+    Result r;
+    const Workload w = build(sc, r);
+    const double act = static_cast<double>(sc.model.seq_len) * sc.model.hidden * 2;
+    const int layers = sc.model.layers / 4;
+    const int per_layer = std::string(rc) == "full" ? 6 : 4;
+    const double expected = m * (layers * per_layer + 1) * 2.0 * (t - 1) / t * act;
+    EXPECT_NEAR(r.tp_bytes, expected, 1e-9 * expected);
+    // With sequence parallelism the same bytes move as reduce-scatters and all-gathers, plus the
+    // all-gathers that bring fc1's and QKV's inputs back for their weight gradients.
+    json plan = {{"tp", t}, {"pp", 4}, {"dp", 2}, {"global_batch", 2 * m}, {"recompute", rc}, {"sp", true}};
+    Result rs;
+    build(make(plan), rs);
+    const double half = (t - 1.0) / t * act;  // one reduce-scatter or all-gather
+    // The embedding reduce-scatters its output forward and all-gathers its gradient backward.
+    const double sp_expected = m * (layers * (2 * per_layer + 2) + 2) * half;
+    EXPECT_NEAR(rs.tp_bytes, sp_expected, 1e-9 * sp_expected);
+  }
+}
+
+TEST(OpGraph, ZeroThreeMovesOneAndAHalfTimesADataParallelAllReduce) {
+  // ZeRO paper sec. 7.2.2: parameters gathered for the forward and again for the backward, and
+  // gradients reduce-scattered: 3 x (n-1)/n Psi against the all-reduce's 2 x (n-1)/n Psi (one
+  // micro-batch, no model parallelism).
+  const json base = {{"tp", 1}, {"pp", 1}, {"dp", 64}, {"global_batch", 64}, {"recompute", "full"}};
+  json z3 = base;
+  z3["zero_stage"] = 3;
+  Result r0, r3;
+  build(make(base, "gpt-1.7b"), r0);
+  build(make(z3, "gpt-1.7b"), r3);
+  EXPECT_NEAR(r3.dp_bytes / r0.dp_bytes, 1.5, 0.01);
+}
+
+TEST(OpGraph, MoeLayersDispatchAndCombineOverTheExpertGroup) {
+  // Each MoE layer all-to-alls its tokens' top-k copies out and back, forward and backward:
+  // 4 x (tokens/tp) top_k h 2 bytes x (ep-1)/ep per GPU per micro-batch.
+  const json moe_model = {{"base", "mixtral-8x7b"}};
+  const Scenario sc = make({{"tp", 1}, {"pp", 1}, {"dp", 8}, {"ep", 8}, {"global_batch", 8}, {"zero_stage", 1},
+                            {"recompute", "full"}},
+                           moe_model, 1);
+  Result r;
+  const Workload w = build(sc, r);
+  ASSERT_TRUE(sc.model.moe);
+  const double tokens = static_cast<double>(sc.model.seq_len);
+  const double per_layer = 4 * tokens * sc.model.moe->top_k * sc.model.hidden * 2.0 * 7 / 8;
+  const int moe_layers = sc.model.layers - sc.model.moe->dense_layers;
+  // Full recompute replays the forward's two all-to-alls as well.
+  EXPECT_NEAR(r.ep_bytes, w.micro_batches * moe_layers * per_layer * 1.5, 1e-9 * r.ep_bytes);
+}
+
+TEST(OpGraph, ZeroThreeThroughputPerGpuFallsAsGpusGrowAtAFixedBatch) {
+  // ZeRO-3 / FSDP without model parallelism, global batch fixed: more GPUs mean fewer tokens
+  // per GPU per step, while each layer's gather still moves the whole layer; past the point
+  // where compute no longer hides it, throughput per GPU falls.
+  double last = 1e30;
+  double last_exposed = -1, first_exposed = -1;  // exposed share of the step
+  for (int nodes : {4, 8, 16, 32}) {
+    SCOPED_TRACE(nodes);
+    const Scenario sc = make({{"tp", 1}, {"pp", 1}, {"global_batch", 256}, {"micro_batch", 1}, {"zero_stage", 3},
+                              {"recompute", "full"}},
+                             "gpt-18.4b", nodes);
+    const Result r = estimate(sc);
+    ASSERT_GT(r.step_time_s, 0) << r.reason;
+    const double per_gpu = r.tokens_per_s / r.gpus;
+    EXPECT_LT(per_gpu, last);
+    const double exposed = r.breakdown.dp_comm_s / r.step_time_s;
+    EXPECT_GT(exposed, last_exposed);
+    if (first_exposed < 0) first_exposed = exposed;
+    last = per_gpu;
+    last_exposed = exposed;
+  }
+  EXPECT_GT(last_exposed, first_exposed);
+}
+
+TEST(OpGraph, StraddlingTensorParallelGroupsAreCostedAndWarnedAbout) {
+  // TP 6 on 8-GPU nodes: some groups cross a node, and their all-reduces run at NIC speed.
+  const json plan = {{"tp", 6}, {"pp", 1}, {"dp", 8}, {"global_batch", 8}};
+  Result r6;
+  const Workload w = build(make(plan, {{"base", "gpt-18.4b"}, {"heads", 48}, {"ffn_hidden", 24576}}, 6), r6);
+  EXPECT_EQ(w.group_shapes[static_cast<int>(CommGroup::kTp)].nodes, 2);
+  bool warned = false;
+  for (const auto& s : r6.warnings) warned |= s.find("straddle") != std::string::npos;
+  EXPECT_TRUE(warned);
+}
+
+}  // namespace
+}  // namespace trainsim

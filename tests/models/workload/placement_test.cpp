@@ -1,0 +1,67 @@
+#include "models/workload/placement.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <set>
+
+namespace trainsim {
+namespace {
+
+TEST(RankPlacement, MegatronOrderPutsTpInnermost) {
+  // tp 2, cp 2, dp 2, pp 2 on 8-GPU nodes: gpu = tp + 2 (cp + 2 (dp + 2 stage)).
+  const RankPlacement p(2, 2, 2, 2);
+  EXPECT_EQ(p.gpu(1, 0, 0, 0), 1);
+  EXPECT_EQ(p.gpu(0, 1, 0, 0), 2);
+  EXPECT_EQ(p.gpu(0, 0, 1, 0), 4);
+  EXPECT_EQ(p.gpu(0, 0, 0, 1), 8);
+  EXPECT_EQ(p.tp_group(0), (std::vector<int>{0, 1}));
+  EXPECT_EQ(p.cp_group(0), (std::vector<int>{0, 2}));
+  EXPECT_EQ(p.dp_groups(0).front(), (std::vector<int>{0, 2, 4, 6}));  // dp x cp, cp innermost
+  EXPECT_EQ(p.pp_pair(0, 1), (std::vector<int>{0, 8}));
+}
+
+TEST(RankPlacement, ExpertGroupsFoldOntoTheStageBlockWithEtpInnermost) {
+  // Megatron-Core MoE folding: TP 2, CP 2, DP 4 (16 GPUs a stage), ETP 1, EP 8, EDP 2. EP members
+  // are consecutive GPUs (ETP 1 apart): one node, not one GPU per node as a TP x CP stride
+  // would put them.
+  const RankPlacement p(2, 2, 4, 1, "tp-cp-dp-pp", 8, 1, 8);
+  EXPECT_EQ(p.edp(), 2);
+  EXPECT_EQ(p.ep_group(0), (std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7}));
+  EXPECT_EQ(p.shape(p.ep_group(0)).nodes, 1);
+  EXPECT_EQ(p.expert_dp_groups(0).front(), (std::vector<int>{0, 8}));
+  // ETP = TP = 2: EP members are 2 apart, 8 of them span two nodes.
+  const RankPlacement q(2, 2, 4, 1, "tp-cp-dp-pp", 8, 2, 8);
+  EXPECT_EQ(q.ep_group(0), (std::vector<int>{0, 2, 4, 6, 8, 10, 12, 14}));
+  EXPECT_EQ(q.shape(q.ep_group(0)).nodes, 2);
+  EXPECT_EQ(q.shape(q.ep_group(0)).ranks_per_node, 4);
+  // Every rank is in exactly one EP group of its stage.
+  std::multiset<int> seen;
+  for (const auto& g : q.ep_groups(0)) seen.insert(g.begin(), g.end());
+  EXPECT_EQ(seen.size(), 16u);
+  EXPECT_EQ(std::set<int>(seen.begin(), seen.end()).size(), 16u);
+}
+
+TEST(RankPlacement, GroupsThatCrossANodeBoundaryAreFound) {
+  // TP 3 on 8-GPU nodes: groups {0,1,2}, {3,4,5} fit; {6,7,8} straddles two nodes.
+  const RankPlacement p(3, 1, 8, 1, "tp-cp-dp-pp", 1, 0, 8);
+  EXPECT_FALSE(p.straddles(p.tp_group(0, 0, 0)));
+  EXPECT_TRUE(p.straddles(p.tp_group(0, 0, 2)));
+  const GroupShape worst = p.worst_shape(0);
+  EXPECT_EQ(worst.ranks, 3);
+  EXPECT_EQ(worst.nodes, 2);
+  // TP 4 and TP 8 never straddle.
+  EXPECT_EQ(RankPlacement(4, 1, 8, 1).worst_shape(0).nodes, 1);
+  EXPECT_EQ(RankPlacement(8, 1, 8, 1).worst_shape(0).nodes, 1);
+  // TP 16 spans two nodes by size, not by misalignment.
+  const RankPlacement w(16, 1, 2, 1);
+  EXPECT_EQ(w.worst_shape(0).nodes, 2);
+  EXPECT_FALSE(w.straddles(w.tp_group(0)));
+}
+
+TEST(RankPlacement, ExpertDegreesThatDoNotFoldAreRejected) {
+  EXPECT_THROW(RankPlacement(2, 1, 3, 1, "tp-cp-dp-pp", 4, 1, 8), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace trainsim
