@@ -26,25 +26,44 @@ namespace trainsim::cli {
 namespace {
 using nlohmann::json;
 
-constexpr const char* kHelp =
-    R"(usage: trainsim plan --model M --cluster C --gpus N --global-batch B [--seq S]
-                     [--precision P] [--top K] [--simulate-top K] [-j N] [--json]
+struct PlanOptions {
+  std::string model, cluster, precision = "bf16", calibration_path;
+  long long gpus = 0, global_batch = 0, seq = 0;
+  int top = 10, simulate_top = 0, jobs = 1;
+  bool json = false;
+  ProgressMode progress = ProgressMode::kAuto;
+};
 
-Searches every plan of model M (a preset or a model JSON file) on N GPUs of cluster C (a preset
-or a cluster JSON file) with the estimate tier — TP (divisors of heads up to a node), PP
-(divisors of layers), CP, EP (MoE), interleaving depth, schedule, micro-batch, ZeRO 0-3,
-recompute, sequence parallelism, optimizer offload — and prints the best plans by throughput
-with why they win (bubble, exposed communication, memory headroom), and why the others lost.
-
-options:
-  --seq S            sequence length (default: the model's)
-  --precision P      bf16 (default), fp16, fp8, fp32
-  --top K            plans to print (default 10)
-  --simulate-top K   simulate the best K in child processes (needs the simulate tier)
-  -j N               child processes at once (default: cores)
-  --calibration FILE apply a `trainsim calibrate` file to the cluster's GPU before searching
-  --json             one JSON object: {searched, feasible, best: [rows], rejected: {reason: count}}
-)";
+void declare(CLI::App& app, PlanOptions& o) {
+  app.description(
+      "Searches every plan of model M (a preset or a model JSON file) on N GPUs of cluster C (a preset\n"
+      "or a cluster JSON file) with the estimate tier: TP (divisors of heads up to a node), PP (divisors\n"
+      "of layers), CP, EP (MoE), interleaving depth, schedule, micro-batch, ZeRO 0-3, recompute,\n"
+      "sequence parallelism, optimizer offload. Prints the best plans by throughput with why they win\n"
+      "(bubble, exposed communication, memory headroom), and why the others lost.");
+  app.add_option("--model", o.model, "model preset or model JSON file")->type_name("M")->required();
+  app.add_option("--cluster", o.cluster, "cluster preset or cluster JSON file")->type_name("C")->required();
+  app.add_option("--gpus", o.gpus, "GPU count")->type_name("N")->required()->check(CLI::Range(1LL, 1LL << 24));
+  app.add_option("--global-batch", o.global_batch, "sequences per step")
+      ->type_name("B")
+      ->required()
+      ->check(CLI::Range(1LL, 1LL << 40));
+  app.add_option("--seq", o.seq, "sequence length (default: the model's)")->type_name("S")->check(CLI::Range(1LL, 1LL << 24));
+  app.add_option("--precision", o.precision, "training precision")
+      ->type_name("P")
+      ->check(CLI::IsMember({"bf16", "fp16", "fp8", "fp32"}))
+      ->default_str(o.precision);
+  app.add_option("--top", o.top, "plans to print")->type_name("K")->check(CLI::Range(1, 10000))->default_str("10");
+  app.add_option("--simulate-top", o.simulate_top,
+                 "simulate the best K in child processes and rank them by the simulation")
+      ->type_name("K")
+      ->check(CLI::Range(0, 10000));
+  add_jobs_option(app, o.jobs, "child processes at once for --simulate-top");
+  app.add_option("--calibration", o.calibration_path, "apply a `trainsim calibrate` file to the cluster's GPU first")
+      ->type_name("FILE");
+  add_json_flag(app, o.json, "one JSON object: {searched, feasible, best: [rows], rejected: {reason: count}}");
+  add_progress_options(app, o.progress);
+}
 
 struct Candidate {
   double tokens_per_s;
@@ -73,35 +92,14 @@ std::string why(const Result& r) {
   return buf;
 }
 
-int run(int argc, char** argv) {
-  std::string model, cluster, precision = "bf16";
-  long long gpus = 0, global_batch = 0, seq = 0;
-  int top = 10, simulate_top = 0;
-  int jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  bool as_json = false;
-  std::string calibration_path;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "--help" || a == "-h") {
-      std::fputs(kHelp, stdout);
-      return kExitOk;
-    } else if (a == "--model") model = option_value(argc, argv, i);
-    else if (a == "--cluster") cluster = option_value(argc, argv, i);
-    else if (a == "--gpus") gpus = parse_int_option(a, option_value(argc, argv, i), 1, 1 << 24);
-    else if (a == "--global-batch") global_batch = parse_int_option(a, option_value(argc, argv, i), 1, 1ll << 40);
-    else if (a == "--seq") seq = parse_int_option(a, option_value(argc, argv, i), 1, 1 << 24);
-    else if (a == "--precision") precision = option_value(argc, argv, i);
-    else if (a == "--top") top = static_cast<int>(parse_int_option(a, option_value(argc, argv, i), 1, 10000));
-    else if (a == "--simulate-top") simulate_top = static_cast<int>(parse_int_option(a, option_value(argc, argv, i), 0, 10000));
-    else if (a == "-j") jobs = static_cast<int>(parse_int_option(a, option_value(argc, argv, i), 1, 1024));
-    else if (a == "--json") as_json = true;
-    else if (a == "--calibration") calibration_path = option_value(argc, argv, i);
-    else throw ScenarioError(a, "unknown option; see trainsim plan --help");
-  }
-  if (model.empty()) throw ScenarioError("--model", "missing; see trainsim plan --help");
-  if (cluster.empty()) throw ScenarioError("--cluster", "missing; see trainsim plan --help");
-  if (gpus == 0) throw ScenarioError("--gpus", "missing; see trainsim plan --help");
-  if (global_batch == 0) throw ScenarioError("--global-batch", "missing; see trainsim plan --help");
+int run(PlanOptions& o) {
+  const std::string& model = o.model;
+  const std::string& cluster = o.cluster;
+  const std::string& precision = o.precision;
+  const long long gpus = o.gpus, global_batch = o.global_batch, seq = o.seq;
+  const int top = o.top, simulate_top = o.simulate_top, jobs = o.jobs;
+  const bool as_json = o.json;
+  const std::string& calibration_path = o.calibration_path;
 
   LoadOptions options;
   options.preset_dirs = default_preset_dirs();
@@ -196,7 +194,7 @@ int run(int argc, char** argv) {
       child_args.push_back("--calibration");
       child_args.push_back(std::filesystem::absolute(calibration_path).string());
     }
-    run_children(self_executable(argv[0]), runs, jobs, child_args, [&](std::size_t k) {
+    run_children(self_executable(program_name().c_str()), runs, jobs, child_args, [&](std::size_t k) {
       try {
         simulated[k] = json::parse(runs[k].output);
       } catch (const std::exception&) {
@@ -252,7 +250,7 @@ int run(int argc, char** argv) {
   return kExitOk;
 }
 
-const CommandRegistrar kRegistrar("plan", "search the whole plan space for the best plans", run);
+const CommandRegistrar kRegistrar("plan", "search the whole plan space for the best plans", declare, run);
 
 }  // namespace
 }  // namespace trainsim::cli

@@ -18,6 +18,7 @@
 #include "cli/child_runs.hpp"
 #include "cli/cli_args.hpp"
 #include "cli/command_registry.hpp"
+#include "cli/progress.hpp"
 #include "cli/plan_row.hpp"
 #include "cli/sweep_rows.hpp"
 #include "models/cost/calibration.hpp"
@@ -30,34 +31,47 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-constexpr const char* kHelp =
-    R"(usage: trainsim sweep SWEEP.json [--out PREFIX] [--resume] [-j N] [--simulate-top K]
-                      [--all] [--quiet] [--merge-timeout S]
+struct SweepOptions {
+  std::string sweep_file, prefix, calibration_path;
+  bool resume = false, all = false;
+  int jobs = 1, simulate_top = -1, slow_ms = 0;
+  double merge_timeout_s = 3600;
+  ProgressMode progress = ProgressMode::kAuto;
+};
 
-Evaluates every plan of a sweep file (see README "Sweeps") with the estimate tier, in this
-process; then simulates the best K plans (by the objective) each in a child process, N at once.
-
-Output (PREFIX defaults to the sweep's name in the current folder):
-  PREFIX.rows.jsonl       one JSON row per plan, appended and flushed as each finishes
-  PREFIX.csv              the same rows as CSV
-  PREFIX.simulated.jsonl  the simulated rows
-  PREFIX.summary.txt      best plans, Pareto front (throughput, peak memory, GPUs), rejections
-
-options:
-  --resume            continue a killed sweep: rows already written are kept, none is run twice
-  -j N                child processes at once for the simulate stage (default: cores)
-  --simulate-top K    simulate the best K plans (default: the sweep's simulate_top, else 0)
-  --all               simulate every feasible plan
-  --quiet             no progress on stderr
-  --merge-timeout S   under mpirun, how long rank 0 waits for the other ranks (default 3600)
-  --calibration FILE  apply a `trainsim calibrate` file to every plan (and its simulation)
-  --slow-ms MS        sleep MS per plan (a testing aid for kill/resume tests)
-
-Sharding: under `mpirun -np K trainsim sweep ...` (OMPI_COMM_WORLD_RANK/SIZE) or a batch array
-(SLURM_ARRAY_TASK_ID/SLURM_ARRAY_TASK_COUNT) each rank takes plans i with i % K == rank and
-writes PREFIX.rank<r>of<K>.jsonl; under mpirun rank 0 merges them; array pieces are merged with
-`trainsim sweep-merge PREFIX`.
-)";
+void declare(CLI::App& app, SweepOptions& o) {
+  app.description(
+      "Evaluates every plan of a sweep file with the estimate tier, in this process; then simulates\n"
+      "the best K plans (by the objective) each in a child process, N at once.\n\n"
+      "Output (PREFIX defaults to the sweep's name in the current folder):\n"
+      "  PREFIX.rows.jsonl       one JSON row per plan, appended and flushed as each finishes\n"
+      "  PREFIX.csv              the same rows as CSV\n"
+      "  PREFIX.simulated.jsonl  the simulated rows\n"
+      "  PREFIX.summary.txt      best plans, Pareto front (throughput, peak memory, GPUs), rejections");
+  app.add_option("SWEEP", o.sweep_file, "the sweep JSON file")->required();
+  app.add_option("--out", o.prefix, "where the outputs go: PREFIX.rows.jsonl, ...")->type_name("PREFIX");
+  app.add_flag("--resume", o.resume, "continue a killed sweep: rows already written are kept, none is run twice");
+  add_jobs_option(app, o.jobs, "child processes at once for the simulate stage");
+  app.add_option("--simulate-top", o.simulate_top, "simulate the best K plans (default: the sweep's simulate_top, else 0)")
+      ->type_name("K")
+      ->check(CLI::Range(0, 1000000));
+  app.add_flag("--all", o.all, "simulate every feasible plan");
+  add_progress_options(app, o.progress);
+  app.add_option("--merge-timeout", o.merge_timeout_s, "under mpirun, how long rank 0 waits for the other ranks, in seconds")
+      ->type_name("S")
+      ->check(finite_range(0, 86400 * 7))
+      ->default_str("3600");
+  app.add_option("--calibration", o.calibration_path, "apply a `trainsim calibrate` file to every plan (and its simulation)")
+      ->type_name("FILE");
+  app.add_option("--slow-ms", o.slow_ms, "sleep MS per plan (a testing aid for kill/resume tests)")
+      ->type_name("MS")
+      ->check(CLI::Range(0, 60000));
+  app.footer(
+      "Sharding: under `mpirun -np K trainsim sweep ...` (OMPI_COMM_WORLD_RANK/SIZE) or a batch array\n"
+      "(SLURM_ARRAY_TASK_ID/SLURM_ARRAY_TASK_COUNT) each rank takes plans i with i % K == rank and\n"
+      "writes PREFIX.rank<r>of<K>.jsonl; under mpirun rank 0 merges them; array pieces are merged with\n"
+      "`trainsim sweep-merge PREFIX`.");
+}
 
 struct Shard {
   int rank = 0;
@@ -88,37 +102,6 @@ Shard detect_shard() {
   return s;
 }
 
-class Progress {
- public:
-  Progress(std::size_t total, bool quiet) : total_(total), quiet_(quiet), tty_(isatty(2)) {
-    start_ = last_ = std::chrono::steady_clock::now();
-  }
-  void tick(std::size_t done) {
-    if (quiet_) return;
-    const auto now = std::chrono::steady_clock::now();
-    const double since = std::chrono::duration<double>(now - last_).count();
-    if (done < total_ && since < (tty_ ? 0.1 : 5.0)) return;
-    last_ = now;
-    const double elapsed = std::chrono::duration<double>(now - start_).count();
-    const double rate = elapsed > 0 ? done / elapsed : 0;
-    const double eta = rate > 0 ? (total_ - done) / rate : 0;
-    if (tty_) {
-      const int width = 30;
-      const int filled = total_ ? static_cast<int>(width * done / total_) : width;
-      std::fprintf(stderr, "\r[%s%s] %zu/%zu  %.0f plans/s  ETA %.0f s ", std::string(filled, '#').c_str(),
-                   std::string(width - filled, '.').c_str(), done, total_, rate, eta);
-      if (done >= total_) std::fprintf(stderr, "\n");
-    } else {
-      std::fprintf(stderr, "sweep: %zu/%zu plans, %.0f plans/s, ETA %.0f s\n", done, total_, rate, eta);
-    }
-  }
-
- private:
-  std::size_t total_;
-  bool quiet_, tty_;
-  std::chrono::steady_clock::time_point start_, last_;
-};
-
 void write_outputs(const std::string& prefix, const std::map<long long, json>& rows, const SweepSpec& spec,
                    const std::string& extra) {
   write_rows_csv(prefix + ".csv", rows);
@@ -127,46 +110,14 @@ void write_outputs(const std::string& prefix, const std::map<long long, json>& r
   std::cout << summary;
 }
 
-int run(int argc, char** argv) {
-  std::string sweep_file, prefix;
-  bool resume = false, quiet = false, all = false;
-  int jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  int simulate_top = -1;
-  int slow_ms = 0;
-  double merge_timeout_s = 3600;
-  std::string calibration_path;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "--help" || a == "-h") {
-      std::fputs(kHelp, stdout);
-      return kExitOk;
-    } else if (a == "--out") {
-      prefix = option_value(argc, argv, i);
-    } else if (a == "--resume") {
-      resume = true;
-    } else if (a == "--quiet") {
-      quiet = true;
-    } else if (a == "--all") {
-      all = true;
-    } else if (a == "-j" || a == "--jobs") {
-      jobs = static_cast<int>(parse_int_option(a, option_value(argc, argv, i), 1, 1024));
-    } else if (a == "--simulate-top") {
-      simulate_top = static_cast<int>(parse_int_option(a, option_value(argc, argv, i), 0, 1000000));
-    } else if (a == "--calibration") {
-      calibration_path = option_value(argc, argv, i);
-    } else if (a == "--slow-ms") {
-      slow_ms = static_cast<int>(parse_int_option(a, option_value(argc, argv, i), 0, 60000));
-    } else if (a == "--merge-timeout") {
-      merge_timeout_s = static_cast<double>(parse_int_option(a, option_value(argc, argv, i), 0, 86400 * 7));
-    } else if (!a.empty() && a[0] == '-') {
-      throw ScenarioError(a, "unknown option; see trainsim sweep --help");
-    } else if (sweep_file.empty()) {
-      sweep_file = a;
-    } else {
-      throw ScenarioError(a, "only one sweep file may be given");
-    }
-  }
-  if (sweep_file.empty()) throw ScenarioError("SWEEP", "missing; see trainsim sweep --help");
+int run(SweepOptions& o) {
+  const std::string& sweep_file = o.sweep_file;
+  std::string prefix = o.prefix;
+  const bool resume = o.resume, all = o.all;
+  const int jobs = o.jobs, slow_ms = o.slow_ms;
+  int simulate_top = o.simulate_top;
+  const double merge_timeout_s = o.merge_timeout_s;
+  const std::string& calibration_path = o.calibration_path;
   LoadOptions options;
   options.preset_dirs = default_preset_dirs();
   const SweepSpec spec = load_sweep_file(sweep_file, options);
@@ -185,7 +136,7 @@ int run(int argc, char** argv) {
   std::size_t mine = 0;
   for (std::size_t i = 0; i < plans.size(); ++i)
     if (static_cast<int>(i % shard.count) == shard.rank) ++mine;
-  Progress progress(mine, quiet);
+  Progress progress("sweep", "plans", static_cast<double>(mine), o.progress);
   std::size_t done = 0;
   for (std::size_t i = 0; i < plans.size(); ++i) {
     if (static_cast<int>(i % shard.count) != shard.rank) continue;
@@ -213,9 +164,9 @@ int run(int argc, char** argv) {
     }
     writer.add(row);
     if (slow_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(slow_ms));
-    progress.tick(done);
+    progress.update(static_cast<double>(done));
   }
-  progress.tick(mine);
+  progress.finish();
   std::fstream(rows_path + ".done", std::ios::out) << "done\n";
 
   if (shard.count > 1 && !shard.mpi) {
@@ -263,7 +214,7 @@ int run(int argc, char** argv) {
       runs.push_back({resolve_scenario_json(raw, options, spec.base_dir).dump(), "", "", -1});
       indexes.push_back(i);
     }
-    Progress sim_progress(runs.size(), quiet);
+    Progress sim_progress("simulate", "plans", static_cast<double>(runs.size()), o.progress);
     std::size_t finished = 0;
     int failures = 0;
     std::vector<std::string> child_args = {"--fidelity", "simulate", "--json"};
@@ -271,7 +222,7 @@ int run(int argc, char** argv) {
       child_args.push_back("--calibration");
       child_args.push_back(fs::absolute(calibration_path).string());
     }
-    run_children(self_executable(argv[0]), runs, jobs, child_args, [&](std::size_t n) {
+    run_children(self_executable(program_name().c_str()), runs, jobs, child_args, [&](std::size_t n) {
       json row = {{"index", indexes[n]}};
       try {
         row["simulate"] = json::parse(runs[n].output);
@@ -280,7 +231,7 @@ int run(int argc, char** argv) {
         ++failures;
       }
       sim_writer.add(row);
-      sim_progress.tick(++finished);
+      sim_progress.update(static_cast<double>(++finished));
     });
     extra = "\nsimulated " + std::to_string(runs.size()) + " plans in child processes (" +
             std::to_string(failures) + " failed): " + prefix + ".simulated.jsonl\n";
@@ -289,23 +240,24 @@ int run(int argc, char** argv) {
   return kExitOk;
 }
 
-const CommandRegistrar kRegistrar("sweep", "evaluate a sweep of plans; rows, CSV, Pareto front", run);
+const CommandRegistrar kRegistrar("sweep", "evaluate a sweep of plans; rows, CSV, Pareto front", declare, run);
 
-int merge(int argc, char** argv) {
-  std::vector<std::string> inputs;
+struct MergeOptions {
   std::string prefix;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "--help" || a == "-h") {
-      std::fputs("usage: trainsim sweep-merge PREFIX [ROWS.jsonl ...]\n\n"
-                 "Merges the shard files PREFIX.rank<r>of<K>.jsonl (and any rows files given) into\n"
-                 "PREFIX.rows.jsonl and PREFIX.csv, sorted by plan index, each plan once.\n", stdout);
-      return kExitOk;
-    }
-    if (prefix.empty()) prefix = a;
-    else inputs.push_back(a);
-  }
-  if (prefix.empty()) throw ScenarioError("PREFIX", "missing; see trainsim sweep-merge --help");
+  std::vector<std::string> inputs;
+};
+
+void declare_merge(CLI::App& app, MergeOptions& o) {
+  app.description(
+      "Merges the shard files PREFIX.rank<r>of<K>.jsonl (and any rows files given) into\n"
+      "PREFIX.rows.jsonl and PREFIX.csv, sorted by plan index, each plan once.");
+  app.add_option("PREFIX", o.prefix, "the --out PREFIX the shards were written with")->required();
+  app.add_option("ROWS", o.inputs, "more rows files to merge in");
+}
+
+int merge(MergeOptions& o) {
+  const std::string& prefix = o.prefix;
+  std::vector<std::string> inputs = o.inputs;
   const fs::path dir = fs::path(prefix).has_parent_path() ? fs::path(prefix).parent_path() : fs::path(".");
   const std::string stem = fs::path(prefix).filename().string() + ".rank";
   std::error_code ec;
@@ -323,7 +275,7 @@ int merge(int argc, char** argv) {
   return kExitOk;
 }
 
-const CommandRegistrar kMergeRegistrar("sweep-merge", "merge sharded sweep rows", merge);
+const CommandRegistrar kMergeRegistrar("sweep-merge", "merge sharded sweep rows", declare_merge, merge);
 
 }  // namespace
 }  // namespace trainsim::cli
