@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "models/core/units.hpp"
+
 namespace trainsim::cli {
 
 namespace {
@@ -24,22 +26,10 @@ std::string duration(double s) {
 
 }  // namespace
 
-std::string format_count(double n) {
-  if (!std::isfinite(n)) return "?";
-  const bool negative = n < 0;
-  char digits[64];
-  std::snprintf(digits, sizeof digits, "%.0f", std::fabs(n));
-  std::string s = digits, out;
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    if (i > 0 && (s.size() - i) % 3 == 0) out += ',';
-    out += s[i];
-  }
-  return (negative ? "-" : "") + out;
-}
-
 Progress::Progress(std::string what, std::string unit, double total, ProgressMode mode)
     : what_(std::move(what)), unit_(std::move(unit)), total_(total), tty_(isatty(2) != 0) {
   enabled_ = mode == ProgressMode::kOn || (mode == ProgressMode::kAuto && tty_);
+  forced_ = mode == ProgressMode::kOn;
   start_ = last_ = std::chrono::steady_clock::now();
 }
 
@@ -66,8 +56,8 @@ void Progress::draw(double done, bool final) {
     std::snprintf(line, sizeof line, "%s: %3.0f%%  %s", what_.c_str(), pct,
                   final ? ("done in " + duration(elapsed)).c_str() : ("ETA " + duration(left)).c_str());
   } else {
-    std::snprintf(line, sizeof line, "%s: %s/%s %s (%3.0f%%)  %s %s/s  %s", what_.c_str(), format_count(done).c_str(),
-                  format_count(total_).c_str(), unit_.c_str(), pct, format_count(rate).c_str(), unit_.c_str(),
+    std::snprintf(line, sizeof line, "%s: %s/%s %s (%3.0f%%)  %s %s/s  %s", what_.c_str(), units::format_count(done).c_str(),
+                  units::format_count(total_).c_str(), unit_.c_str(), pct, units::format_count(rate).c_str(), unit_.c_str(),
                   final ? ("done in " + duration(elapsed)).c_str() : ("ETA " + duration(left)).c_str());
   }
   if (tty_) std::fprintf(stderr, "\r\033[K%s", line);
@@ -79,7 +69,9 @@ void Progress::draw(double done, bool final) {
 void Progress::finish() {
   if (finished_) return;
   finished_ = true;
-  if (!enabled_ || !shown_) return;
+  // --progress always ends with the total line; on a terminal, work too short to show anything
+  // stays silent.
+  if (!enabled_ || (!shown_ && !forced_)) return;
   draw(total_ > 0 ? total_ : last_done_, true);
   if (tty_) std::fputc('\n', stderr);
 }

@@ -29,12 +29,9 @@ class Progress {
   void draw(double done, bool final);
   std::string what_, unit_;
   double total_;
-  bool enabled_, tty_, shown_ = false, finished_ = false;
+  bool enabled_, forced_, tty_, shown_ = false, finished_ = false;
   double last_done_ = 0;
   std::chrono::steady_clock::time_point start_, last_;
 };
-
-// Thousands separators: 1234567 -> "1,234,567".
-std::string format_count(double n);
 
 }  // namespace trainsim::cli

@@ -168,7 +168,7 @@ int run(RunOptions& o) {
       for (const auto& l : extra["hottest_links"]) {
         if (++n > 5) break;
         std::printf("    %-28s %5.1f%% busy  %s moved\n", l.value("link", std::string("?")).c_str(),
-                    100 * l.value("utilisation", 0.0), units::format_bytes(l.value("bytes", 0.0)).c_str());
+                    100 * l.value("utilisation", 0.0), units::format_bytes_si(l.value("bytes", 0.0)).c_str());
       }
     }
   }

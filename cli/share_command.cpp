@@ -154,7 +154,7 @@ int share(ShareOptions& o) {
     for (const auto& l : shared.shared_links) {
       std::string per;
       for (std::size_t k = 0; k < l["bytes_per_job"].size(); ++k)
-        per += (k ? " / " : "") + units::format_bytes(l["bytes_per_job"][k].get<double>());
+        per += (k ? " / " : "") + units::format_bytes_si(l["bytes_per_job"][k].get<double>());
       std::printf("    %-28s %5.1f%% busy  %s by job\n", l["link"].get<std::string>().c_str(),
                   100 * l["utilisation"].get<double>(), per.c_str());
     }
