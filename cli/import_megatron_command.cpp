@@ -31,7 +31,7 @@ void declare(CLI::App& app, ImportMegatronOptions& o) {
   app.allow_extras();
   o.app = &app;
   app.add_option("--cluster", o.cluster, "cluster preset or cluster JSON file")->type_name("C")->default_str(o.cluster);
-  app.add_option("--gpus", o.gpus, "world size (default: torchrun --nnodes x --nproc_per_node)")
+  app.add_option("--gpus", o.gpus, "world size (needed unless a torchrun --nnodes/--nproc_per_node line gives it)")
       ->type_name("N")
       ->check(CLI::Range(1LL, 1LL << 24));
   app.add_option("--out", o.out_path, "write the scenario there instead of stdout")->type_name("FILE");

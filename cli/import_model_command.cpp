@@ -24,10 +24,12 @@ void declare(CLI::App& app, ImportModelOptions& o) {
       "Reads a Hugging Face config.json (Llama 1/2/3, Mistral, Mixtral, Qwen2, Qwen2-MoE, DeepSeek-V2/V3,\n"
       "GPT-2, GPT-NeoX) and prints the model object of the scenario format; save it as\n"
       "scenarios/models/NAME.json, or point a scenario at the config directly:\n"
-      "\"model\": {\"hf_config\": \"path/config.json\", \"seq_len\": 4096}. The parameter count goes to stderr.");
+      "\"model\": {\"hf_config\": \"path/config.json\", \"seq_len\": 4096}. The parameter count goes to stderr.\n"
+      "  trainsim import-model config.json --seq-len 8192 > scenarios/models/my-model.json");
   app.add_option("CONFIG.json", o.path, "the Hugging Face config.json")->required();
   app.add_option("--seq-len,--seq", o.seq,
-                 "training sequence length (default: the config's max_position_embeddings / n_positions)")
+                 "the training sequence length (needed: a config.json's max_position_embeddings is the\n"
+                 "longest context the model supports, not what it trains with)")
       ->type_name("N")
       ->check(CLI::Range(1LL, 1LL << 24));
   app.add_option("--name", o.name, "model name (default: the config's _name_or_path, else its model_type)")
@@ -50,8 +52,8 @@ int run(ImportModelOptions& o) {
   const Scenario s = parse_scenario(resolve_scenario_json(scenario, options));
   const ParamCount p = count_params(s.model);
   std::cout << model.dump(2) << "\n";
-  std::fprintf(stderr, "%s: %.3g parameters (%.3g active per token)\n",
-               model["name"].get<std::string>().c_str(), p.total, p.active_per_token);
+  std::fprintf(stderr, "%s: %.2fB parameters (%.2fB active per token)\n",
+               model["name"].get<std::string>().c_str(), p.total / 1e9, p.active_per_token / 1e9);
   return kExitOk;
 }
 

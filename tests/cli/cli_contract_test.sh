@@ -104,6 +104,18 @@ check header-after-set 0 'trainsim estimate: .*, with --set plan.tp=2 plan.dp=16
 check hbm-as-vendor 0 'memory per GPU \(HBM 80 GB\)' -- "$T" run "$S/default.json" --fidelity estimate
 check throughput-separators 0 'throughput +[0-9]{1,3}(,[0-9]{3})+ tokens/s' -- "$T" run "$S/default.json" --fidelity estimate
 
+# Imports ask for what their input does not hold: the training sequence length (a config.json has
+# only the longest context) and the world size (not a Megatron flag).
+check hf-needs-seq 2 'seq_len: the training sequence length is not in a config.json \(its 8192 is the longest context' -- \
+  "$T" import-model "$DATA/hf/llama3-8b.json"
+check hf-with-seq 0 '"seq_len": 4096' -- "$T" import-model "$DATA/hf/llama3-8b.json" --seq-len 4096
+check hf-scenario-needs-seq 2 'model.hf_config .*: seq_len: the training sequence length' -- \
+  "$T" run "$good" --fidelity estimate --set "model={\"hf_config\":\"$DATA/hf/llama3-8b.json\"}"
+megatron='--num-layers 2 --hidden-size 1024 --num-attention-heads 8 --seq-length 512 --vocab-size 1000 --tensor-model-parallel-size 2'
+check megatron-needs-world 2 '--gpus: missing: the command line has no world size' -- "$T" import-megatron "$megatron"
+check megatron-with-world 0 '"dp": 4' -- "$T" import-megatron "$megatron" --gpus 8
+check megatron-torchrun 0 '"dp": 8' -- "$T" import-megatron "torchrun --nnodes 2 --nproc_per_node 8 pretrain_gpt.py $megatron"
+
 # validate --published needs no path: the published runs ship in data/.
 check validate-default 0 'tokens_per_s +[0-9.]+% +over [0-9]+ runs' -- "$T" validate --published
 
