@@ -1,11 +1,17 @@
 // Progress of long work on stderr (plan search, sweeps, simulate-tier validation, a simulated
-// step): done/total, the rate and the ETA. Shown when stderr is a terminal (one line redrawn
-// with \r), or in plain lines every few seconds with --progress; silent with --quiet and when
-// stderr is not a terminal. Nothing is printed for work that ends within half a second.
+// step): done/total, the rate, the ETA and the time so far. Shown when stderr is a terminal (one
+// line redrawn with \r), or in plain lines every two seconds with --progress; silent with
+// --quiet and when stderr is not a terminal. A terminal sees nothing for work that ends within
+// half a second. A background thread draws, so a step that reports nothing for a while (a
+// simulation building its platform) still shows that it runs.
 #pragma once
 
+#include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <string>
+#include <thread>
 
 #include "cli/cli_args.hpp"
 
@@ -19,19 +25,23 @@ class Progress {
   Progress(const Progress&) = delete;
   Progress& operator=(const Progress&) = delete;
 
-  // Reports `done` of the total (cheap when called often: it redraws at most 10 times a second).
-  void update(double done);
-  // The last line (when anything was shown) and a newline.
+  // Reports `done` of the total; cheap (the drawing thread reads it).
+  void update(double done) { done_.store(done, std::memory_order_relaxed); }
+  // Stops the drawing and prints the last line (when anything is shown).
   void finish();
   bool enabled() const { return enabled_; }
 
  private:
-  void draw(double done, bool final);
+  void draw(bool final);
+  void loop();
   std::string what_, unit_;
   double total_;
   bool enabled_, forced_, tty_, shown_ = false, finished_ = false;
-  double last_done_ = 0;
-  std::chrono::steady_clock::time_point start_, last_;
+  std::atomic<double> done_{0};
+  std::chrono::steady_clock::time_point start_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::thread thread_;
 };
 
 }  // namespace trainsim::cli
