@@ -159,7 +159,7 @@ int run(RunOptions& o) {
     if (report.enabled) std::cout << goodput_to_text(report);
     if (extra.contains("estimate_vs_simulate")) {
       const auto& e = extra["estimate_vs_simulate"];
-      std::printf("\n  simulate vs estimate: %+.1f%% (%s)\n", e.value("difference_pct", 0.0),
+      std::printf("\n  simulate vs estimate: %+.1f%%, cause: %s\n", e.value("difference_pct", 0.0),
                   e.value("cause", std::string("?")).c_str());
     }
     if (extra.contains("hottest_links") && extra["hottest_links"].is_array()) {

@@ -265,7 +265,8 @@ int run(SweepOptions& o) {
   }
   progress.finish();
   writer.close();
-  write_output_file(rows_path + ".done", "done\n", "--out");
+  // Rank 0 of an mpirun sweep waits for the other ranks' markers (one process needs none).
+  if (shard.count > 1) write_output_file(rows_path + ".done", "done\n", "--out");
 
   if (shard.count > 1 && !shard.mpi) {
     std::cerr << "sweep: shard " << shard.rank << " of " << shard.count << " done (" << rows_path
