@@ -47,7 +47,7 @@ int forward(int argc, char** argv) {
   for (auto& a : args) cargs.push_back(a.data());
   cargs.push_back(nullptr);
   execv(tool.c_str(), cargs.data());
-  throw std::runtime_error("cannot run " + tool.string() + ": " + std::strerror(errno));
+  throw ScenarioError(argv[0], "cannot run " + tool.string() + ": " + std::strerror(errno));
 }
 
 const CommandRegistrar kCalibrate("calibrate", "measure ops and collectives; write a calibration file", forward);

@@ -51,7 +51,7 @@ void declare(CLI::App& app, PlanOptions& o) {
       ->required()
       ->check(CLI::Range(1LL, 1LL << 40));
   app.add_option("--seq", o.seq, "sequence length (default: the model's)")->type_name("S")->check(CLI::Range(1LL, 1LL << 24));
-  app.add_option("--precision", o.precision, "training precision")
+  app.add_option("--precision", o.precision, "training precision: bf16, fp16, fp8 or fp32")
       ->type_name("P")
       ->check(CLI::IsMember({"bf16", "fp16", "fp8", "fp32"}))
       ->default_str(o.precision);
@@ -63,7 +63,7 @@ void declare(CLI::App& app, PlanOptions& o) {
   add_jobs_option(app, o.jobs, "child processes at once for --simulate-top");
   app.add_option("--calibration", o.calibration_path, "apply a `trainsim calibrate` file to the cluster's GPU first")
       ->type_name("FILE");
-  add_json_flag(app, o.json, "one JSON object: {searched, feasible, best: [rows], rejected: {reason: count}}");
+  add_json_flag(app, o.json, "one JSON object: {searched, feasible, best: [rows], rejected: [{reason_code, plans, ...}]}");
   add_progress_options(app, o.progress);
 }
 

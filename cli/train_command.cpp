@@ -234,7 +234,14 @@ int run_train(TrainOptions& o) {
       if (backend == "cuda") {
         std::string why;
         int devices = tk::cuda_device_count(&why);
-        if (devices == 0) throw std::runtime_error("no CUDA device (" + why + ")");
+        if (devices == 0) {
+          // Asked for a device this machine does not have: bad input, not a bug.
+          if (root) std::fprintf(stderr, "trainsim train: --backend cuda: no CUDA device (%s)\n", why.c_str());
+          if (out != stdout) std::fclose(out);
+          world.reset();
+          tk::finalize_world();
+          return kExitBadInput;
+        }
         bo.device = world->rank() % devices;
       }
       auto be = tk::make_backend(backend, bo);

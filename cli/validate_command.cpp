@@ -118,7 +118,7 @@ void declare(CLI::App& app, ValidateOptions& o) {
 // Runs argv (no shell), stdout and stderr to `log`; returns the exit status.
 int run_logged(const std::vector<std::string>& args, const std::string& log) {
   const pid_t pid = fork();
-  if (pid < 0) throw std::runtime_error("fork failed");
+  if (pid < 0) throw ScenarioError("--backend cpu", std::string("cannot start a process: ") + std::strerror(errno));
   if (pid == 0) {
     FILE* f = std::freopen(log.c_str(), "w", stdout);
     if (f) dup2(fileno(stdout), fileno(stderr));
