@@ -23,8 +23,9 @@ cd "$tmp"
 start=$(date +%s.%N)
 "$T" sweep sweep.json --out bench -j "${JOBS:-2}" --quiet >summary.txt
 end=$(date +%s.%N)
-plans=$(wc -l <bench.rows.jsonl)
-simulated=$( [ -f bench.simulated.jsonl ] && wc -l <bench.simulated.jsonl || echo 0)
+# Rows files start with a header line; rows are the lines with an index.
+plans=$(grep -c '"index"' bench.rows.jsonl)
+simulated=$( [ -f bench.simulated.jsonl ] && grep -c '"index"' bench.simulated.jsonl || echo 0)
 failed=$( [ -f bench.simulated.jsonl ] && grep -c '"error"' bench.simulated.jsonl || true)
 printf 'bench_sweep: %d plans estimated, %d simulated (%s failed), -j %s, %s cores (%s)\n' \
   "$plans" "$simulated" "${failed:-0}" "${JOBS:-2}" "$(nproc)" "$(uname -m)"

@@ -1,15 +1,16 @@
 // `trainsim calibrate`: measure this machine's ops and collectives (kernels/calibration.hpp)
 // and write the calibration file the cost models load (format: kernels/README.md).
 #include <cstdio>
-#include <fstream>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "cli/cli_args.hpp"
 #include "cli/command_registry.hpp"
+#include "cli/mpi_launch.hpp"
+#include "cli/output_file.hpp"
 #include "kernels/backend.hpp"
 #include "kernels/calibration.hpp"
-#include "kernels/cli_args.hpp"
 #include "kernels/communicator.hpp"
 #if defined(TRAINSIM_HAVE_NCCL)
 #include "kernels/nccl_communicator.hpp"
@@ -20,47 +21,67 @@ namespace {
 
 namespace tk = trainsim::kernels;
 
+// The file is written after the measurement (its path was checked before it started); a run
+// with wrong results is a failed check (exit 4), after the file is written so it can be read.
 int write_outcome(const tk::CalibrationOutcome& out, const std::string& path) {
   std::fputs(out.summary.c_str(), stdout);
-  std::ofstream f(path);
-  if (!f) {
-    std::fprintf(stderr, "trainsim calibrate: cannot write --out %s\n", path.c_str());
-    return kExitFailure;
-  }
-  f << out.json;
+  write_output_file(path, out.json, "--out", true);
   std::printf("wrote %s\n", path.c_str());
   if (out.wrong) {
     std::fprintf(stderr, "trainsim calibrate: %zu wrong results (see #wrong above)\n", out.wrong);
-    return kExitFailure;
+    return kExitCheckFailed;
   }
   return kExitOk;
 }
 
-int run_calibrate(int argc, char** argv) {
-  std::string backend = "cpu", out_path;
+struct CalibrateOptions {
+  std::string backend = "cpu", out_path, gemm_shapes, model_shape;
   int ranks = 0, threads = 1;  // one core per rank, as `train` runs (0: library default)
   double max_bytes = 0, min_time = 0.02;
   bool quick = false, check_only = false, large_checks = false;
-  tk::ArgParser ap("trainsim calibrate --backend cpu|cuda [--ranks N] [--out FILE]",
-                   "Runs op and collective microbenchmarks, each checked against a reference\n"
-                   "before it is timed, and writes a calibration JSON (kernels/README.md).\n"
-                   "cpu: collectives over MPI; --ranks N > 1 relaunches under mpiexec.\n"
-                   "cuda: collectives over NCCL; --ranks N drives N GPUs from threads.");
-  ap.add_string("backend", "cpu or cuda", &backend);
-  ap.add_int("ranks", "ranks for the collective benchmarks (0: the MPI world size, or 1)", &ranks);
-  ap.add_string("out", "calibration file to write (default: calibration-<backend>.json)", &out_path);
-  ap.add_flag("quick", "fewer shapes and sizes (CI)", &quick);
-  ap.add_flag("check-only", "only the correctness checks: every op, collectives up to 64 KiB", &check_only);
-  ap.add_flag("large-checks", "also check the ops at large shapes", &large_checks);
-  ap.add_double("max-bytes", "largest collective size in bytes (0: cpu 16 MiB, cuda 1 GiB)", &max_bytes);
-  ap.add_double("min-time", "seconds to repeat each timed point for", &min_time);
-  std::string gemm_shapes;
-  ap.add_string("gemm-shapes", "extra GEMM shapes of the model at hand, \"MxNxK,MxNxK\"", &gemm_shapes);
-  ap.add_int("threads", "cpu threads per rank, OpenMP and OpenBLAS (0: library default)", &threads);
-  std::string model_shape;
-  ap.add_string("model-shape", "also time one rank's ops of the train job at its shapes (op_rates), e.g. "
-                "\"layers=4,hidden=128,heads=4,seq=64,micro_batch=2,tp=1,pp=2,dp=1\" (+vocab, zero)", &model_shape);
-  if (int rc = ap.parse(argc, argv)) return rc == 1 ? kExitOk : kExitBadInput;
+};
+
+void declare(CLI::App& app, CalibrateOptions& o) {
+  app.description(
+      "Runs op and collective microbenchmarks, each checked against a reference before it is timed,\n"
+      "and writes a calibration JSON (kernels/README.md) that `trainsim run --calibration` applies.\n"
+      "cpu: collectives over MPI; --ranks N > 1 relaunches under mpiexec.\n"
+      "cuda: collectives over NCCL; --ranks N drives N GPUs from threads.\n"
+      "Also: calibrate --from-nccl-tests LOG... and calibrate --from-torch-trace TRACE (files you have).");
+  app.add_option("--backend", o.backend, "cpu or cuda")->type_name("B")->default_str("cpu");
+  app.add_option("--ranks", o.ranks, "ranks for the collective benchmarks (0: the MPI world size, or 1)")
+      ->type_name("N")
+      ->check(CLI::Range(0, 1 << 16));
+  app.add_option("--out", o.out_path, "calibration file to write (default: calibration-<backend>.json)")->type_name("FILE");
+  app.add_flag("--quick", o.quick, "fewer shapes and sizes (CI)");
+  app.add_flag("--check-only", o.check_only, "only the correctness checks: every op, collectives up to 64 KiB");
+  app.add_flag("--large-checks", o.large_checks, "also check the ops at large shapes");
+  app.add_option("--max-bytes", o.max_bytes, "largest collective size in bytes (0: cpu 16 MiB, cuda 1 GiB)")
+      ->type_name("BYTES")
+      ->check(finite_range(0, 1ull << 40));
+  app.add_option("--min-time", o.min_time, "seconds to repeat each timed point for")
+      ->type_name("S")
+      ->check(finite_range(0, 3600))
+      ->default_str("0.02");
+  app.add_option("--gemm-shapes", o.gemm_shapes, "extra GEMM shapes of the model at hand, \"MxNxK,MxNxK\"")->type_name("LIST");
+  app.add_option("--threads", o.threads, "cpu threads per rank, OpenMP and OpenBLAS (0: library default)")
+      ->type_name("N")
+      ->check(CLI::Range(0, 4096))
+      ->default_str("1");
+  app.add_option("--model-shape", o.model_shape,
+                 "also time one rank's ops of the train job at its shapes (op_rates), e.g.\n"
+                 "\"layers=4,hidden=128,heads=4,seq=64,micro_batch=2,tp=1,pp=2,dp=1\" (+vocab, zero)")
+      ->type_name("SHAPE");
+  app.footer(mpi_root_help());
+}
+
+int run_calibrate(CalibrateOptions& o) {
+  std::string backend = o.backend, out_path = o.out_path;
+  const std::string& gemm_shapes = o.gemm_shapes;
+  const std::string& model_shape = o.model_shape;
+  const int ranks = o.ranks, threads = o.threads;
+  const double max_bytes = o.max_bytes, min_time = o.min_time;
+  const bool quick = o.quick, check_only = o.check_only, large_checks = o.large_checks;
 
   bool known = false;
   for (const auto& n : tk::backend_names()) known |= n == backend;
@@ -74,9 +95,9 @@ int run_calibrate(int argc, char** argv) {
     std::fprintf(stderr, "trainsim calibrate: --backend cuda: this trainsim was built without CUDA\n");
     return kExitBadInput;
   }
-  if (ranks < 0) { std::fprintf(stderr, "trainsim calibrate: --ranks must be >= 1\n"); return kExitBadInput; }
-  if (min_time < 0 || max_bytes < 0) { std::fprintf(stderr, "trainsim calibrate: --min-time and --max-bytes must be >= 0\n"); return kExitBadInput; }
   if (out_path.empty()) out_path = "calibration-" + backend + ".json";
+  // Checked before any measurement: a wrong path fails now, not after minutes of timing.
+  check_output_file(out_path, "--out");
 
   tk::CalibrationOptions opts;
   for (size_t pos = 0; pos < gemm_shapes.size();) {
@@ -137,8 +158,8 @@ int run_calibrate(int argc, char** argv) {
   }
   // cpu, several ranks, not yet under mpiexec: relaunch under it.
   if (ranks > 1 && !under_mpi) {
-    std::vector<std::string> args;
-    for (int i = 0; i < argc; ++i) args.emplace_back(argv[i]);
+    const std::vector<std::string>& args = command_args();
+    allow_mpi_as_root();
     std::string why;
     tk::relaunch_under_mpiexec(ranks, args, &why);
     std::fprintf(stderr, "trainsim calibrate: --ranks %d needs mpiexec: %s\n", ranks, why.c_str());
@@ -165,7 +186,7 @@ int run_calibrate(int argc, char** argv) {
           std::fprintf(stderr, "trainsim calibrate: --backend cuda: no CUDA device (%s)\n", why.c_str());
           world.reset();
           tk::finalize_world();
-          return kExitFailure;
+          return kExitBadInput;
         }
         bo.device = world->rank() % devices;
       }
@@ -183,7 +204,7 @@ int run_calibrate(int argc, char** argv) {
 #endif
     auto out = tk::run_calibration(*be, comm ? *comm : *world, opts);
     if (world->rank() == 0) rc = write_outcome(out, out_path);
-    else rc = out.wrong ? kExitFailure : kExitOk;
+    else rc = out.wrong ? kExitCheckFailed : kExitOk;
     comm.reset();
     be.reset();
   }
@@ -192,7 +213,7 @@ int run_calibrate(int argc, char** argv) {
 }
 
 const CommandRegistrar kRegistrar("calibrate", "measure ops and collectives, write a calibration file",
-                                  run_calibrate);
+                                  declare, run_calibrate);
 
 }  // namespace
 }  // namespace trainsim::cli

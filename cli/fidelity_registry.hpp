@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli/cli_args.hpp"
 #include "models/core/result.hpp"
 #include "models/core/specs.hpp"
 
@@ -15,7 +16,7 @@ namespace trainsim::cli {
 
 struct FidelityOptions {
   std::string trace_path;  // write a Chrome/Perfetto trace here when not empty
-  bool progress = false;   // JSON progress lines on stderr
+  ProgressMode progress = ProgressMode::kOff;  // progress of the step on stderr (progress.hpp)
 };
 
 // Fills `result` (and extra JSON keys, e.g. hottest links, in `extra`).

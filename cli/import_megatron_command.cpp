@@ -8,6 +8,7 @@
 
 #include "cli/cli_args.hpp"
 #include "cli/command_registry.hpp"
+#include "cli/output_file.hpp"
 #include "models/interop/megatron_args.hpp"
 #include "models/core/scenario_error.hpp"
 #include "models/scenario/scenario_loader.hpp"
@@ -15,53 +16,47 @@
 namespace trainsim::cli {
 namespace {
 
-constexpr const char* kHelp =
-    R"(usage: trainsim import-megatron "ARGS" [--cluster C] [--gpus N] [--out FILE]
-       trainsim import-megatron --file SCRIPT [--cluster C] [--gpus N] [--out FILE]
-
-Turns a Megatron-LM pretrain_gpt.py command line (one quoted argument, or a file holding it;
-backslash-newline continuations and quotes are handled; a leading "torchrun ... pretrain_gpt.py"
-gives the world size) into a scenario that `trainsim run` accepts.
-
-  --cluster C   cluster preset or cluster JSON file (default dgx-a100-superpod)
-  --gpus N      world size (default: torchrun --nnodes x --nproc_per_node, else TP x PP x CP)
-  --out FILE    write the scenario there instead of stdout
-Flags that change nothing here (learning rate, data paths, ...) are listed as ignored, flags
-this importer does not know as unknown: both on stderr and in the scenario's "notes".
-exit codes: 0 ok, 2 bad input (the message names the flag)
-)";
-
-int run(int argc, char** argv) {
-  std::string text, cluster = "dgx-a100-superpod", out_path;
+struct ImportMegatronOptions {
+  std::string cluster = "dgx-a100-superpod", out_path, file;
   long long gpus = 0;
-  bool have_text = false;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "--help" || a == "-h") {
-      std::fputs(kHelp, stdout);
-      return kExitOk;
-    } else if (a == "--cluster") {
-      cluster = option_value(argc, argv, i);
-    } else if (a == "--gpus") {
-      gpus = parse_int_option(a, option_value(argc, argv, i), 1, 1LL << 24);
-    } else if (a == "--out") {
-      out_path = option_value(argc, argv, i);
-    } else if (a == "--file") {
-      const std::string f = option_value(argc, argv, i);
-      std::ifstream in(f);
-      if (!in) throw ScenarioError(f, "cannot open the command-line file");
-      std::ostringstream ss;
-      ss << in.rdbuf();
-      text += " " + ss.str();
-      have_text = true;
-    } else if (!have_text || a.rfind("--", 0) != 0) {
-      text += " " + a;
-      have_text = true;
-    } else {
-      throw ScenarioError(a, "unknown option; quote the Megatron arguments as one argument");
-    }
+  CLI::App* app = nullptr;  // the Megatron arguments are what the table does not know
+};
+
+void declare(CLI::App& app, ImportMegatronOptions& o) {
+  app.description(
+      "Turns a Megatron-LM pretrain_gpt.py command line (one quoted argument, the arguments as they\n"
+      "are, or a file holding them; backslash-newline continuations and quotes are handled; a leading\n"
+      "\"torchrun ... pretrain_gpt.py\" gives the world size) into a scenario that `trainsim run` accepts:\n"
+      "  trainsim import-megatron \"--tensor-model-parallel-size 8 --num-layers 96 ...\" --gpus 1024");
+  app.allow_extras();
+  o.app = &app;
+  app.add_option("--cluster", o.cluster, "cluster preset or cluster JSON file")->type_name("C")->default_str(o.cluster);
+  app.add_option("--gpus", o.gpus, "world size (needed unless a torchrun --nnodes/--nproc_per_node line gives it)")
+      ->type_name("N")
+      ->check(CLI::Range(1LL, 1LL << 24));
+  app.add_option("--out", o.out_path, "write the scenario there instead of stdout")->type_name("FILE");
+  app.add_option("--file", o.file, "read the Megatron command line from this file")->type_name("SCRIPT");
+  app.footer(
+      "Flags that change nothing here (learning rate, data paths, ...) are listed as ignored, flags this\n"
+      "importer does not know as unknown: both on stderr and in the scenario's \"notes\".");
+}
+
+int run(ImportMegatronOptions& o) {
+  std::string text;
+  for (const auto& a : o.app->remaining()) text += " " + a;
+  if (!o.file.empty()) {
+    std::ifstream in(o.file);
+    if (!in) throw ScenarioError("--file", "cannot open the command-line file \"" + o.file + "\"");
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    text += " " + ss.str();
   }
-  if (!have_text) throw ScenarioError("ARGS", "missing; see trainsim import-megatron --help");
+  if (text.find_first_not_of(" \t\n") == std::string::npos)
+    throw ScenarioError("ARGS", "missing: the Megatron-LM arguments (quoted) or --file SCRIPT");
+  if (!o.out_path.empty()) check_output_file(o.out_path, "--out");
+  const std::string& cluster = o.cluster;
+  const std::string& out_path = o.out_path;
+  const long long gpus = o.gpus;
 
   MegatronImportOptions options;
   options.gpus = gpus;
@@ -93,14 +88,13 @@ int run(int argc, char** argv) {
   if (out_path.empty()) {
     std::cout << out;
   } else {
-    std::ofstream f(out_path);
-    if (!(f << out)) throw ScenarioError(out_path, "cannot write the scenario file");
+    write_output_file(out_path, out, "--out");
   }
   return kExitOk;
 }
 
 const CommandRegistrar kImportMegatron("import-megatron",
-                                       "Megatron-LM command line -> scenario", run);
+                                       "Megatron-LM command line -> scenario", declare, run);
 
 }  // namespace
 }  // namespace trainsim::cli

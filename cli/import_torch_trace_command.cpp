@@ -7,13 +7,13 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <iostream>
 #include <string>
 #include <vector>
 
 #include "cli/cli_args.hpp"
 #include "cli/command_registry.hpp"
+#include "cli/output_file.hpp"
 #include "models/cost/calibration.hpp"
 #include "models/core/scenario_error.hpp"
 #include "models/scenario/scenario_loader.hpp"
@@ -22,41 +22,52 @@
 namespace trainsim::cli {
 namespace {
 
-constexpr const char* kHelp =
-    R"(usage: trainsim import-torch-trace TRACE.json [--scenario FILE] [--gpu PRESET] [--step N]
-                                   [--out FILE] [--json] [--set path=value] [--presets DIR]
-       trainsim calibrate --from-torch-trace TRACE.json [same options]
+struct ImportTraceOptions {
+  std::string trace_path, scenario_path, gpu_name, out_path;
+  int step = -1;
+  bool json = false, from_calibrate = false;
+  std::vector<std::string> sets, preset_dirs;
+};
 
-Reads a PyTorch profiler trace of one training step (torch.profiler.profile(activities=[CPU,
-CUDA], record_shapes=True, schedule=...) then prof.export_chrome_trace(...): the Kineto JSON),
-links every GPU kernel to the aten op that launched it (args "External id", else the launch's
-"correlation"), and sorts the step's GPU time into gemm (aten::mm/addmm/bmm/matmul/linear),
-attention (scaled_dot_product / flash / efficient attention), elementwise (norms, activations,
-dropout, adds, bias gradients, copies), communication (NCCL), optimizer and other (embeddings,
-loss, ...). Then fits, on the GPU's nominal peaks:
-  GEMM efficiency  eff(w) = gemm_max * w / (w + gemm_half_width), w = 2nk/(n+k) of the weight
-                   dims (models/compute_cost.hpp), least squares on relative error
-  attention        FLOPs / time / peak, FlashAttention-2 counting (causal halved, bwd 2.5x)
-  elementwise      achieved bandwidth: minimum traffic (Input Dims x dtype size) / time
-
-  --scenario FILE  the scenario the trace ran (model, cluster, plan): its GPU's peaks, the token
-                   count that tells GEMM weight dims, GEMM labels (qkv, mlp_up, ...), the shape
-                   of the op_rates section, and the estimate of the step with the GPU presets,
-                   with the fitted curve and with the op rates, per class and whole
-  --gpu PRESET     the GPU without a scenario (default: the trace's deviceProperties name
-                   matched to the GPU presets)
-  --step N         read ProfilerStep#N (default: the last step in the trace)
-  --out FILE       write the calibration file (kernels/README.md format; `trainsim run
-                   --calibration FILE` applies it). With --scenario it also has "op_rates":
-                   per-pass GEMM and attention efficiencies, seconds per element of each
-                   memory-bound op (norms, activations, residual adds, loss, embedding, copy,
-                   fill) and AdamW seconds per parameter, each from the trace's own ops and
-                   counts; the estimate then computes each layer from them
-  --json           print the calibration JSON (with "torch_trace": the measurement and fits)
-  --set path=value override a scenario field, as in trainsim run
-  --presets DIR    also search DIR for presets
-exit codes: 0 ok, 2 bad input (the message names the file and the event or line)
-)";
+void declare(CLI::App& app, ImportTraceOptions& o) {
+  app.description(
+      "Reads a PyTorch profiler trace of one training step (torch.profiler.profile(activities=[CPU,\n"
+      "CUDA], record_shapes=True, schedule=...) then prof.export_chrome_trace(...): the Kineto JSON),\n"
+      "links every GPU kernel to the aten op that launched it (args \"External id\", else the launch's\n"
+      "\"correlation\"), and sorts the step's GPU time into gemm (aten::mm/addmm/bmm/matmul/linear),\n"
+      "attention (scaled_dot_product / flash / efficient attention), elementwise (norms, activations,\n"
+      "dropout, adds, bias gradients, copies), communication (NCCL), optimizer and other (embeddings,\n"
+      "loss, ...). Then fits, on the GPU's nominal peaks:\n"
+      "  GEMM efficiency  eff(w) = gemm_max * w / (w + gemm_half_width), w = 2nk/(n+k) of the weight\n"
+      "                   dims, least squares on relative error\n"
+      "  attention        FLOPs / time / peak, FlashAttention-2 counting (causal halved, bwd 2.5x)\n"
+      "  elementwise      achieved bandwidth: minimum traffic (Input Dims x dtype size) / time\n"
+      "Also: trainsim calibrate --from-torch-trace TRACE.json [the same options].");
+  app.add_option("TRACE", o.trace_path, "the profiler trace (.json) of one step")->required();
+  app.add_flag("--from-torch-trace", o.from_calibrate, "(as `trainsim calibrate --from-torch-trace` passes it)")->group("");
+  app.add_option("--scenario", o.scenario_path,
+                 "the scenario the trace ran (model, cluster, plan): its GPU's peaks, the token\n"
+                 "count that tells GEMM weight dims, GEMM labels (qkv, mlp_up, ...), the shape of\n"
+                 "the op_rates section, and the estimate of the step with the GPU presets, with the\n"
+                 "fitted curve and with the op rates, per class and whole")
+      ->type_name("FILE");
+  app.add_option("--gpu", o.gpu_name,
+                 "the GPU without a scenario (default: the trace's deviceProperties name matched to\n"
+                 "the GPU presets)")
+      ->type_name("PRESET");
+  app.add_option("--step", o.step, "read ProfilerStep#N (default: the last step in the trace)")
+      ->type_name("N")
+      ->check(CLI::Range(0, 1 << 30));
+  app.add_option("--out", o.out_path,
+                 "write the calibration file (kernels/README.md format; `trainsim run --calibration\n"
+                 "FILE` applies it). With --scenario it also has \"op_rates\": per-pass GEMM and\n"
+                 "attention efficiencies, seconds per element of each memory-bound op and AdamW\n"
+                 "seconds per parameter, each from the trace's own ops and counts")
+      ->type_name("FILE");
+  add_json_flag(app, o.json, "print the calibration JSON (with \"torch_trace\": the measurement and fits)");
+  add_set_option(app, o.sets, "a field of --scenario");
+  add_presets_option(app, o.preset_dirs);
+}
 
 GpuSpec gpu_preset(const std::string& name, const LoadOptions& load, const std::string& path) {
   const auto names = list_presets("gpus", load);
@@ -73,33 +84,19 @@ double pct(double predicted, double measured) {
   return measured > 0 ? 100.0 * (predicted - measured) / measured : 0.0;
 }
 
-int run(int argc, char** argv) {
-  std::string trace_path, scenario_path, gpu_name, out_path;
-  int step = -1;
-  bool as_json = false;
+int run(ImportTraceOptions& o) {
+  const std::string& trace_path = o.trace_path;
+  const std::string& scenario_path = o.scenario_path;
+  const std::string& gpu_name = o.gpu_name;
+  const std::string& out_path = o.out_path;
+  const int step = o.step;
+  const bool as_json = o.json;
   LoadOptions load;
-  std::vector<std::string> extra_dirs;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "--help" || a == "-h") {
-      std::fputs(kHelp, stdout);
-      return kExitOk;
-    } else if (a == "--scenario") scenario_path = option_value(argc, argv, i);
-    else if (a == "--gpu") gpu_name = option_value(argc, argv, i);
-    else if (a == "--step") step = static_cast<int>(parse_int_option(a, option_value(argc, argv, i), 0, 1LL << 30));
-    else if (a == "--out") out_path = option_value(argc, argv, i);
-    else if (a == "--json") as_json = true;
-    else if (a == "--set") load.overrides.push_back(parse_set(option_value(argc, argv, i)));
-    else if (a == "--presets") extra_dirs.push_back(option_value(argc, argv, i));
-    else if (a == "--from-torch-trace") continue;  // as forwarded by `calibrate`
-    else if (!a.empty() && a[0] == '-') throw ScenarioError(a, "unknown option; see --help");
-    else if (trace_path.empty()) trace_path = a;
-    else throw ScenarioError(a, "only one trace may be given (one training step)");
-  }
-  if (trace_path.empty()) throw ScenarioError("TRACE", "missing: a PyTorch profiler trace (.json); see --help");
+  load.overrides = parse_sets(o.sets);
   if (!load.overrides.empty() && scenario_path.empty())
     throw ScenarioError("--set", "needs --scenario FILE: the scenario to override");
-  load.preset_dirs = extra_dirs;
+  if (!out_path.empty()) check_output_file(out_path, "--out");
+  load.preset_dirs = o.preset_dirs;
   for (const auto& d : default_preset_dirs()) load.preset_dirs.push_back(d);
 
   Scenario scenario;
@@ -293,14 +290,13 @@ int run(int argc, char** argv) {
     for (const auto& n : notes) std::fprintf(stderr, "%s: %s\n", trace.source.c_str(), n.c_str());
   }
   if (!out_path.empty()) {
-    std::ofstream f(out_path);
-    if (!(f << cal.dump(2) << "\n")) throw ScenarioError(out_path, "cannot write");
+    write_output_file(out_path, cal.dump(2) + "\n", "--out");
   }
   return kExitOk;
 }
 
 const CommandRegistrar kImportTorch("import-torch-trace",
-                                    "fit efficiency tables to a PyTorch profiler trace of one step", run);
+                                    "fit efficiency tables to a PyTorch profiler trace of one step", declare, run);
 
 }  // namespace
 }  // namespace trainsim::cli

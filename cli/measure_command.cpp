@@ -19,15 +19,11 @@ namespace {
 // `calibrate --from-nccl-tests LOG...` and `calibrate --from-torch-trace TRACE` read files a user
 // already has: they run here (import-nccl-tests, import-torch-trace), not in trainsim-kernels.
 int run_in_process(const std::string& command, int argc, char** argv) {
-  const auto it = command_registry().find(command);
-  if (it == command_registry().end())
+  if (!command_registry().count(command))
     throw ScenarioError(argv[0], command + " is not built into this trainsim");
   std::vector<std::string> args = {command};
   for (int i = 1; i < argc; ++i) args.emplace_back(argv[i]);
-  std::vector<char*> cargs;
-  for (auto& a : args) cargs.push_back(a.data());
-  cargs.push_back(nullptr);
-  return it->second.run(static_cast<int>(args.size()), cargs.data());
+  return run_command(args, argv[0]);
 }
 
 int forward(int argc, char** argv) {
@@ -51,7 +47,7 @@ int forward(int argc, char** argv) {
   for (auto& a : args) cargs.push_back(a.data());
   cargs.push_back(nullptr);
   execv(tool.c_str(), cargs.data());
-  throw std::runtime_error("cannot run " + tool.string() + ": " + std::strerror(errno));
+  throw ScenarioError(argv[0], "cannot run " + tool.string() + ": " + std::strerror(errno));
 }
 
 const CommandRegistrar kCalibrate("calibrate", "measure ops and collectives; write a calibration file", forward);

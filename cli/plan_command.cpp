@@ -15,36 +15,57 @@
 #include "cli/child_runs.hpp"
 #include "cli/cli_args.hpp"
 #include "cli/command_registry.hpp"
-#include "cli/sweep_rows.hpp"
+#include "cli/plan_row.hpp"
+#include "cli/progress.hpp"
 #include "models/cost/calibration.hpp"
 #include "models/estimate/estimate.hpp"
 #include "models/core/result_json.hpp"
 #include "models/core/scenario_error.hpp"
 #include "models/scenario/scenario_loader.hpp"
+#include "models/core/units.hpp"
 
 namespace trainsim::cli {
 namespace {
 using nlohmann::json;
 
-constexpr const char* kHelp =
-    R"(usage: trainsim plan --model M --cluster C --gpus N --global-batch B [--seq S]
-                     [--precision P] [--top K] [--simulate-top K] [-j N] [--json]
+struct PlanOptions {
+  std::string model, cluster, precision = "bf16", calibration_path;
+  long long gpus = 0, global_batch = 0, seq = 0;
+  int top = 10, simulate_top = 0, jobs = 1;
+  bool json = false;
+  ProgressMode progress = ProgressMode::kAuto;
+};
 
-Searches every plan of model M (a preset or a model JSON file) on N GPUs of cluster C (a preset
-or a cluster JSON file) with the estimate tier — TP (divisors of heads up to a node), PP
-(divisors of layers), CP, EP (MoE), interleaving depth, schedule, micro-batch, ZeRO 0-3,
-recompute, sequence parallelism, optimizer offload — and prints the best plans by throughput
-with why they win (bubble, exposed communication, memory headroom), and why the others lost.
-
-options:
-  --seq S            sequence length (default: the model's)
-  --precision P      bf16 (default), fp16, fp8, fp32
-  --top K            plans to print (default 10)
-  --simulate-top K   simulate the best K in child processes (needs the simulate tier)
-  -j N               child processes at once (default: cores)
-  --calibration FILE apply a `trainsim calibrate` file to the cluster's GPU before searching
-  --json             one JSON object: {searched, feasible, best: [rows], rejected: {reason: count}}
-)";
+void declare(CLI::App& app, PlanOptions& o) {
+  app.description(
+      "Searches every plan of model M (a preset or a model JSON file) on N GPUs of cluster C (a preset\n"
+      "or a cluster JSON file) with the estimate tier: TP (divisors of heads up to a node), PP (divisors\n"
+      "of layers), CP, EP (MoE), interleaving depth, schedule, micro-batch, ZeRO 0-3, recompute,\n"
+      "sequence parallelism, optimizer offload. Prints the best plans by throughput with why they win\n"
+      "(bubble, exposed communication, memory headroom), and why the others lost.");
+  app.add_option("--model", o.model, "model preset or model JSON file")->type_name("M")->required();
+  app.add_option("--cluster", o.cluster, "cluster preset or cluster JSON file")->type_name("C")->required();
+  app.add_option("--gpus", o.gpus, "GPU count")->type_name("N")->required()->check(CLI::Range(1LL, 1LL << 24));
+  app.add_option("--global-batch", o.global_batch, "sequences per step")
+      ->type_name("B")
+      ->required()
+      ->check(CLI::Range(1LL, 1LL << 40));
+  app.add_option("--seq", o.seq, "sequence length (default: the model's)")->type_name("S")->check(CLI::Range(1LL, 1LL << 24));
+  app.add_option("--precision", o.precision, "training precision: bf16, fp16, fp8 or fp32")
+      ->type_name("P")
+      ->check(CLI::IsMember({"bf16", "fp16", "fp8", "fp32"}))
+      ->default_str(o.precision);
+  app.add_option("--top", o.top, "plans to print")->type_name("K")->check(CLI::Range(1, 10000))->default_str("10");
+  app.add_option("--simulate-top", o.simulate_top,
+                 "simulate the best K in child processes and rank them by the simulation")
+      ->type_name("K")
+      ->check(CLI::Range(0, 10000));
+  add_jobs_option(app, o.jobs, "child processes at once for --simulate-top");
+  app.add_option("--calibration", o.calibration_path, "apply a `trainsim calibrate` file to the cluster's GPU first")
+      ->type_name("FILE");
+  add_json_flag(app, o.json, "one JSON object: {searched, feasible, best: [rows], rejected: [{reason_code, plans, ...}]}");
+  add_progress_options(app, o.progress);
+}
 
 struct Candidate {
   double tokens_per_s;
@@ -67,41 +88,20 @@ json load_part(const std::string& name_or_path, const std::string& what) {
 
 std::string why(const Result& r) {
   char buf[256];
-  std::snprintf(buf, sizeof buf, "bubble %.1f%%, exposed comm %.1f%% of the step, memory headroom %.1f GiB",
+  std::snprintf(buf, sizeof buf, "bubble %.1f%%, exposed comm %.1f%% of the step, memory headroom %s",
                 100 * r.bubble_fraction, 100 * r.exposed_comm_s / r.step_time_s,
-                (r.hbm_capacity_bytes - r.peak_memory_bytes) / (1024.0 * 1024 * 1024));
+                units::format_bytes_si(r.hbm_capacity_bytes - r.peak_memory_bytes).c_str());
   return buf;
 }
 
-int run(int argc, char** argv) {
-  std::string model, cluster, precision = "bf16";
-  long long gpus = 0, global_batch = 0, seq = 0;
-  int top = 10, simulate_top = 0;
-  int jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  bool as_json = false;
-  std::string calibration_path;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "--help" || a == "-h") {
-      std::fputs(kHelp, stdout);
-      return kExitOk;
-    } else if (a == "--model") model = option_value(argc, argv, i);
-    else if (a == "--cluster") cluster = option_value(argc, argv, i);
-    else if (a == "--gpus") gpus = parse_int_option(a, option_value(argc, argv, i), 1, 1 << 24);
-    else if (a == "--global-batch") global_batch = parse_int_option(a, option_value(argc, argv, i), 1, 1ll << 40);
-    else if (a == "--seq") seq = parse_int_option(a, option_value(argc, argv, i), 1, 1 << 24);
-    else if (a == "--precision") precision = option_value(argc, argv, i);
-    else if (a == "--top") top = static_cast<int>(parse_int_option(a, option_value(argc, argv, i), 1, 10000));
-    else if (a == "--simulate-top") simulate_top = static_cast<int>(parse_int_option(a, option_value(argc, argv, i), 0, 10000));
-    else if (a == "-j") jobs = static_cast<int>(parse_int_option(a, option_value(argc, argv, i), 1, 1024));
-    else if (a == "--json") as_json = true;
-    else if (a == "--calibration") calibration_path = option_value(argc, argv, i);
-    else throw ScenarioError(a, "unknown option; see trainsim plan --help");
-  }
-  if (model.empty()) throw ScenarioError("--model", "missing; see trainsim plan --help");
-  if (cluster.empty()) throw ScenarioError("--cluster", "missing; see trainsim plan --help");
-  if (gpus == 0) throw ScenarioError("--gpus", "missing; see trainsim plan --help");
-  if (global_batch == 0) throw ScenarioError("--global-batch", "missing; see trainsim plan --help");
+int run(PlanOptions& o) {
+  const std::string& model = o.model;
+  const std::string& cluster = o.cluster;
+  const std::string& precision = o.precision;
+  const long long gpus = o.gpus, global_batch = o.global_batch, seq = o.seq;
+  const int top = o.top, simulate_top = o.simulate_top, jobs = o.jobs;
+  const bool as_json = o.json;
+  const std::string& calibration_path = o.calibration_path;
 
   LoadOptions options;
   options.preset_dirs = default_preset_dirs();
@@ -125,16 +125,24 @@ int run(int argc, char** argv) {
 
   const auto t0 = std::chrono::steady_clock::now();
   std::vector<Candidate> best;  // kept sorted, at most `keep`
-  const std::size_t keep = static_cast<std::size_t>(std::max(top, simulate_top));
-  std::map<std::string, long long> rejected;
+  // Twice what is shown, plus one: ZeRO-1/2 twins fold into one row afterwards.
+  const std::size_t keep = 2 * static_cast<std::size_t>(std::max(top, simulate_top)) + 1;
+  struct Rejected {
+    long long count = 0;
+    std::string example;
+  };
+  std::map<std::string, Rejected> rejected;
   long long searched = 0, feasible = 0;
   Scenario s = base;
   const std::vector<int> tps = divisors(m.heads, node);
   const std::vector<int> pps = divisors(m.layers, m.layers);
   const std::vector<int> eps = m.moe ? divisors(m.moe->experts, gpus) : std::vector<int>{1};
   static const char* kSchedules[] = {"1f1b", "interleaved", "zb-h1", "zb-h2", "dualpipe", "gpipe"};
+  Progress progress("plan search", "", static_cast<double>(tps.size() * pps.size()), o.progress);
+  double outer = 0;
   for (int tp : tps)
-    for (int pp : pps)
+    for (int pp : pps) {
+      progress.update(outer++);
       for (int cp : {1, 2, 4, 8}) {
         const long long inner = 1ll * tp * pp * cp;
         if (gpus % inner || m.seq_len % cp) continue;
@@ -162,7 +170,8 @@ int run(int argc, char** argv) {
                         ++searched;
                         Result r = estimate(s);
                         if (!r.feasible) {
-                          ++rejected[reason_category(r.reason)];
+                          Rejected& rej = rejected[reason_code(r.reason)];
+                          if (rej.count++ == 0) rej.example = r.reason;
                           continue;
                         }
                         ++feasible;
@@ -180,79 +189,124 @@ int run(int argc, char** argv) {
           }
         }
       }
+    }
+  progress.finish();
   const double search_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
-  // Optional: simulate the best K.
+  // The kept plans as rows, ZeRO-1/2 twins folded, the best `shown` of them.
+  std::vector<json> rows;
+  for (std::size_t k = 0; k < best.size(); ++k) rows.push_back(make_row(static_cast<long long>(k), json::object(), best[k].scenario, best[k].result));
+  std::vector<const json*> ranked;
+  for (const auto& r : rows) ranked.push_back(&r);
+  std::vector<RankedRow> shown = fold_zero_twins(ranked);
+  if (shown.size() > static_cast<std::size_t>(std::max(top, simulate_top)))
+    shown.resize(static_cast<std::size_t>(std::max(top, simulate_top)));
+
+  // Optional: simulate the best K, then rank those K by the simulation.
   std::vector<json> simulated(best.size());
-  if (simulate_top > 0 && !best.empty()) {
+  if (simulate_top > 0 && !shown.empty()) {
     std::vector<ChildRun> runs;
-    for (std::size_t k = 0; k < best.size() && k < static_cast<std::size_t>(simulate_top); ++k)
-      runs.push_back({to_json(best[k].scenario).dump(), "", "", -1});
+    std::vector<std::size_t> which;
+    for (std::size_t k = 0; k < shown.size() && k < static_cast<std::size_t>(simulate_top); ++k) {
+      const std::size_t c = static_cast<std::size_t>((*shown[k].row)["index"].get<long long>());
+      runs.push_back({to_json(best[c].scenario).dump(), "", "", -1});
+      which.push_back(c);
+    }
     // The scenarios are written calibrated (to_json of the searched plan); the file goes along
     // too for what the scenario format does not carry (per-op rates). Applying it twice is a
     // no-op: it sets the same values.
-    std::vector<std::string> child_args = {"--fidelity", "simulate", "--json"};
+    std::vector<std::string> child_args = {"--fidelity", "simulate", "--json", "--quiet"};
     if (!calibration_path.empty()) {
       child_args.push_back("--calibration");
       child_args.push_back(std::filesystem::absolute(calibration_path).string());
     }
-    run_children(self_executable(argv[0]), runs, jobs, child_args, [&](std::size_t k) {
-      try {
-        simulated[k] = json::parse(runs[k].output);
-      } catch (const std::exception&) {
-        simulated[k] = {{"error", runs[k].error.empty() ? "exit " + std::to_string(runs[k].exit_code) : runs[k].error}};
-      }
+    Progress sim_progress("simulate", "plans", static_cast<double>(runs.size()), o.progress);
+    std::size_t finished = 0;
+    run_children(self_executable(program_name().c_str()), runs, jobs, child_args, [&](std::size_t k) {
+      const json j = json::parse(runs[k].output, nullptr, false);
+      if (!j.is_discarded() && j.is_object() && j.contains("tokens_per_s")) simulated[which[k]] = j;
+      else simulated[which[k]] = {{"error", runs[k].error.empty() ? "exit " + std::to_string(runs[k].exit_code) : runs[k].error}};
+      sim_progress.update(static_cast<double>(++finished));
+    });
+    sim_progress.finish();
+    auto sim_tokens = [&](const RankedRow& r) {
+      const json& j = simulated[static_cast<std::size_t>((*r.row)["index"].get<long long>())];
+      return j.is_object() && j.contains("tokens_per_s") && j.value("feasible", false) ? j["tokens_per_s"].get<double>() : -1.0;
+    };
+    std::stable_sort(shown.begin(), shown.end(), [&](const RankedRow& a, const RankedRow& b) {
+      const double x = sim_tokens(a), y = sim_tokens(b);
+      if ((x >= 0) != (y >= 0)) return x >= 0;
+      return x > y;
     });
   }
+  if (shown.size() > static_cast<std::size_t>(top)) shown.resize(static_cast<std::size_t>(top));
 
   std::vector<std::pair<long long, std::string>> reasons;
-  for (const auto& [r, n] : rejected) reasons.emplace_back(n, r);
-  std::sort(reasons.rbegin(), reasons.rend());
+  for (const auto& [code, r] : rejected) reasons.emplace_back(r.count, code);
+  std::sort(reasons.begin(), reasons.end(), [](const auto& a, const auto& b) {
+    return a.first != b.first ? a.first > b.first : a.second < b.second;
+  });
   if (as_json) {
     json out = {{"searched", searched}, {"feasible", feasible}, {"search_s", search_s}, {"best", json::array()},
-                {"rejected", json::object()}};
-    for (std::size_t k = 0; k < best.size() && k < static_cast<std::size_t>(top); ++k) {
-      json row = result_to_json(best[k].result);
-      row["scenario"] = to_json(best[k].scenario);
-      row["why"] = why(best[k].result);
-      if (!simulated[k].is_null()) row["simulate"] = simulated[k];
+                {"rejected", json::array()}};
+    for (const RankedRow& r : shown) {
+      const std::size_t c = static_cast<std::size_t>((*r.row)["index"].get<long long>());
+      json row = result_to_json(best[c].result);
+      row["scenario"] = to_json(best[c].scenario);
+      row["zero"] = r.zero_label;
+      row["why"] = why(best[c].result);
+      if (!simulated[c].is_null()) row["simulate"] = simulated[c];
       out["best"].push_back(row);
     }
-    for (const auto& [n, r] : reasons) out["rejected"][r] = n;
+    for (const auto& [n, code] : reasons)
+      out["rejected"].push_back({{"reason_code", code}, {"label", reason_label(code)}, {"plans", n},
+                                 {"example", rejected[code].example}});
     std::cout << out.dump(2) << "\n";
     return kExitOk;
   }
   std::printf("trainsim plan: %s on %lld x %s (%s), global batch %lld, seq %lld\n", m.name.c_str(), gpus,
               base.cluster.gpu.name.c_str(), base.cluster.name.c_str(), global_batch, static_cast<long long>(m.seq_len));
-  std::printf("searched %lld plans in %.2f s (%.0f plans/s): %lld feasible\n\n", searched, search_s,
-              searched / std::max(search_s, 1e-9), feasible);
-  if (best.empty()) std::printf("no feasible plan\n");
-  for (std::size_t k = 0; k < best.size() && k < static_cast<std::size_t>(top); ++k) {
-    const auto& p = best[k].scenario.plan;
-    const Result& r = best[k].result;
-    std::printf("%2zu. TP%d PP%d DP%d CP%d EP%d%s vpp%d %-11s mb%lld ZeRO-%d recompute %-9s%s  %.3f s  %.4g tok/s  MFU %.1f%%  %.1f GiB\n",
+  std::printf("searched %s plans in %.2f s (%s plans/s): %s feasible\n\n", units::format_count(static_cast<double>(searched)).c_str(),
+              search_s, units::format_count(searched / std::max(search_s, 1e-9)).c_str(),
+              units::format_count(static_cast<double>(feasible)).c_str());
+  if (shown.empty()) std::printf("no feasible plan\n");
+  if (simulate_top > 0 && !shown.empty())
+    std::printf("the best %d by the estimate, simulated and ranked by the simulation:\n", std::min<int>(simulate_top, static_cast<int>(shown.size())));
+  bool folded = false;
+  for (std::size_t k = 0; k < shown.size(); ++k) {
+    const std::size_t c = static_cast<std::size_t>((*shown[k].row)["index"].get<long long>());
+    const auto& p = best[c].scenario.plan;
+    const Result& r = best[c].result;
+    folded = folded || shown[k].zero_label == "ZeRO-1/2";
+    std::printf("%2zu. TP%d PP%d DP%d CP%d EP%d%s vpp%d %-11s mb%lld %-8s recompute %-9s%s  %s  %s tok/s  MFU %.1f%%  %s\n",
                 k + 1, p.tp, p.pp, p.dp, p.cp, p.ep, p.sp ? " SP" : "", p.vpp, p.schedule.c_str(),
-                static_cast<long long>(p.micro_batch), p.zero_stage, to_string(p.recompute),
-                p.offload.optimizer ? " offload" : "", r.step_time_s, r.tokens_per_s, 100 * r.mfu,
-                r.peak_memory_bytes / (1024.0 * 1024 * 1024));
+                static_cast<long long>(p.micro_batch), shown[k].zero_label.c_str(), to_string(p.recompute),
+                p.offload.optimizer ? " offload" : "", units::format_time(r.step_time_s).c_str(),
+                units::format_count(r.tokens_per_s).c_str(), 100 * r.mfu, units::format_bytes_si(shown[k].memory_bytes).c_str());
     std::printf("    why: %s\n", why(r).c_str());
-    if (!simulated[k].is_null()) {
-      if (simulated[k].contains("step_time_s"))
-        std::printf("    simulated: %.3f s (%+.1f%% vs estimate)\n", simulated[k]["step_time_s"].get<double>(),
-                    100 * (simulated[k]["step_time_s"].get<double>() / r.step_time_s - 1));
+    if (!simulated[c].is_null()) {
+      if (simulated[c].contains("step_time_s"))
+        std::printf("    simulated: %s, %s tok/s (%+.1f%% step time vs the estimate)\n",
+                    units::format_time(simulated[c]["step_time_s"].get<double>()).c_str(),
+                    units::format_count(simulated[c].value("tokens_per_s", 0.0)).c_str(),
+                    100 * (simulated[c]["step_time_s"].get<double>() / r.step_time_s - 1));
       else
-        std::printf("    simulate failed: %s\n", simulated[k].value("error", std::string("?")).c_str());
+        std::printf("    simulate failed: %s\n", simulated[c].value("error", std::string("?")).c_str());
     }
   }
+  if (folded) std::printf("(ZeRO-1/2: ZeRO-1 and ZeRO-2 of the same plan take the same time; memory is ZeRO-2's)\n");
   if (!reasons.empty()) {
     std::printf("\nwhy the other plans lost:\n");
-    for (std::size_t k = 0; k < reasons.size() && k < 10; ++k)
-      std::printf("  %9lld  %s\n", reasons[k].first, reasons[k].second.c_str());
+    for (std::size_t k = 0; k < reasons.size() && k < 10; ++k) {
+      std::printf("  %9s  %-26s %s\n", units::format_count(static_cast<double>(reasons[k].first)).c_str(),
+                  reasons[k].second.c_str(), reason_label(reasons[k].second).c_str());
+      std::printf("             e.g. %s\n", rejected[reasons[k].second].example.c_str());
+    }
   }
   return kExitOk;
 }
 
-const CommandRegistrar kRegistrar("plan", "search the whole plan space for the best plans", run);
+const CommandRegistrar kRegistrar("plan", "search the whole plan space for the best plans", declare, run);
 
 }  // namespace
 }  // namespace trainsim::cli

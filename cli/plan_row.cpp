@@ -1,10 +1,68 @@
 #include "cli/plan_row.hpp"
 
+#include <cmath>
+
 #include "models/core/result_json.hpp"
 #include "models/core/scenario_error.hpp"
 
 namespace trainsim::cli {
 using nlohmann::json;
+
+namespace {
+
+// The infeasibility reasons the models give (models/workload/plan_structure.cpp,
+// models/schedules/pipeline_schedule.cpp, models/estimate/estimate.cpp, the simulate tier), by a
+// fragment every message of that kind contains. First match wins.
+struct ReasonKind {
+  const char* code;
+  const char* fragment;
+  const char* label;
+};
+constexpr ReasonKind kReasons[] = {
+    {"out_of_memory", "out of memory", "out of memory: a pipeline stage needs more than the GPU's HBM"},
+    {"offload_host_memory", "offload needs", "offload needs more host memory than the node has"},
+    {"degrees_divide_gpus", "plan.tp x plan.pp x plan.cp =", "tp x pp x cp does not divide the GPU count"},
+    {"degrees_gpu_count", "plan.tp x plan.pp x plan.dp x plan.cp =", "tp x pp x dp x cp is not the GPU count"},
+    {"tp_heads", "does not divide model.heads", "tp does not divide the attention heads"},
+    {"tp_kv_heads", "model.kv_heads", "tp and the KV heads do not divide one another"},
+    {"tp_ffn", "does not divide model.ffn_hidden", "tp does not divide the FFN width"},
+    {"layers_split", "does not split evenly over plan.pp x plan.vpp", "the layers do not split evenly over pp x vpp"},
+    {"layers_per_stage", "plan.layers_per_stage", "plan.layers_per_stage does not match pp x vpp or the layers"},
+    {"batch_split", "is not a multiple of plan.micro_batch x plan.dp", "global batch is not a multiple of micro-batch x dp"},
+    {"cp_seq", "plan.cp:", "cp does not divide the sequence length"},
+    {"sp_seq", "plan.sp needs", "sequence parallelism needs seq / cp to be a multiple of tp"},
+    {"ep_no_experts", "but the model has no experts", "ep > 1 on a dense model"},
+    {"ep_experts", "does not divide model.moe.experts", "ep does not divide the experts"},
+    {"ep_dp", "must divide plan.dp x plan.cp", "ep does not divide dp x cp"},
+    {"precision_unsupported", "is not supported by", "the GPU has no peak rate for the precision"},
+    {"interleaved_vpp", "needs plan.vpp >= 2", "the interleaved schedule needs vpp >= 2"},
+    {"interleaved_micro_batches", "interleaved schedule needs micro-batches per pipeline",
+     "interleaving needs the micro-batches per pipeline to be a multiple of pp"},
+    {"vpp_needs_interleaved", "needs plan.schedule \"interleaved\"", "vpp > 1 needs the interleaved schedule"},
+    {"dualpipe_even_pp", "dualpipe needs an even plan.pp", "DualPipe needs an even pp"},
+    {"dualpipe_micro_batches", "dualpipe needs at least plan.pp micro-batches",
+     "DualPipe needs at least pp micro-batches per pipeline"},
+    {"fabric_cut", "training.faults:", "failed links cut the job's GPUs apart"},
+};
+
+// What an infeasible row keeps: the plan and why, no metrics it could be ranked by.
+const char* kKeptKeys[] = {"index", "overrides", "model", "cluster", "gpu", "gpus", "plan", "fidelity"};
+
+}  // namespace
+
+std::string reason_code(const std::string& reason) {
+  for (const auto& k : kReasons)
+    if (reason.find(k.fragment) != std::string::npos) return k.code;
+  return "other";
+}
+
+std::string reason_label(const std::string& code) {
+  for (const auto& k : kReasons)
+    if (code == k.code) return k.label;
+  if (code == "invalid_input") return "the loader rejected the plan (bad axis value)";
+  if (code == "constraint") return "outside the sweep's constraints";
+  return "other";
+}
 
 json make_row(long long index, const json& overrides, const Scenario& s, const Result& r) {
   json row = result_to_json(r);
@@ -21,22 +79,95 @@ json make_row(long long index, const json& overrides, const Scenario& s, const R
                  {"global_batch", p.global_batch}, {"zero_stage", p.zero_stage},
                  {"recompute", to_string(p.recompute)}, {"precision", to_string(p.precision)},
                  {"offload_optimizer", p.offload.optimizer}};
+  if (!r.feasible) row["reason_code"] = reason_code(r.reason);
   return row;
 }
 
 void judge_row(json& row, const json& scenario, const std::vector<Expression>& constraints,
                const Expression& objective) {
+  const bool feasible = row["feasible"].get<bool>();
+  if (!feasible) {
+    json kept = json::object();
+    for (const char* k : kKeptKeys)
+      if (row.contains(k)) kept[k] = row[k];
+    kept["feasible"] = false;
+    kept["status"] = "infeasible";
+    kept["reason_code"] = row.value("reason_code", reason_code(row.value("reason", std::string())));
+    kept["reason"] = row["reason"];
+    if (kept["reason_code"] == "out_of_memory" && row.contains("memory"))
+      kept["memory"] = {{"peak_bytes", row["memory"]["peak_bytes"]},
+                        {"hbm_capacity_bytes", row["memory"]["hbm_capacity_bytes"]}};
+    kept["meets_constraints"] = false;
+    kept["violated"] = json::array();
+    kept["objective"] = nullptr;
+    row = std::move(kept);
+    return;
+  }
   const auto lookup = row_lookup(row, scenario);
   json violated = json::array();
-  bool feasible = row["feasible"].get<bool>();
-  if (feasible) {
-    for (const auto& c : constraints)
-      if (c.evaluate(lookup) == 0) violated.push_back(c.text());
-  }
+  for (const auto& c : constraints)
+    if (c.evaluate(lookup) == 0) violated.push_back(c.text());
   row["meets_constraints"] = violated.empty();
   row["violated"] = violated;
-  if (feasible) row["objective"] = objective.evaluate(lookup);
-  else row["objective"] = nullptr;
+  row["status"] = violated.empty() ? "ok" : "outside_constraints";
+  const double objective_value = objective.evaluate(lookup);
+  row["objective"] = std::isfinite(objective_value) ? json(objective_value) : json(nullptr);
+}
+
+json invalid_row(long long index, const json& overrides, const std::string& message) {
+  return {{"index", index}, {"overrides", overrides}, {"feasible", false}, {"status", "invalid"},
+          {"reason_code", "invalid_input"}, {"reason", "invalid: " + message}, {"meets_constraints", false},
+          {"violated", json::array()}, {"objective", nullptr}};
+}
+
+void check_expression_names(const json& row, const json& scenario, const std::vector<Expression>& constraints,
+                            const Expression& objective) {
+  const auto lookup = row_lookup(row, scenario);
+  auto check = [&](const Expression& e, const std::string& where) {
+    for (const auto& name : e.names())
+      if (!lookup(name))
+        throw ScenarioError(where, "\"" + e.text() + "\" uses \"" + name +
+                                       "\", which is neither a result key (tokens_per_s, step_time_s, mfu, "
+                                       "memory.peak_bytes, ...), a scenario path (plan.tp, ...) nor one of hbm, "
+                                       "gpus, nodes, gpus_per_node");
+  };
+  for (std::size_t i = 0; i < constraints.size(); ++i) check(constraints[i], "constraints[" + std::to_string(i) + "]");
+  check(objective, "objective");
+}
+
+std::vector<RankedRow> fold_zero_twins(const std::vector<const json*>& ranked) {
+  auto key = [](const json& row) {
+    json k = {{"model", row.value("model", "")}, {"cluster", row.value("cluster", "")},
+              {"gpus", row.value("gpus", json())}, {"plan", row.value("plan", json::object())}};
+    k["plan"].erase("zero_stage");
+    return k.dump();
+  };
+  auto zero = [](const json& row) { return row.contains("plan") ? row["plan"].value("zero_stage", -1) : -1; };
+  auto step = [](const json& row) { return row.value("step_time_s", 0.0); };
+  auto memory = [](const json& row) {
+    return row.contains("memory") ? row["memory"].value("peak_bytes", 0.0) : 0.0;
+  };
+  std::vector<RankedRow> out;
+  std::vector<bool> used(ranked.size(), false);
+  for (std::size_t i = 0; i < ranked.size(); ++i) {
+    if (used[i]) continue;
+    const json& a = *ranked[i];
+    RankedRow r{ranked[i], "ZeRO-" + std::to_string(zero(a)), memory(a)};
+    if (zero(a) == 1 || zero(a) == 2) {
+      const std::string ka = key(a);
+      for (std::size_t j = i + 1; j < ranked.size(); ++j) {
+        const json& b = *ranked[j];
+        if (used[j] || zero(b) != 3 - zero(a) || key(b) != ka) continue;
+        if (std::fabs(step(a) - step(b)) > 1e-9 * std::max(step(a), step(b))) continue;
+        used[j] = true;
+        r.zero_label = "ZeRO-1/2";
+        r.memory_bytes = std::min(memory(a), memory(b));
+        break;
+      }
+    }
+    out.push_back(r);
+  }
+  return out;
 }
 
 }  // namespace trainsim::cli

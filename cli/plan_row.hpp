@@ -1,6 +1,10 @@
 // One evaluated plan as a sweep row (shared by `sweep` and `plan`): the plan's degrees, the
-// estimate's metrics, feasibility, constraints and objective.
+// estimate's metrics, feasibility with a reason code, constraints and objective; and the
+// presentation rules both commands share (reason codes, ZeRO-1/2 twins).
 #pragma once
+
+#include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -10,11 +14,44 @@
 
 namespace trainsim::cli {
 
+// A row's status: "ok" (feasible, within the constraints), "outside_constraints", "infeasible"
+// (the plan cannot run: reason_code + reason) or "invalid" (the loader rejected the plan).
+//
+// A feasible row carries every metric of result_to_json. An infeasible row carries none: only
+// the plan, feasible=false, meets_constraints=false, objective=null, reason_code, reason (the
+// full message) and, when out of memory, "memory": {peak_bytes, hbm_capacity_bytes} (what it
+// would need).
 nlohmann::json make_row(long long index, const nlohmann::json& overrides, const Scenario& scenario,
                         const Result& result);
 
-// Adds meets_constraints, violated and objective to the row.
+// Adds meets_constraints, violated, objective and status to the row (constraints and objective
+// only for feasible rows), then strips the metrics of an infeasible row (see make_row).
 void judge_row(nlohmann::json& row, const nlohmann::json& resolved_scenario,
                const std::vector<Expression>& constraints, const Expression& objective);
+
+// A row for a plan the loader rejected: status "invalid", reason_code "invalid_input".
+nlohmann::json invalid_row(long long index, const nlohmann::json& overrides, const std::string& message);
+
+// Throws ScenarioError naming the expression (constraints[i] / objective) when it uses a name a
+// full row and its scenario do not have: a typo must stop the sweep, not mark every plan.
+void check_expression_names(const nlohmann::json& full_row, const nlohmann::json& resolved_scenario,
+                            const std::vector<Expression>& constraints, const Expression& objective);
+
+// Infeasibility reasons as stable codes (the models' messages carry the numbers of each plan):
+// "out_of_memory", "tp_heads", "interleaved_micro_batches", ... "other". One table, in
+// plan_row.cpp, with a human label per code.
+std::string reason_code(const std::string& reason);
+std::string reason_label(const std::string& code);
+
+// ZeRO-1 and ZeRO-2 of the same plan take the same time (ZeRO-2 only shards the gradients the
+// reduce-scatter already produced): in a ranking they are one choice. Folds each such pair of
+// rows (best first) into the first of them; `label` is "ZeRO-1/2" for a folded pair, else
+// "ZeRO-<stage>"; memory_bytes is the smaller peak of the pair.
+struct RankedRow {
+  const nlohmann::json* row;
+  std::string zero_label;
+  double memory_bytes;
+};
+std::vector<RankedRow> fold_zero_twins(const std::vector<const nlohmann::json*>& ranked);
 
 }  // namespace trainsim::cli

@@ -2,12 +2,12 @@
 // --json. Exit 0 feasible, 2 bad input, 3 infeasible.
 #include <algorithm>
 #include <cstdio>
-#include <cstring>
 #include <iostream>
 #include <string>
 
 #include "cli/cli_args.hpp"
 #include "cli/command_registry.hpp"
+#include "cli/output_file.hpp"
 #include "cli/fidelity_registry.hpp"
 #include "models/cost/calibration.hpp"
 #include "models/estimate/estimate.hpp"
@@ -22,26 +22,57 @@
 namespace trainsim::cli {
 namespace {
 
-constexpr const char* kHelp =
-    R"(usage: trainsim run SCENARIO [--set path=value ...] [--fidelity estimate|simulate] [--json]
-                    [--trace out.json]
+struct RunOptions {
+  std::string scenario_path;
+  std::vector<std::string> sets;
+  std::string fidelity;
+  std::string trace_path;
+  std::string calibration_path;
+  std::vector<std::string> preset_dirs;
+  bool json = false;
+  ProgressMode progress = ProgressMode::kAuto;
+};
 
-Predicts step time, throughput, MFU/HFU, memory per GPU and pipeline stage, bubble and exposed
-communication for the plan in SCENARIO (a scenario JSON file; see README "Scenario format").
+std::vector<std::string> fidelity_names() {
+  std::vector<std::string> names = {"estimate"};
+  for (const auto& [name, fn] : fidelity_registry()) names.push_back(name);
+  return names;
+}
 
-options:
-  --set path=value   override one field before loading, e.g. --set plan.tp=4
-                     --set cluster.nodes=64 --set plan.schedule=interleaved (repeatable)
-  --fidelity TIER    simulate (SimGrid step simulation; the default where it is built) or
-                     estimate (closed form, microseconds)
-  --trace FILE       write a Chrome/Perfetto trace of the simulated step (simulate tier)
-  --calibration FILE a file from `trainsim calibrate`: measured peak rates, memory bandwidth,
-                     GEMM efficiency curve and in-node collective figures replace the presets
-  --json             print exactly one JSON object on stdout (keys documented in README)
-  --presets DIR      extra folder with models/, clusters/, gpus/ presets (repeatable)
+void declare(CLI::App& app, RunOptions& o) {
+  app.description(
+      "Predicts step time, throughput, MFU/HFU, memory per GPU and pipeline stage, bubble and exposed\n"
+      "communication for the plan in SCENARIO (a scenario JSON file; docs/architecture.md describes\n"
+      "the format).");
+  o.fidelity = fidelity_registry().count("simulate") ? "simulate" : "estimate";
+  app.add_option("SCENARIO", o.scenario_path, "the scenario JSON file")->required();
+  add_set_option(app, o.sets);
+  app.add_option("--fidelity", o.fidelity,
+                 "simulate: SimGrid step simulation (the default where it is built; seconds for\n"
+                 "large plans); estimate: closed form, microseconds")
+      ->type_name("TIER")
+      ->check(CLI::IsMember(fidelity_names()))
+      ->default_str(o.fidelity);
+  app.add_option("--trace", o.trace_path, "write a Chrome/Perfetto trace of the simulated step (simulate tier)")
+      ->type_name("FILE");
+  app.add_option("--calibration", o.calibration_path,
+                 "a file from `trainsim calibrate`: measured peak rates, memory bandwidth, GEMM\n"
+                 "efficiency curve and in-node collective figures replace the presets")
+      ->type_name("FILE");
+  add_json_flag(app, o.json, "print exactly one JSON object on stdout (keys in docs/architecture.md)");
+  add_presets_option(app, o.preset_dirs);
+  add_progress_options(app, o.progress);
+  app.footer("examples:\n  trainsim run scenarios/default.json --fidelity=estimate\n"
+             "  trainsim run scenarios/default.json --set plan.tp=4 --set plan.dp=48 --json");
+}
 
-exit codes: 0 feasible, 2 bad input (the message names the JSON path), 3 plan infeasible
-)";
+// "gpt3-175b-1536xA100-tp8-pp8-dp24, with --set plan.pp=16": the report names what it ran.
+std::string effective_name(const Scenario& s, const std::vector<std::string>& sets) {
+  if (sets.empty()) return s.name;
+  std::string out = s.name + (s.name.empty() ? "" : ", ") + "with --set";
+  for (const auto& x : sets) out += " " + x;
+  return out;
+}
 
 // The simulate tier played the step with the scenario's faults in it (the straggler placed, the
 // links failed or degraded) and measured the comparison steps in child runs: the goodput starts
@@ -74,58 +105,27 @@ SlowParts simulated_slow_parts(const Scenario& scenario, const nlohmann::json& f
   return slow;
 }
 
-int run(int argc, char** argv) {
-  std::string scenario_path;
-  bool as_json = false;
-  std::string fidelity = fidelity_registry().count("simulate") ? "simulate" : "estimate";
-  FidelityOptions fidelity_options;
-  std::string calibration_path;
+int run(RunOptions& o) {
+  if (!o.trace_path.empty()) {
+    if (o.fidelity == "estimate") throw ScenarioError("--trace", "a trace needs --fidelity simulate");
+    check_output_file(o.trace_path, "--trace");
+  }
   LoadOptions options;
-  std::vector<std::string> extra_dirs;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "--help" || a == "-h") {
-      std::fputs(kHelp, stdout);
-      return kExitOk;
-    } else if (a == "--json") {
-      as_json = true;
-    } else if (a == "--set") {
-      options.overrides.push_back(parse_set(option_value(argc, argv, i)));
-    } else if (a.rfind("--set=", 0) == 0) {
-      options.overrides.push_back(parse_set(a.substr(6)));
-    } else if (a == "--fidelity") {
-      fidelity = option_value(argc, argv, i);
-    } else if (a == "--calibration") {
-      calibration_path = option_value(argc, argv, i);
-    } else if (a == "--trace") {
-      fidelity_options.trace_path = option_value(argc, argv, i);
-    } else if (a == "--presets") {
-      extra_dirs.push_back(option_value(argc, argv, i));
-    } else if (!a.empty() && a[0] == '-') {
-      throw ScenarioError(a, "unknown option; see trainsim run --help");
-    } else if (scenario_path.empty()) {
-      scenario_path = a;
-    } else {
-      throw ScenarioError(a, "only one scenario file may be given");
-    }
-  }
-  if (scenario_path.empty()) throw ScenarioError("SCENARIO", "missing; see trainsim run --help");
-  if (fidelity != "estimate" && !fidelity_registry().count(fidelity)) {
-    std::string names = "estimate";
-    for (const auto& [name, fn] : fidelity_registry()) names += ", " + name;
-    throw ScenarioError("--fidelity", "\"" + fidelity + "\" is not available in this build; expected one of " + names);
-  }
-  if (!fidelity_options.trace_path.empty() && fidelity == "estimate")
-    throw ScenarioError("--trace", "a trace needs --fidelity simulate");
-  options.preset_dirs = extra_dirs;
+  options.overrides = parse_sets(o.sets);
+  options.preset_dirs = o.preset_dirs;
   for (const auto& d : default_preset_dirs()) options.preset_dirs.push_back(d);
 
-  Scenario scenario = load_scenario_file(scenario_path, options);
+  Scenario scenario = load_scenario_file(o.scenario_path, options);
   nlohmann::json calibration_record = "defaults (GPU presets)";
-  if (!calibration_path.empty()) {
-    const auto applied = apply_calibration(read_json_file(calibration_path, "calibration"), scenario);
-    calibration_record = {{"file", calibration_path}, {"applied", applied}};
+  if (!o.calibration_path.empty()) {
+    const auto applied = apply_calibration(read_json_file(o.calibration_path, "calibration"), scenario);
+    calibration_record = {{"file", o.calibration_path}, {"applied", applied}};
   }
+  const std::string fidelity = o.fidelity;
+  const bool as_json = o.json;
+  FidelityOptions fidelity_options;
+  fidelity_options.trace_path = o.trace_path;
+  fidelity_options.progress = o.progress;
   Result result;
   nlohmann::json extra = nlohmann::json::object();
   if (fidelity == "estimate") {
@@ -153,11 +153,13 @@ int run(int argc, char** argv) {
     out["calibration"] = calibration_record;
     std::cout << out.dump(2) << "\n";
   } else {
-    std::cout << result_to_text(scenario, result);
+    Scenario named = scenario;
+    named.name = effective_name(scenario, o.sets);
+    std::cout << result_to_text(named, result);
     if (report.enabled) std::cout << goodput_to_text(report);
     if (extra.contains("estimate_vs_simulate")) {
       const auto& e = extra["estimate_vs_simulate"];
-      std::printf("\n  simulate vs estimate: %+.1f%% (%s)\n", e.value("difference_pct", 0.0),
+      std::printf("\n  simulate vs estimate: %+.1f%%, cause: %s\n", e.value("difference_pct", 0.0),
                   e.value("cause", std::string("?")).c_str());
     }
     if (extra.contains("hottest_links") && extra["hottest_links"].is_array()) {
@@ -166,14 +168,14 @@ int run(int argc, char** argv) {
       for (const auto& l : extra["hottest_links"]) {
         if (++n > 5) break;
         std::printf("    %-28s %5.1f%% busy  %s moved\n", l.value("link", std::string("?")).c_str(),
-                    100 * l.value("utilisation", 0.0), units::format_bytes(l.value("bytes", 0.0)).c_str());
+                    100 * l.value("utilisation", 0.0), units::format_bytes_si(l.value("bytes", 0.0)).c_str());
       }
     }
   }
   return result.feasible ? kExitOk : kExitInfeasible;
 }
 
-const CommandRegistrar kRegistrar("run", "predict one scenario (step time, MFU, memory, bubble)", run);
+const CommandRegistrar kRegistrar("run", "predict one scenario (step time, MFU, memory, bubble)", declare, run);
 
 }  // namespace
 }  // namespace trainsim::cli

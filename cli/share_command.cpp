@@ -1,4 +1,4 @@
-// `trainsim share A.json B.json [...]`: several jobs on one fabric (issue 9). Each job gets whole
+// `trainsim share A.json B.json [...]`: several jobs on one fabric. Each job gets whole
 // nodes of the first scenario's cluster (packed or interleaved), keeps its own plan, and one
 // step of all of them is simulated at once (sim/shared_fabric.hpp); each job is also simulated
 // alone on the same nodes, in a forked child (one SimGrid engine per process), to give its
@@ -27,52 +27,40 @@ std::string printf_string(const char* f, double v) {
 }
 std::string seconds(double s) { return s >= 1 ? printf_string("%.3f s", s) : printf_string("%.2f ms", s * 1e3); }
 
-constexpr const char* kHelp =
-    R"(usage: trainsim share A.json B.json [C.json ...] [--placement packed|interleaved]
-                      [--nodes N] [--json] [--presets DIR]
-
-Several training jobs on one cluster: every job gets whole nodes of the FIRST scenario's
-cluster (its fabric; --nodes N resizes it) and keeps its own plan (tp x pp x dp x cp GPUs).
-One step of every job is simulated concurrently on the shared fabric, where their p2p and
-gradient flows contend on shared switch links, and each job alone on the same nodes.
-Reports per job the step time alone and shared, the slowdown, and the hottest shared links.
-
-options:
-  --placement P   packed (default): job k on the nodes after job k-1's;
-                  interleaved: nodes dealt out to the jobs in turn (they share leaves)
-  --nodes N       fabric size in nodes (default: the first scenario's cluster.nodes)
-  --json          one JSON object on stdout
-  --presets DIR   extra folder with models/, clusters/, gpus/ presets (repeatable)
-
-exit codes: 0 ok, 2 bad input, 3 the jobs do not fit or a job is infeasible
-)";
-
-int share(int argc, char** argv) {
-  std::vector<std::string> files;
-  std::string placement_name = "packed";
-  bool as_json = false;
+struct ShareOptions {
+  std::vector<std::string> files, preset_dirs;
+  std::string placement = "packed";
+  bool json = false;
   int nodes = 0;
+};
+
+void declare(CLI::App& app, ShareOptions& o) {
+  app.description(
+      "Several training jobs on one cluster: every job gets whole nodes of the FIRST scenario's\n"
+      "cluster (its fabric; --nodes N resizes it) and keeps its own plan (tp x pp x dp x cp GPUs).\n"
+      "One step of every job is simulated concurrently on the shared fabric, where their p2p and\n"
+      "gradient flows contend on shared switch links, and each job alone on the same nodes.\n"
+      "Reports per job the step time alone and shared, the slowdown, and the hottest shared links.");
+  app.add_option("JOBS", o.files, "the scenario files, one per job")->required();
+  app.add_option("--placement", o.placement,
+                 "packed: job k on the nodes after job k-1's; interleaved: nodes dealt out to the\n"
+                 "jobs in turn (they share leaves)")
+      ->type_name("P")
+      ->default_str(o.placement);
+  app.add_option("--nodes", o.nodes, "fabric size in nodes (default: the first scenario's cluster.nodes)")
+      ->type_name("N")
+      ->check(CLI::Range(1, 1 << 20));
+  add_json_flag(app, o.json, "one JSON object on stdout");
+  add_presets_option(app, o.preset_dirs);
+}
+
+int share(ShareOptions& o) {
+  const std::vector<std::string>& files = o.files;
+  const std::string& placement_name = o.placement;
+  const bool as_json = o.json;
+  const int nodes = o.nodes;
   LoadOptions options;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "--help" || a == "-h") {
-      std::fputs(kHelp, stdout);
-      return kExitOk;
-    } else if (a == "--json") {
-      as_json = true;
-    } else if (a == "--placement") {
-      placement_name = option_value(argc, argv, i);
-    } else if (a == "--nodes") {
-      nodes = static_cast<int>(parse_int_option("--nodes", option_value(argc, argv, i), 1, 1 << 20));
-    } else if (a == "--presets") {
-      options.preset_dirs.push_back(option_value(argc, argv, i));
-    } else if (!a.empty() && a[0] == '-') {
-      throw ScenarioError(a, "unknown option; see trainsim share --help");
-    } else {
-      files.push_back(a);
-    }
-  }
-  if (files.empty()) throw ScenarioError("JOBS", "give at least one scenario file; see trainsim share --help");
+  options.preset_dirs = o.preset_dirs;
   const sim::JobPlacement placement = sim::job_placement_from_string(placement_name, "--placement");
   for (const auto& d : default_preset_dirs()) options.preset_dirs.push_back(d);
 
@@ -166,7 +154,7 @@ int share(int argc, char** argv) {
     for (const auto& l : shared.shared_links) {
       std::string per;
       for (std::size_t k = 0; k < l["bytes_per_job"].size(); ++k)
-        per += (k ? " / " : "") + units::format_bytes(l["bytes_per_job"][k].get<double>());
+        per += (k ? " / " : "") + units::format_bytes_si(l["bytes_per_job"][k].get<double>());
       std::printf("    %-28s %5.1f%% busy  %s by job\n", l["link"].get<std::string>().c_str(),
                   100 * l["utilisation"].get<double>(), per.c_str());
     }
@@ -176,7 +164,7 @@ int share(int argc, char** argv) {
   return kExitOk;
 }
 
-const CommandRegistrar kRegistrar("share", "several jobs on one fabric: step time alone vs shared", share);
+const CommandRegistrar kRegistrar("share", "several jobs on one fabric: step time alone vs shared", declare, share);
 
 }  // namespace
 }  // namespace trainsim::cli

@@ -18,11 +18,15 @@
 #include "cli/child_runs.hpp"
 #include "cli/cli_args.hpp"
 #include "cli/command_registry.hpp"
+#include "cli/output_file.hpp"
+#include "cli/progress.hpp"
 #include "cli/plan_row.hpp"
 #include "cli/sweep_rows.hpp"
 #include "models/cost/calibration.hpp"
 #include "models/estimate/estimate.hpp"
 #include "models/core/scenario_error.hpp"
+#include "models/core/units.hpp"
+#include "models/core/result_json.hpp"
 #include "models/scenario/sweep_spec.hpp"
 
 namespace trainsim::cli {
@@ -30,34 +34,59 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-constexpr const char* kHelp =
-    R"(usage: trainsim sweep SWEEP.json [--out PREFIX] [--resume] [-j N] [--simulate-top K]
-                      [--all] [--quiet] [--merge-timeout S]
+// Plans a sweep may list before it starts (documented in --help and docs/architecture.md): about
+// 500 bytes each while listed and 0.3 ms each to evaluate, so the default bounds a sweep to
+// about half a GiB and ten minutes on one core; --max-plans raises it.
+constexpr std::size_t kDefaultMaxPlans = 2'000'000;
 
-Evaluates every plan of a sweep file (see README "Sweeps") with the estimate tier, in this
-process; then simulates the best K plans (by the objective) each in a child process, N at once.
+struct SweepOptions {
+  std::string sweep_file, prefix, calibration_path;
+  bool resume = false, all = false;
+  int jobs = 1, simulate_top = -1, slow_ms = 0;
+  std::size_t max_plans = kDefaultMaxPlans;
+  double merge_timeout_s = 3600;
+  ProgressMode progress = ProgressMode::kAuto;
+};
 
-Output (PREFIX defaults to the sweep's name in the current folder):
-  PREFIX.rows.jsonl       one JSON row per plan, appended and flushed as each finishes
-  PREFIX.csv              the same rows as CSV
-  PREFIX.simulated.jsonl  the simulated rows
-  PREFIX.summary.txt      best plans, Pareto front (throughput, peak memory, GPUs), rejections
-
-options:
-  --resume            continue a killed sweep: rows already written are kept, none is run twice
-  -j N                child processes at once for the simulate stage (default: cores)
-  --simulate-top K    simulate the best K plans (default: the sweep's simulate_top, else 0)
-  --all               simulate every feasible plan
-  --quiet             no progress on stderr
-  --merge-timeout S   under mpirun, how long rank 0 waits for the other ranks (default 3600)
-  --calibration FILE  apply a `trainsim calibrate` file to every plan (and its simulation)
-  --slow-ms MS        sleep MS per plan (a testing aid for kill/resume tests)
-
-Sharding: under `mpirun -np K trainsim sweep ...` (OMPI_COMM_WORLD_RANK/SIZE) or a batch array
-(SLURM_ARRAY_TASK_ID/SLURM_ARRAY_TASK_COUNT) each rank takes plans i with i % K == rank and
-writes PREFIX.rank<r>of<K>.jsonl; under mpirun rank 0 merges them; array pieces are merged with
-`trainsim sweep-merge PREFIX`.
-)";
+void declare(CLI::App& app, SweepOptions& o) {
+  app.description(
+      "Evaluates every plan of a sweep file with the estimate tier, in this process; then simulates\n"
+      "the best K plans (by the objective) each in a child process, N at once.\n\n"
+      "Output (--out PREFIX; its folder is created if missing; PREFIX.lock keeps a second sweep out):\n"
+      "  PREFIX.rows.jsonl       one JSON row per plan, appended and flushed as each finishes\n"
+      "  PREFIX.csv              the same rows as CSV\n"
+      "  PREFIX.simulated.jsonl  the simulated rows\n"
+      "  PREFIX.summary.txt      best plans, Pareto front (throughput, peak memory, GPUs), rejections");
+  app.add_option("SWEEP", o.sweep_file, "the sweep JSON file")->required();
+  app.add_option("--out", o.prefix, "where the outputs go: PREFIX.rows.jsonl, ... (e.g. --out runs/NAME)")
+      ->type_name("PREFIX")
+      ->required();
+  app.add_flag("--resume", o.resume, "continue a killed sweep: rows already written are kept, none is run twice");
+  add_jobs_option(app, o.jobs, "child processes at once for the simulate stage");
+  app.add_option("--simulate-top", o.simulate_top, "simulate the best K plans (default: the sweep's simulate_top, else 0)")
+      ->type_name("K")
+      ->check(CLI::Range(0, 1000000));
+  app.add_flag("--all", o.all, "simulate every feasible plan");
+  app.add_option("--max-plans", o.max_plans, "refuse sweeps of more plans than this (the product of the axes)")
+      ->type_name("N")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{50'000'000}))
+      ->default_str(units::format_count(static_cast<double>(kDefaultMaxPlans)));
+  add_progress_options(app, o.progress);
+  app.add_option("--merge-timeout", o.merge_timeout_s, "under mpirun, how long rank 0 waits for the other ranks, in seconds")
+      ->type_name("S")
+      ->check(finite_range(0, 86400 * 7))
+      ->default_str("3600");
+  app.add_option("--calibration", o.calibration_path, "apply a `trainsim calibrate` file to every plan (and its simulation)")
+      ->type_name("FILE");
+  app.add_option("--slow-ms", o.slow_ms, "sleep MS per plan (a testing aid for kill/resume tests)")
+      ->type_name("MS")
+      ->check(CLI::Range(0, 60000));
+  app.footer(
+      "Sharding: under `mpirun -np K trainsim sweep ...` (OMPI_COMM_WORLD_RANK/SIZE) or a batch array\n"
+      "(SLURM_ARRAY_TASK_ID/SLURM_ARRAY_TASK_COUNT) each rank takes plans i with i % K == rank and\n"
+      "writes PREFIX.rank<r>of<K>.jsonl; under mpirun rank 0 merges them; array pieces are merged with\n"
+      "`trainsim sweep-merge PREFIX`.");
+}
 
 struct Shard {
   int rank = 0;
@@ -88,115 +117,136 @@ Shard detect_shard() {
   return s;
 }
 
-class Progress {
- public:
-  Progress(std::size_t total, bool quiet) : total_(total), quiet_(quiet), tty_(isatty(2)) {
-    start_ = last_ = std::chrono::steady_clock::now();
-  }
-  void tick(std::size_t done) {
-    if (quiet_) return;
-    const auto now = std::chrono::steady_clock::now();
-    const double since = std::chrono::duration<double>(now - last_).count();
-    if (done < total_ && since < (tty_ ? 0.1 : 5.0)) return;
-    last_ = now;
-    const double elapsed = std::chrono::duration<double>(now - start_).count();
-    const double rate = elapsed > 0 ? done / elapsed : 0;
-    const double eta = rate > 0 ? (total_ - done) / rate : 0;
-    if (tty_) {
-      const int width = 30;
-      const int filled = total_ ? static_cast<int>(width * done / total_) : width;
-      std::fprintf(stderr, "\r[%s%s] %zu/%zu  %.0f plans/s  ETA %.0f s ", std::string(filled, '#').c_str(),
-                   std::string(width - filled, '.').c_str(), done, total_, rate, eta);
-      if (done >= total_) std::fprintf(stderr, "\n");
-    } else {
-      std::fprintf(stderr, "sweep: %zu/%zu plans, %.0f plans/s, ETA %.0f s\n", done, total_, rate, eta);
-    }
-  }
-
- private:
-  std::size_t total_;
-  bool quiet_, tty_;
-  std::chrono::steady_clock::time_point start_, last_;
-};
-
 void write_outputs(const std::string& prefix, const std::map<long long, json>& rows, const SweepSpec& spec,
-                   const std::string& extra) {
+                   const std::map<long long, json>& simulated, const std::string& extra) {
   write_rows_csv(prefix + ".csv", rows);
-  const std::string summary = summarize_rows(rows, spec.maximize, spec.objective.text(), spec.top_k) + extra;
-  std::ofstream(prefix + ".summary.txt") << summary;
+  const std::string summary =
+      summarize_rows(rows, spec.maximize, spec.objective.text(), spec.top_k, simulated) + extra;
+  replace_output_file(prefix + ".summary.txt", summary, "--out");
   std::cout << summary;
 }
 
-int run(int argc, char** argv) {
-  std::string sweep_file, prefix;
-  bool resume = false, quiet = false, all = false;
-  int jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  int simulate_top = -1;
-  int slow_ms = 0;
-  double merge_timeout_s = 3600;
-  std::string calibration_path;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "--help" || a == "-h") {
-      std::fputs(kHelp, stdout);
-      return kExitOk;
-    } else if (a == "--out") {
-      prefix = option_value(argc, argv, i);
-    } else if (a == "--resume") {
-      resume = true;
-    } else if (a == "--quiet") {
-      quiet = true;
-    } else if (a == "--all") {
-      all = true;
-    } else if (a == "-j" || a == "--jobs") {
-      jobs = static_cast<int>(parse_int_option(a, option_value(argc, argv, i), 1, 1024));
-    } else if (a == "--simulate-top") {
-      simulate_top = static_cast<int>(parse_int_option(a, option_value(argc, argv, i), 0, 1000000));
-    } else if (a == "--calibration") {
-      calibration_path = option_value(argc, argv, i);
-    } else if (a == "--slow-ms") {
-      slow_ms = static_cast<int>(parse_int_option(a, option_value(argc, argv, i), 0, 60000));
-    } else if (a == "--merge-timeout") {
-      merge_timeout_s = static_cast<double>(parse_int_option(a, option_value(argc, argv, i), 0, 86400 * 7));
-    } else if (!a.empty() && a[0] == '-') {
-      throw ScenarioError(a, "unknown option; see trainsim sweep --help");
-    } else if (sweep_file.empty()) {
-      sweep_file = a;
-    } else {
-      throw ScenarioError(a, "only one sweep file may be given");
+// The plans of a sweep before they are listed: value axes multiply; a degrees axis counts the
+// factorisations of the base's GPU count (an axis that changes the GPU count can change it; the
+// listing then checks the exact count against the same cap).
+double sweep_size(const SweepSpec& spec, const LoadOptions& options, std::string& formula) {
+  double n = 1;
+  int base_gpus = -1;
+  for (const SweepAxis& a : spec.axes) {
+    double k = static_cast<double>(a.values.size());
+    if (!a.degrees.empty()) {
+      if (base_gpus < 0) base_gpus = parse_scenario(resolve_scenario_json(spec.base_raw, options, spec.base_dir)).cluster.total_gpus();
+      k = static_cast<double>(factorisations(base_gpus, static_cast<int>(a.degrees.size())).size());
     }
+    n *= k;
+    formula += (formula.empty() ? "" : " x ") + units::format_count(k);
   }
-  if (sweep_file.empty()) throw ScenarioError("SWEEP", "missing; see trainsim sweep --help");
+  return n;
+}
+
+// A row of the simulate stage: the simulation's result, judged by the sweep's constraints and
+// objective as the estimate's row was, so the summary can rank by it.
+json simulated_row(long long index, const json& estimate_row, const ChildRun& run, const SweepSpec& spec) {
+  json row = {{"index", index}};
+  const json sim = json::parse(run.output, nullptr, false);
+  if (sim.is_discarded() || !sim.is_object() || !sim.contains("step_time_s")) {
+    row["error"] = run.error.empty() ? "exit code " + std::to_string(run.exit_code) : run.error;
+    return row;
+  }
+  row["simulate"] = sim;
+  json judged = sim;
+  judged.erase("scenario");
+  judged["plan"] = estimate_row.value("plan", json::object());
+  judged["feasible"] = sim.value("feasible", false);
+  judge_row(judged, sim.value("scenario", json::object()), spec.constraints, spec.objective);
+  row["feasible"] = judged["feasible"];
+  row["meets_constraints"] = judged["meets_constraints"];
+  row["objective"] = judged["objective"];
+  if (judged.contains("reason_code")) row["reason_code"] = judged["reason_code"];
+  return row;
+}
+
+int run(SweepOptions& o) {
+  const std::string& sweep_file = o.sweep_file;
+  const std::string& prefix = o.prefix;
+  const bool resume = o.resume, all = o.all;
+  const int jobs = o.jobs, slow_ms = o.slow_ms;
+  int simulate_top = o.simulate_top;
+  const double merge_timeout_s = o.merge_timeout_s;
+  const std::string& calibration_path = o.calibration_path;
+  if (prefix.empty())
+    throw ScenarioError("--out", "missing: where the outputs go; --out runs/NAME writes runs/NAME.rows.jsonl, "
+                                 "runs/NAME.csv, runs/NAME.simulated.jsonl and runs/NAME.summary.txt");
+  // The outputs: checked (and their folder created) before any work, and locked.
+  const fs::path out_dir = fs::path(prefix).has_parent_path() ? fs::path(prefix).parent_path() : fs::path(".");
+  if (fs::path(prefix).filename().empty()) throw ScenarioError("--out", "\"" + prefix + "\" names a folder; give PREFIX, e.g. " + prefix + "/NAME");
+  create_output_dir(out_dir.string(), "--out");
+  const Shard shard = detect_shard();
+  const bool merger = shard.count == 1 || (shard.mpi && shard.rank == 0);
+  std::unique_ptr<SweepLock> lock;
+  if (merger) {
+    for (const char* ext : {".rows.jsonl", ".csv", ".summary.txt", ".simulated.jsonl"}) check_output_file(prefix + ext, "--out");
+    lock = std::make_unique<SweepLock>(prefix + ".lock");
+  }
+  const std::string shard_tag = "rank" + std::to_string(shard.rank) + "of" + std::to_string(shard.count);
+  const std::unique_ptr<SweepLock> shard_lock =
+      shard.count > 1 ? std::make_unique<SweepLock>(prefix + "." + shard_tag + ".lock") : nullptr;
+
   LoadOptions options;
   options.preset_dirs = default_preset_dirs();
   const SweepSpec spec = load_sweep_file(sweep_file, options);
   const json calibration = calibration_path.empty() ? json() : read_json_file(calibration_path, "calibration");
-  if (prefix.empty()) prefix = spec.name;
   if (simulate_top < 0) simulate_top = spec.simulate_top;
-  const std::vector<PlanOverrides> plans = expand_sweep(spec, options);
-  const Shard shard = detect_shard();
-  const std::string rows_path =
-      shard.count > 1 ? prefix + ".rank" + std::to_string(shard.rank) + "of" + std::to_string(shard.count) + ".jsonl"
-                      : prefix + ".rows.jsonl";
+  std::string formula;
+  const double size = sweep_size(spec, options, formula);
+  if (size > static_cast<double>(o.max_plans))
+    throw ScenarioError("axes", "the sweep has " + formula + " = " + units::format_count(size) +
+                                    " plans, above the cap of " + units::format_count(static_cast<double>(o.max_plans)) +
+                                    " (--max-plans; about 500 bytes and 0.3 ms each): split it or narrow its axes");
+  const std::vector<PlanOverrides> plans = expand_sweep(spec, options, o.max_plans);
+  const std::string rows_path = shard.count > 1 ? prefix + "." + shard_tag + ".jsonl" : prefix + ".rows.jsonl";
 
   // The base resolved once; each plan applies its overrides to a copy.
   const json base_resolved = resolve_scenario_json(spec.base_raw, options, spec.base_dir);
-  RowWriter writer(rows_path, resume);
+  const std::string fingerprint = sweep_fingerprint({{"sweep", read_json_file(sweep_file, "sweep")},
+                                                     {"base", base_resolved},
+                                                     {"calibration", calibration},
+                                                     {"trainsim_version", TRAINSIM_VERSION}});
+  const json header = sweep_header(fingerprint, spec.name, static_cast<long long>(plans.size()));
+  auto plan_raw = [&](std::size_t i, json* overrides) {
+    json raw = base_resolved;
+    for (const auto& [path, value] : plans[i]) {
+      apply_override(raw, path, value.dump());
+      if (overrides) (*overrides)[path] = value;
+    }
+    return raw;
+  };
+  // A typo in a constraint or the objective stops the sweep here (exit 2, naming it), before
+  // every plan would be marked invalid: the names are checked on the first plan that loads.
+  for (std::size_t i = 0; i < plans.size() && i < 64; ++i) {
+    try {
+      const json resolved = resolve_scenario_json(plan_raw(i, nullptr), options, spec.base_dir);
+      const Scenario scenario = parse_scenario(resolved);
+      check_expression_names(make_row(0, json::object(), scenario, estimate(scenario)), to_json(scenario),
+                             spec.constraints, spec.objective);
+      break;
+    } catch (const ScenarioError& e) {
+      if (e.path().rfind("constraints[", 0) == 0 || e.path() == "objective") throw;
+    }
+  }
+
+  RowWriter writer(rows_path, resume, header);
   std::size_t mine = 0;
   for (std::size_t i = 0; i < plans.size(); ++i)
     if (static_cast<int>(i % shard.count) == shard.rank) ++mine;
-  Progress progress(mine, quiet);
+  Progress progress("sweep", "plans", static_cast<double>(mine), o.progress);
   std::size_t done = 0;
   for (std::size_t i = 0; i < plans.size(); ++i) {
     if (static_cast<int>(i % shard.count) != shard.rank) continue;
     ++done;
     if (writer.done().count(static_cast<long long>(i))) continue;
-    json raw = base_resolved;
     json overrides = json::object();
-    for (const auto& [path, value] : plans[i]) {
-      apply_override(raw, path, value.dump());
-      overrides[path] = value;
-    }
+    const json raw = plan_raw(i, &overrides);
     json row;
     try {
       const json resolved = resolve_scenario_json(raw, options, spec.base_dir);
@@ -207,16 +257,16 @@ int run(int argc, char** argv) {
       judge_row(row, to_json(scenario), spec.constraints, spec.objective);
     } catch (const ScenarioError& e) {
       // An axis value the loader rejects is a row with its reason, not the end of the sweep.
-      row = {{"index", static_cast<long long>(i)}, {"overrides", overrides}, {"feasible", false},
-             {"reason", std::string("invalid: ") + e.what()}, {"meets_constraints", false},
-             {"objective", nullptr}};
+      row = invalid_row(static_cast<long long>(i), overrides, e.what());
     }
     writer.add(row);
     if (slow_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(slow_ms));
-    progress.tick(done);
+    progress.update(static_cast<double>(done));
   }
-  progress.tick(mine);
-  std::fstream(rows_path + ".done", std::ios::out) << "done\n";
+  progress.finish();
+  writer.close();
+  // Rank 0 of an mpirun sweep waits for the other ranks' markers (one process needs none).
+  if (shard.count > 1) write_output_file(rows_path + ".done", "done\n", "--out");
 
   if (shard.count > 1 && !shard.mpi) {
     std::cerr << "sweep: shard " << shard.rank << " of " << shard.count << " done (" << rows_path
@@ -233,11 +283,14 @@ int run(int argc, char** argv) {
       while (!fs::exists(piece + ".done") && std::chrono::steady_clock::now() < deadline)
         std::this_thread::sleep_for(std::chrono::milliseconds(50));
       if (!fs::exists(piece + ".done")) std::cerr << "sweep: rank " << r << " did not finish; merging what it wrote\n";
-      if (fs::exists(piece)) pieces.push_back(piece);
+      if (!fs::exists(piece)) continue;
+      if (header_fingerprint(read_sweep_header(piece)) != fingerprint)
+        throw ScenarioError("--out", "\"" + piece + "\" holds rows of another sweep; not merged");
+      pieces.push_back(piece);
     }
   }
   std::map<long long, json> rows = read_rows(pieces);
-  if (shard.count > 1) write_rows_jsonl(prefix + ".rows.jsonl", rows);
+  if (shard.count > 1) write_rows_jsonl(prefix + ".rows.jsonl", rows, header);
 
   // Simulate stage: the best K feasible plans, each in a child process.
   std::string extra;
@@ -251,61 +304,63 @@ int run(int argc, char** argv) {
     return (*a)["index"].get<long long>() < (*b)["index"].get<long long>();
   });
   const std::size_t k = all ? best.size() : std::min<std::size_t>(best.size(), simulate_top);
+  std::map<long long, json> simulated;
+  const std::string sim_path = prefix + ".simulated.jsonl";
   if (k > 0) {
-    RowWriter sim_writer(prefix + ".simulated.jsonl", resume);
+    RowWriter sim_writer(sim_path, resume, header);
     std::vector<ChildRun> runs;
     std::vector<long long> indexes;
     for (std::size_t n = 0; n < k; ++n) {
       const long long i = (*best[n])["index"].get<long long>();
       if (sim_writer.done().count(i)) continue;
-      json raw = base_resolved;
-      for (const auto& [path, value] : plans[static_cast<std::size_t>(i)]) apply_override(raw, path, value.dump());
-      runs.push_back({resolve_scenario_json(raw, options, spec.base_dir).dump(), "", "", -1});
+      runs.push_back({resolve_scenario_json(plan_raw(static_cast<std::size_t>(i), nullptr), options, spec.base_dir).dump(), "", "", -1});
       indexes.push_back(i);
     }
-    Progress sim_progress(runs.size(), quiet);
+    Progress sim_progress("simulate", "plans", static_cast<double>(runs.size()), o.progress);
     std::size_t finished = 0;
     int failures = 0;
-    std::vector<std::string> child_args = {"--fidelity", "simulate", "--json"};
+    std::vector<std::string> child_args = {"--fidelity", "simulate", "--json", "--quiet"};
     if (!calibration_path.empty()) {
       child_args.push_back("--calibration");
       child_args.push_back(fs::absolute(calibration_path).string());
     }
-    run_children(self_executable(argv[0]), runs, jobs, child_args, [&](std::size_t n) {
-      json row = {{"index", indexes[n]}};
-      try {
-        row["simulate"] = json::parse(runs[n].output);
-      } catch (const std::exception&) {
-        row["error"] = runs[n].error.empty() ? "exit code " + std::to_string(runs[n].exit_code) : runs[n].error;
-        ++failures;
-      }
+    run_children(self_executable(program_name().c_str()), runs, jobs, child_args, [&](std::size_t n) {
+      const json row = simulated_row(indexes[n], rows.at(indexes[n]), runs[n], spec);
+      failures += row.contains("error");
       sim_writer.add(row);
-      sim_progress.tick(++finished);
-    });
+      sim_progress.update(static_cast<double>(++finished));
+    }, out_dir.string());
+    sim_progress.finish();
+    sim_writer.close();
+    simulated = read_rows({sim_path});
     extra = "\nsimulated " + std::to_string(runs.size()) + " plans in child processes (" +
-            std::to_string(failures) + " failed): " + prefix + ".simulated.jsonl\n";
+            std::to_string(failures) + " failed): " + sim_path + "\n";
   }
-  write_outputs(prefix, rows, spec, extra);
+  write_outputs(prefix, rows, spec, simulated, extra);
   return kExitOk;
 }
 
-const CommandRegistrar kRegistrar("sweep", "evaluate a sweep of plans; rows, CSV, Pareto front", run);
+const CommandRegistrar kRegistrar("sweep", "evaluate a sweep of plans; rows, CSV, Pareto front", declare, run);
 
-int merge(int argc, char** argv) {
-  std::vector<std::string> inputs;
+struct MergeOptions {
   std::string prefix;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "--help" || a == "-h") {
-      std::fputs("usage: trainsim sweep-merge PREFIX [ROWS.jsonl ...]\n\n"
-                 "Merges the shard files PREFIX.rank<r>of<K>.jsonl (and any rows files given) into\n"
-                 "PREFIX.rows.jsonl and PREFIX.csv, sorted by plan index, each plan once.\n", stdout);
-      return kExitOk;
-    }
-    if (prefix.empty()) prefix = a;
-    else inputs.push_back(a);
-  }
-  if (prefix.empty()) throw ScenarioError("PREFIX", "missing; see trainsim sweep-merge --help");
+  std::vector<std::string> inputs;
+};
+
+void declare_merge(CLI::App& app, MergeOptions& o) {
+  app.description(
+      "Merges the shard files PREFIX.rank<r>of<K>.jsonl (and any rows files given) into\n"
+      "PREFIX.rows.jsonl and PREFIX.csv, sorted by plan index, each plan once.");
+  app.add_option("PREFIX", o.prefix, "the --out PREFIX the shards were written with")->required();
+  app.add_option("ROWS", o.inputs, "more rows files to merge in");
+}
+
+int merge(MergeOptions& o) {
+  const std::string& prefix = o.prefix;
+  std::vector<std::string> inputs = o.inputs;
+  // The targets, checked and locked before anything is read.
+  for (const char* ext : {".rows.jsonl", ".csv"}) check_output_file(prefix + ext, "PREFIX");
+  const SweepLock lock(prefix + ".lock");
   const fs::path dir = fs::path(prefix).has_parent_path() ? fs::path(prefix).parent_path() : fs::path(".");
   const std::string stem = fs::path(prefix).filename().string() + ".rank";
   std::error_code ec;
@@ -315,15 +370,26 @@ int merge(int argc, char** argv) {
   }
   if (inputs.empty()) throw ScenarioError(prefix, "no shard files " + stem + "*.jsonl found");
   std::sort(inputs.begin(), inputs.end());
+  // Every piece must come from the same sweep (the fingerprint in its header).
+  json header;
+  for (const auto& in : inputs) {
+    const json h = read_sweep_header(in);
+    const std::string f = header_fingerprint(h);
+    if (f.empty()) throw ScenarioError(in, "no sweep header: not the rows of a trainsim sweep");
+    if (header.is_null()) header = h;
+    else if (f != header_fingerprint(header))
+      throw ScenarioError(in, "holds rows of another sweep (fingerprint " + f + ", the others " +
+                                  header_fingerprint(header) + "); not merged");
+  }
   const auto rows = read_rows(inputs);
-  write_rows_jsonl(prefix + ".rows.jsonl", rows);
+  write_rows_jsonl(prefix + ".rows.jsonl", rows, header);
   write_rows_csv(prefix + ".csv", rows);
   std::cout << "merged " << rows.size() << " rows from " << inputs.size() << " files into " << prefix
             << ".rows.jsonl and " << prefix << ".csv\n";
   return kExitOk;
 }
 
-const CommandRegistrar kMergeRegistrar("sweep-merge", "merge sharded sweep rows", merge);
+const CommandRegistrar kMergeRegistrar("sweep-merge", "merge sharded sweep rows", declare_merge, merge);
 
 }  // namespace
 }  // namespace trainsim::cli

@@ -1,6 +1,6 @@
 // `trainsim train`: train the small GPT on real ranks (kernels/trainer.hpp) and log one JSON
 // line per step: loss, step time, peak memory, bytes sent per group.
-//   mpirun -np 8 --oversubscribe trainsim train --tp 2 --pp 2 --dp 2
+//   trainsim train --tp 2 --pp 2 --dp 2     (starts 8 ranks under mpiexec itself)
 #include <cstdio>
 #include <fstream>
 #include <memory>
@@ -8,9 +8,11 @@
 #include <thread>
 #include <vector>
 
+#include "cli/cli_args.hpp"
 #include "cli/command_registry.hpp"
+#include "cli/mpi_launch.hpp"
+#include "cli/output_file.hpp"
 #include "kernels/backend.hpp"
-#include "kernels/cli_args.hpp"
 #include "kernels/communicator.hpp"
 #include "kernels/json_writer.hpp"
 #include "kernels/trainer.hpp"
@@ -23,46 +25,85 @@ namespace {
 
 namespace tk = trainsim::kernels;
 
-int run_train(int argc, char** argv) {
+// A log that could not be written completely (a full disk) is not a successful run.
+int close_log(std::FILE* out, const std::string& path, int rc) {
+  const bool failed = std::fflush(out) != 0 || std::ferror(out);
+  if (out != stdout && std::fclose(out) != 0 && !failed) {
+    std::fprintf(stderr, "trainsim train: cannot write --log %s\n", path.c_str());
+    return rc == kExitOk ? kExitBadInput : rc;
+  }
+  if (failed) {
+    std::fprintf(stderr, "trainsim train: cannot write %s\n", out == stdout ? "the standard output" : path.c_str());
+    return rc == kExitOk ? kExitBadInput : rc;
+  }
+  return rc;
+}
+
+struct TrainOptions {
   tk::TrainConfig cfg;
   std::string backend = "cpu", compression = "none", log_path, corpus;
-  int threads = 1, sync_every = 1, quant_block = 64, seed = int(cfg.model.seed), corpus_bytes = int(cfg.corpus_bytes);
+  int threads = 1, sync_every = 1, quant_block = 64, seed = 0, corpus_bytes = 0;
   bool no_ef = false;
   double topk_ratio = 0.01;
-  tk::ArgParser ap("trainsim train [--tp N] [--pp N] [--dp N] [options]  (under mpirun for N > 1 ranks)",
-                   "Trains a small byte-level GPT with tensor, pipeline (1F1B) and data parallelism\n"
-                   "(ZeRO-1), gradient accumulation and compressed gradient reduction, and logs one\n"
-                   "JSON line per step. tp x pp x dp must equal the number of MPI ranks, or, with\n"
-                   "--backend cuda and no mpirun, the number of GPUs driven from threads (NCCL).");
-  ap.add_string("backend", "cpu or cuda", &backend);
-  ap.add_int("tp", "tensor-parallel degree", &cfg.tp);
-  ap.add_int("pp", "pipeline-parallel degree (1F1B)", &cfg.pp);
-  ap.add_int("dp", "data-parallel degree", &cfg.dp);
-  ap.add_int("zero", "ZeRO stage for data parallelism: 0 or 1", &cfg.zero);
-  ap.add_int("layers", "transformer layers", &cfg.model.layers);
-  ap.add_int("hidden", "hidden size", &cfg.model.hidden);
-  ap.add_int("heads", "attention heads", &cfg.model.heads);
-  ap.add_int("seq", "sequence length (tokens)", &cfg.model.seq);
-  ap.add_int("vocab", "vocabulary size (>= 256, byte tokens)", &cfg.model.vocab);
-  ap.add_int("global-batch", "sequences per step", &cfg.global_batch);
-  ap.add_int("micro-batch", "sequences per micro-batch", &cfg.micro_batch);
-  ap.add_int("steps", "training steps", &cfg.steps);
-  ap.add_double("lr", "AdamW learning rate", &cfg.lr);
-  ap.add_double("weight-decay", "AdamW weight decay", &cfg.weight_decay);
-  ap.add_int("warmup", "linear learning-rate warm-up, in optimizer steps", &cfg.warmup_steps);
-  ap.add_int("seed", "seed of initialisation and data", &seed);
-  ap.add_string("compression", "DP gradient compression: none|int8|int4|fp8|2of4|topk, or stages "
-                "\"2of4@0,int4@10,none:4@20\" (method[:sync_every]@start_step)", &compression);
-  ap.add_int("sync-every", "DP sync (and optimizer step) every K steps, default for stages", &sync_every);
-  ap.add_int("quant-block", "elements per quantization scale", &quant_block);
-  ap.add_double("topk-ratio", "share of gradient values top-k keeps", &topk_ratio);
-  ap.add_flag("no-error-feedback", "compress without error feedback", &no_ef);
-  ap.add_string("corpus", "training text file (default: a generated corpus)", &corpus);
-  ap.add_int("corpus-bytes", "size of the generated corpus", &corpus_bytes);
-  ap.add_string("log", "write the JSON lines here instead of stdout", &log_path);
-  ap.add_int("threads", "cpu threads per rank", &threads);
-  if (int rc = ap.parse(argc, argv)) return rc == 1 ? kExitOk : kExitBadInput;
+};
 
+void declare(CLI::App& app, TrainOptions& o) {
+  tk::TrainConfig& cfg = o.cfg;
+  o.seed = int(cfg.model.seed);
+  o.corpus_bytes = int(cfg.corpus_bytes);
+  app.description(
+      "Trains a small byte-level GPT with tensor, pipeline (1F1B) and data parallelism (ZeRO-1),\n"
+      "gradient accumulation and compressed gradient reduction, and logs one JSON line per step.\n"
+      "tp x pp x dp ranks: with the cpu backend trainsim starts them under mpiexec itself (or run it\n"
+      "under mpirun -np N); with --backend cuda and no mpirun, one GPU per rank driven from threads.");
+  const auto count = [](int max) { return CLI::Range(1, max); };
+  app.add_option("--backend", o.backend, "cpu or cuda")->type_name("B")->default_str("cpu");
+  app.add_option("--tp", cfg.tp, "tensor-parallel degree")->type_name("N")->check(count(1 << 16))->default_str(std::to_string(cfg.tp));
+  app.add_option("--pp", cfg.pp, "pipeline-parallel degree (1F1B)")->type_name("N")->check(count(1 << 16))->default_str(std::to_string(cfg.pp));
+  app.add_option("--dp", cfg.dp, "data-parallel degree")->type_name("N")->check(count(1 << 16))->default_str(std::to_string(cfg.dp));
+  app.add_option("--zero", cfg.zero, "ZeRO stage for data parallelism: 0 or 1")->type_name("Z")->check(CLI::Range(0, 1))->default_str(std::to_string(cfg.zero));
+  app.add_option("--layers", cfg.model.layers, "transformer layers")->type_name("N")->check(count(4096))->default_str(std::to_string(cfg.model.layers));
+  app.add_option("--hidden", cfg.model.hidden, "hidden size")->type_name("N")->check(count(1 << 16))->default_str(std::to_string(cfg.model.hidden));
+  app.add_option("--heads", cfg.model.heads, "attention heads")->type_name("N")->check(count(4096))->default_str(std::to_string(cfg.model.heads));
+  app.add_option("--seq", cfg.model.seq, "sequence length (tokens)")->type_name("N")->check(CLI::Range(2, 1 << 20))->default_str(std::to_string(cfg.model.seq));
+  app.add_option("--vocab", cfg.model.vocab, "vocabulary size (>= 256, byte tokens)")->type_name("N")->check(CLI::Range(256, 1 << 20))->default_str(std::to_string(cfg.model.vocab));
+  app.add_option("--global-batch", cfg.global_batch, "sequences per step")->type_name("N")->check(count(1 << 24))->default_str(std::to_string(cfg.global_batch));
+  app.add_option("--micro-batch", cfg.micro_batch, "sequences per micro-batch")->type_name("N")->check(count(1 << 24))->default_str(std::to_string(cfg.micro_batch));
+  app.add_option("--steps", cfg.steps, "training steps")->type_name("N")->check(count(1 << 30))->default_str(std::to_string(cfg.steps));
+  app.add_option("--lr", cfg.lr, "AdamW learning rate, > 0")->type_name("LR")->check(finite_range(1e-12, 10))->capture_default_str();
+  app.add_option("--weight-decay", cfg.weight_decay, "AdamW weight decay")->type_name("WD")->check(finite_range(0, 100))->capture_default_str();
+  app.add_option("--warmup", cfg.warmup_steps, "linear learning-rate warm-up, in optimizer steps")
+      ->type_name("N")->check(CLI::Range(0, 1 << 30))->default_str(std::to_string(cfg.warmup_steps));
+  app.add_option("--seed", o.seed, "seed of initialisation and data")->type_name("N")->check(CLI::Range(0, 2147483647))->default_str(std::to_string(o.seed));
+  app.add_option("--compression", o.compression,
+                 "DP gradient compression: none|int8|int4|fp8|2of4|topk, or stages\n"
+                 "\"2of4@0,int4@10,none:4@20\" (method[:sync_every]@start_step)")
+      ->type_name("C")->default_str("none");
+  app.add_option("--sync-every", o.sync_every, "DP sync (and optimizer step) every K steps, default for stages")
+      ->type_name("K")->check(count(1 << 20))->default_str("1");
+  app.add_option("--quant-block", o.quant_block, "elements per quantization scale (a multiple of 4 dividing 256)")
+      ->type_name("N")->check(CLI::Range(4, 256))->default_str("64");
+  app.add_option("--topk-ratio", o.topk_ratio, "share of gradient values top-k keeps, in (0, 1]")
+      ->type_name("R")->check(finite_range(1e-9, 1))->default_str("0.01");
+  app.add_flag("--no-error-feedback", o.no_ef, "compress without error feedback");
+  app.add_option("--corpus", o.corpus, "training text file (default: a generated corpus)")->type_name("FILE");
+  app.add_option("--corpus-bytes", o.corpus_bytes, "size of the generated corpus")
+      ->type_name("N")->check(CLI::Range(1024, 1 << 30))->default_str(std::to_string(o.corpus_bytes));
+  app.add_option("--log", o.log_path, "write the JSON lines here instead of stdout")->type_name("FILE");
+  app.add_option("--threads", o.threads, "cpu threads per rank")->type_name("N")->check(CLI::Range(0, 4096))->default_str("1");
+  app.footer(mpi_root_help());
+}
+
+int run_train(TrainOptions& o) {
+  tk::TrainConfig& cfg = o.cfg;
+  const std::string& backend = o.backend;
+  const std::string& compression = o.compression;
+  const std::string& log_path = o.log_path;
+  const std::string& corpus = o.corpus;
+  const int threads = o.threads, sync_every = o.sync_every, quant_block = o.quant_block, seed = o.seed,
+            corpus_bytes = o.corpus_bytes;
+  const bool no_ef = o.no_ef;
+  const double topk_ratio = o.topk_ratio;
   if (backend != "cpu" && backend != "cuda") {
     std::fprintf(stderr, "trainsim train: --backend \"%s\" unknown; expected one of: cpu cuda\n", backend.c_str());
     return kExitBadInput;
@@ -71,11 +112,7 @@ int run_train(int argc, char** argv) {
     std::fprintf(stderr, "trainsim train: --backend cuda: this trainsim was built without CUDA\n");
     return kExitBadInput;
   }
-  if (sync_every < 1) { std::fprintf(stderr, "trainsim train: --sync-every must be >= 1\n"); return kExitBadInput; }
-  if (quant_block < 2 || quant_block % 4) { std::fprintf(stderr, "trainsim train: --quant-block must be a positive multiple of 4\n"); return kExitBadInput; }
-  if (!(topk_ratio > 0 && topk_ratio <= 1)) { std::fprintf(stderr, "trainsim train: --topk-ratio must be in (0, 1]\n"); return kExitBadInput; }
-  if (256 % quant_block) { std::fprintf(stderr, "trainsim train: --quant-block must divide 256\n"); return kExitBadInput; }
-  if (corpus_bytes < 1024) { std::fprintf(stderr, "trainsim train: --corpus-bytes must be >= 1024\n"); return kExitBadInput; }
+  if (quant_block % 4 || 256 % quant_block) { std::fprintf(stderr, "trainsim train: --quant-block must be a multiple of 4 dividing 256\n"); return kExitBadInput; }
   cfg.model.seed = uint64_t(seed);
   cfg.corpus_bytes = size_t(corpus_bytes);
   cfg.corpus_file = corpus;
@@ -86,8 +123,22 @@ int run_train(int argc, char** argv) {
     std::fprintf(stderr, "trainsim train: --compression: %s\n", e.what());
     return kExitBadInput;
   }
+  // The log is checked before any work: a wrong path fails now, not after training.
+  if (!log_path.empty()) check_output_file(log_path, "--log");
   // Without MPI (or not under mpirun) the world is one rank: check before starting MPI.
   const int ranks = cfg.tp * cfg.pp * cfg.dp;
+  // cpu, several ranks, not under mpiexec: start them (as root too: mpi_launch.hpp).
+  if (backend == "cpu" && ranks > 1 && !tk::launched_by_mpi() && tk::mpi_compiled()) {
+    if (auto err = tk::check_train_config(cfg, ranks, backend); !err.empty()) {
+      std::fprintf(stderr, "trainsim train: %s\n", err.c_str());
+      return kExitBadInput;
+    }
+    allow_mpi_as_root();
+    std::string why;
+    tk::relaunch_under_mpiexec(ranks, command_args(), &why);
+    std::fprintf(stderr, "trainsim train: %d ranks need mpiexec: %s\n", ranks, why.c_str());
+    return kExitBadInput;
+  }
   // cuda on one node without mpirun: one thread per GPU, NCCL communicators from ncclCommInitAll.
   if (backend == "cuda" && ranks > 1 && !tk::launched_by_mpi()) {
 #if defined(TRAINSIM_HAVE_NCCL)
@@ -105,7 +156,7 @@ int run_train(int argc, char** argv) {
     std::FILE* out = log_path.empty() ? stdout : std::fopen(log_path.c_str(), "w");
     if (!out) {
       std::fprintf(stderr, "trainsim train: cannot write --log %s\n", log_path.c_str());
-      return kExitFailure;
+      return kExitBadInput;
     }
     tk::ThreadedNcclWorld world = tk::make_threaded_nccl_world(ranks, threads);
     auto& bes = world.backends;
@@ -141,8 +192,7 @@ int run_train(int argc, char** argv) {
           .kv("mean_step_time_s", total / logs[0].size()).kv("device", bes[0]->device_name()).end_object();
       std::fprintf(out, "%s\n", w.str().c_str());
     }
-    if (out != stdout) std::fclose(out);
-    return rc;
+    return close_log(out, log_path, rc);
 #else
     std::fprintf(stderr, "trainsim train: --backend cuda with %d ranks needs NCCL or mpirun\n", ranks);
     return kExitBadInput;
@@ -176,7 +226,7 @@ int run_train(int argc, char** argv) {
       if (!out) {
         std::fprintf(stderr, "trainsim train: cannot write --log %s\n", log_path.c_str());
         out = stdout;
-        rc = kExitFailure;
+        rc = kExitBadInput;
       }
     }
     try {
@@ -184,7 +234,14 @@ int run_train(int argc, char** argv) {
       if (backend == "cuda") {
         std::string why;
         int devices = tk::cuda_device_count(&why);
-        if (devices == 0) throw std::runtime_error("no CUDA device (" + why + ")");
+        if (devices == 0) {
+          // Asked for a device this machine does not have: bad input, not a bug.
+          if (root) std::fprintf(stderr, "trainsim train: --backend cuda: no CUDA device (%s)\n", why.c_str());
+          if (out != stdout) std::fclose(out);
+          world.reset();
+          tk::finalize_world();
+          return kExitBadInput;
+        }
         bo.device = world->rank() % devices;
       }
       auto be = tk::make_backend(backend, bo);
@@ -207,14 +264,14 @@ int run_train(int argc, char** argv) {
       if (root) std::fprintf(stderr, "trainsim train: %s\n", e.what());
       rc = kExitFailure;
     }
-    if (out != stdout) std::fclose(out);
+    rc = close_log(out, log_path, rc);
   }
   tk::finalize_world();
   return rc;
 }
 
 const CommandRegistrar kRegistrar("train", "train a small GPT with TP/PP/DP on real ranks, log JSON lines",
-                                  run_train);
+                                  declare, run_train);
 
 }  // namespace
 }  // namespace trainsim::cli

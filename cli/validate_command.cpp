@@ -1,9 +1,13 @@
-// `trainsim validate --published FILE`: predict every published run and report the error per
-// metric, with the mean absolute percentage error. --max-mape fails (exit 1) above a threshold.
+// `trainsim validate --published [FILE]`: predict every published run (by default the records
+// shipped in data/published_runs.json) and report the error per metric, with the mean absolute
+// percentage error; --max-mape fails (exit 4) above a threshold. `trainsim validate --backend
+// cpu`: calibrate this machine, predict the small training job, run it, compare.
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cmath>
+#include <cstring>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -15,6 +19,9 @@
 #include "cli/cli_args.hpp"
 #include "cli/child_runs.hpp"
 #include "cli/command_registry.hpp"
+#include "cli/mpi_launch.hpp"
+#include "cli/output_file.hpp"
+#include "cli/progress.hpp"
 #include "models/core/scenario_error.hpp"
 #include "validate/cpu_validation.hpp"
 #include "validate/published_runs.hpp"
@@ -22,57 +29,101 @@
 namespace trainsim::cli {
 namespace {
 
-constexpr const char* kHelp =
-    R"(usage: trainsim validate --published FILE [--fidelity estimate|simulate] [-j N] [--json] [--cross-validate]
-                         [--max-mape METRIC=PCT ...]
-       trainsim validate --backend cpu [options]   (see trainsim validate --backend cpu --help)
+struct ValidateOptions {
+  // --published
+  std::string published;  // the file; empty: data/published_runs.json
+  std::string fidelity = "estimate";
+  int jobs = 2;
+  std::vector<std::string> max_mape;
+  // --backend cpu
+  std::string backend;
+  validate::CpuJob job;
+  int ranks = 2, tp = 0, pp = 0, dp = 0, attempts = 1;
+  double max_error = 25;
+  std::string calibration_path, keep;
+  // both
+  bool json = false;
+  bool cross_validate = false;  // --published: leave one source out
+  ProgressMode progress = ProgressMode::kAuto;
+  CLI::Option* published_opt = nullptr;
+};
 
-Predicts every run of a published-runs file (the format of shared/data/published_runs_visible.json:
-training runs, nccl-tests all-reduce reports, ZeRO model-state figures) with the estimate tier and
-prints predicted vs measured per run and the mean absolute percentage error (MAPE) per metric.
-Fields a record leaves out are assumed as stated in the output's "assumptions".
-
-options:
-  --published FILE        the runs to predict
-  --fidelity TIER         estimate (default) or simulate: each training run is simulated in a
-                          child process (one SimGrid engine per process), N at once (-j N)
-  --json                  one JSON object: {runs: [...], mape: {metric: {mape, runs}}}
-  --cross-validate        fit the training-loop tensor share on all sources but one, predict
-                          that one, for each source (leave one source out)
-  --max-mape METRIC=PCT   exit 1 if METRIC's MAPE exceeds PCT percent (repeatable),
-                          e.g. --max-mape tokens_per_s=15
-)";
-
-constexpr const char* kCpuHelp =
-    R"(usage: trainsim validate --backend cpu [--ranks N] [--tp N --pp N --dp N]
-                         [--layers N --hidden N --heads N --seq N --micro-batch N
-                          --micro-batches N --steps N] [--calibration FILE]
-                         [--max-error PCT] [--json] [--keep DIR]
-
-Measures this machine (trainsim calibrate --quick --model-shape <the job>, on the same ranks and
-threads as the run, immediately before it), predicts the train job from that calibration
-(per-op rates through the 1F1B timeline, calibrated MPI collectives, the trainer's buffers),
-runs it (mpirun -np N trainsim train ...), and prints predicted vs measured step time, comm time
-per group, pipeline bubble, optimizer time and peak memory with the error of each. Measured
-figures are medians over the steps after warm-up (the first steps/4). Goal: step time within 5%,
-each component within 10%.
-
-options:
-  --ranks N             MPI ranks (default 2); the job's tp x pp x dp must equal it
-  --tp/--pp/--dp N      plan (default tp 1, pp 2 when N is even else 1, dp = N / (tp pp))
-  --layers ... --steps  the job (defaults 4, 128, 4, 64, 2, 4 micro-batches per replica, 8 steps)
-  --calibration FILE    reuse this calibration (it must have op_rates at the job's shapes)
-  --max-error PCT       exit 1 if the step-time error exceeds PCT percent (default 25)
-  --json                one JSON object instead of the table
-  --keep DIR            keep the calibration and the training log in DIR
-  --attempts N          calibrate and run again, up to N times in all, while the step-time error
-                        is above --max-error (a load change on a shared machine; default 1)
-)";
+void declare(CLI::App& app, ValidateOptions& o) {
+  app.description(
+      "validate --published: predicts every run of a published-runs file (training runs, nccl-tests\n"
+      "all-reduce reports, ZeRO model-state figures; each record cites its source) with the estimate\n"
+      "tier and prints predicted vs measured per run and the mean absolute percentage error (MAPE) per\n"
+      "metric. Fields a record leaves out are assumed as stated in the output's \"assumptions\".\n\n"
+      "validate --backend cpu: measures this machine (trainsim calibrate --quick --model-shape <the\n"
+      "job>, on the same ranks and threads as the run, immediately before it), predicts the train job\n"
+      "from that calibration, runs it (trainsim train under mpiexec) and prints predicted vs measured\n"
+      "step time, comm time per group, pipeline bubble, optimizer time and peak memory with the error\n"
+      "of each (medians over the steps after warm-up).");
+  const std::string pub = "published runs (--published)";
+  o.published_opt = app.add_option("--published", o.published,
+                                   "the runs to predict (default: data/published_runs.json, shipped with trainsim)")
+                        ->type_name("[FILE]")
+                        ->expected(0, 1)
+                        ->group(pub);
+  app.add_option("--fidelity", o.fidelity,
+                 "estimate, or simulate: each training run simulated in a child process (one SimGrid\n"
+                 "engine per process), N at once (-j N)")
+      ->type_name("TIER")
+      ->check(CLI::IsMember({"estimate", "simulate"}))
+      ->default_str("estimate")
+      ->group(pub);
+  app.add_option("-j,--jobs", o.jobs, "child processes at once with --fidelity simulate")
+      ->type_name("N")
+      ->check(CLI::Range(1, 256))
+      ->default_str("2")
+      ->group(pub);
+  app.add_option("--max-mape", o.max_mape,
+                 "exit 4 if METRIC's MAPE exceeds PCT percent (repeatable), e.g. tokens_per_s=15")
+      ->type_name("METRIC=PCT")
+      ->allow_extra_args(false)
+      ->group(pub);
+  const std::string cpu = "the CPU training job (--backend cpu)";
+  app.add_option("--backend", o.backend, "measure and predict the small GPT train job on this machine")
+      ->type_name("cpu")
+      ->check(CLI::IsMember({"cpu"}))
+      ->group(cpu);
+  app.add_option("--ranks", o.ranks, "MPI ranks; the job's tp x pp x dp must equal it")
+      ->type_name("N")->check(CLI::Range(1, 1 << 20))->default_str("2")->group(cpu);
+  app.add_option("--tp", o.tp, "tensor-parallel degree (default 1)")->type_name("N")->check(CLI::Range(1, 1 << 20))->group(cpu);
+  app.add_option("--pp", o.pp, "pipeline degree (default 2 when ranks is even, else 1)")
+      ->type_name("N")->check(CLI::Range(1, 1 << 20))->group(cpu);
+  app.add_option("--dp", o.dp, "data-parallel degree (default ranks / (tp pp))")->type_name("N")->check(CLI::Range(1, 1 << 20))->group(cpu);
+  app.add_option("--layers", o.job.layers, "transformer layers")->type_name("N")->check(CLI::Range(1, 1 << 20))->default_str("4")->group(cpu);
+  app.add_option("--hidden", o.job.hidden, "hidden size")->type_name("N")->check(CLI::Range(1, 1 << 20))->default_str("128")->group(cpu);
+  app.add_option("--heads", o.job.heads, "attention heads")->type_name("N")->check(CLI::Range(1, 1 << 20))->default_str("4")->group(cpu);
+  app.add_option("--seq", o.job.seq, "sequence length")->type_name("N")->check(CLI::Range(2, 1 << 20))->default_str("64")->group(cpu);
+  app.add_option("--micro-batch", o.job.micro_batch, "sequences per micro-batch")
+      ->type_name("N")->check(CLI::Range(1, 1 << 20))->default_str("2")->group(cpu);
+  app.add_option("--micro-batches", o.job.micro_batches, "micro-batches per replica per step")
+      ->type_name("N")->check(CLI::Range(1, 1 << 20))->default_str("4")->group(cpu);
+  app.add_option("--steps", o.job.steps, "training steps")->type_name("N")->check(CLI::Range(2, 1 << 20))->default_str("8")->group(cpu);
+  app.add_option("--calibration", o.calibration_path, "reuse this calibration (it must have op_rates at the job's shapes)")
+      ->type_name("FILE")->group(cpu);
+  app.add_option("--max-error", o.max_error, "exit 4 if the step-time error exceeds PCT percent")
+      ->type_name("PCT")->check(finite_range(0, 1e6))->default_str("25")->group(cpu);
+  app.add_option("--keep", o.keep, "keep the calibration and the training log in DIR")->type_name("DIR")->group(cpu);
+  app.add_option("--attempts", o.attempts,
+                 "calibrate and run again, up to N times in all, while the step-time error is above\n"
+                 "--max-error (a load change on a shared machine)")
+      ->type_name("N")->check(CLI::Range(1, 100))->default_str("1")->group(cpu);
+  app.add_flag("--cross-validate", o.cross_validate,
+               "fit the training-loop tensor share on all sources but one and predict that one, for each\n"
+               "source (leave one source out)")
+      ->group(pub);
+  add_json_flag(app, o.json, "one JSON object instead of the table");
+  add_progress_options(app, o.progress);
+  app.footer(mpi_root_help());
+}
 
 // Runs argv (no shell), stdout and stderr to `log`; returns the exit status.
 int run_logged(const std::vector<std::string>& args, const std::string& log) {
   const pid_t pid = fork();
-  if (pid < 0) throw std::runtime_error("fork failed");
+  if (pid < 0) throw ScenarioError("--backend cpu", std::string("cannot start a process: ") + std::strerror(errno));
   if (pid == 0) {
     FILE* f = std::freopen(log.c_str(), "w", stdout);
     if (f) dup2(fileno(stdout), fileno(stderr));
@@ -99,48 +150,26 @@ std::string tail(const std::string& text, std::size_t n = 1500) {
   return text.size() > n ? text.substr(text.size() - n) : text;
 }
 
-int run_cpu(int argc, char** argv) {
-  validate::CpuJob job;
-  int ranks = 2, tp = 0, pp = 0, dp = 0;
-  double max_error = 25;
-  bool as_json = false;
-  std::string calibration_path, keep;
-  int attempts = 1;
-  auto int_opt = [&](int& i, long long lo) {
-    return static_cast<int>(parse_int_option(argv[i], option_value(argc, argv, i), lo, 1 << 20));
-  };
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "--help" || a == "-h") {
-      std::fputs(kCpuHelp, stdout);
-      return kExitOk;
-    } else if (a == "--backend") {
-      const std::string b = option_value(argc, argv, i);
-      if (b != "cpu") throw ScenarioError("--backend", "expected cpu, got \"" + b + "\"");
-    } else if (a == "--ranks") ranks = int_opt(i, 1);
-    else if (a == "--tp") tp = int_opt(i, 1);
-    else if (a == "--pp") pp = int_opt(i, 1);
-    else if (a == "--dp") dp = int_opt(i, 1);
-    else if (a == "--layers") job.layers = int_opt(i, 1);
-    else if (a == "--hidden") job.hidden = int_opt(i, 1);
-    else if (a == "--heads") job.heads = int_opt(i, 1);
-    else if (a == "--seq") job.seq = int_opt(i, 2);
-    else if (a == "--micro-batch") job.micro_batch = int_opt(i, 1);
-    else if (a == "--micro-batches") job.micro_batches = int_opt(i, 1);
-    else if (a == "--steps") job.steps = int_opt(i, 2);
-    else if (a == "--calibration") calibration_path = option_value(argc, argv, i);
-    else if (a == "--keep") keep = option_value(argc, argv, i);
-    else if (a == "--attempts") attempts = int_opt(i, 1);
-    else if (a == "--json") as_json = true;
-    else if (a == "--max-error") {
-      const std::string v = option_value(argc, argv, i);
-      char* end = nullptr;
-      max_error = std::strtod(v.c_str(), &end);
-      if (v.empty() || *end != '\0' || !(max_error >= 0)) throw ScenarioError("--max-error", "expected a percentage, got \"" + v + "\"");
-    } else {
-      throw ScenarioError(a, "unknown option; see trainsim validate --backend cpu --help");
-    }
+// A measurement step that failed: bad input and failed checks keep their codes; mpiexec refusing
+// to run (as root, say) is the machine's setup, reported as such (exit 2), not as a bug.
+int launch_failed(const char* step, int rc, const std::string& log_path) {
+  const std::string log = read_text(log_path);
+  std::fprintf(stderr, "validate: trainsim %s failed (exit %d):\n%s\n", step, rc, tail(log).c_str());
+  if (mpi_refused_root(log)) {
+    std::fprintf(stderr, "validate: mpiexec refused to start: %s\n", mpi_root_help());
+    return kExitBadInput;
   }
+  if (rc == kExitBadInput || rc == kExitCheckFailed) return rc;
+  return kExitFailure;
+}
+
+int run_cpu(ValidateOptions& o) {
+  validate::CpuJob job = o.job;
+  const int ranks = o.ranks, tp = o.tp, pp = o.pp, dp = o.dp, attempts = o.attempts;
+  const double max_error = o.max_error;
+  const bool as_json = o.json;
+  std::string calibration_path = o.calibration_path;
+  const std::string& keep = o.keep;
   job.tp = tp ? tp : 1;
   job.pp = pp ? pp : (ranks % (2 * job.tp) == 0 ? 2 : 1);
   job.dp = dp ? dp : std::max(1, ranks / (job.tp * job.pp));
@@ -149,17 +178,19 @@ int run_cpu(int argc, char** argv) {
   if (auto err = validate::check_cpu_job(job); !err.empty()) throw ScenarioError("--backend cpu", err);
 
   namespace fs = std::filesystem;
-  const fs::path tool = fs::path(self_executable(argv[0])).parent_path() / "trainsim-kernels";
+  const fs::path tool = fs::path(self_executable(program_name().c_str())).parent_path() / "trainsim-kernels";
   if (!fs::exists(tool))
     throw ScenarioError("--backend cpu", "the measurement tools are not built here (" + tool.string() + " is missing)");
   std::string dir = keep;
   if (dir.empty()) {
     char tmpl[] = "/tmp/trainsim-validate-XXXXXX";
-    if (!mkdtemp(tmpl)) throw std::runtime_error("cannot create a temporary directory");
+    if (!mkdtemp(tmpl)) throw ScenarioError("--backend cpu", std::string("cannot create a temporary folder in /tmp: ") + std::strerror(errno));
     dir = tmpl;
   } else {
-    fs::create_directories(dir);
+    create_output_dir(dir, "--keep");
   }
+  // Open MPI refuses to start as root without these (mpi_launch.hpp).
+  allow_mpi_as_root();
   // Same launcher, ranks, binding and threads for the calibration and the run.
   auto launch = [&](std::vector<std::string> args) {
     args.insert(args.begin(), tool.string());
@@ -173,10 +204,7 @@ int run_cpu(int argc, char** argv) {
     const int rc = run_logged(launch({"calibrate", "--backend", "cpu", "--quick", "--min-time", "0.03", "--threads", "1",
                                       "--model-shape", validate::model_shape_arg(job), "--out", calibration_path}),
                               dir + "/calibrate.log");
-    if (rc != 0) {
-      std::fprintf(stderr, "validate: trainsim calibrate failed (exit %d):\n%s\n", rc, tail(read_text(dir + "/calibrate.log")).c_str());
-      return kExitFailure;
-    }
+    if (rc != 0) return launch_failed("calibrate", rc, dir + "/calibrate.log");
   }
   const nlohmann::json cal = nlohmann::json::parse(read_text(calibration_path), nullptr, false);
   if (cal.is_discarded()) throw ScenarioError("--calibration", calibration_path + ": malformed JSON");
@@ -184,10 +212,7 @@ int run_cpu(int argc, char** argv) {
   train.push_back("--log");
   train.push_back(dir + "/train.jsonl");
   const int rc = run_logged(launch(train), dir + "/train.out");
-  if (rc != 0) {
-    std::fprintf(stderr, "validate: trainsim train failed (exit %d):\n%s\n", rc, tail(read_text(dir + "/train.out")).c_str());
-    return kExitFailure;
-  }
+  if (rc != 0) return launch_failed("train", rc, dir + "/train.out");
   const auto pred = validate::predict_cpu_job(job, cal);
   const auto meas = validate::measure_from_train_log(read_text(dir + "/train.jsonl"));
   auto rows = validate::compare_cpu(pred, meas);
@@ -247,50 +272,34 @@ int run_cpu(int argc, char** argv) {
   const double step_err = rows.front().error;
   if (!(std::fabs(step_err) * 100 <= max_error)) {
     std::fprintf(stderr, "validate: step-time error %.1f%% exceeds the limit %.1f%%\n", 100 * step_err, max_error);
-    return kExitFailure;
+    return kExitCheckFailed;
   }
   return kExitOk;
   }
 }
 
-int run(int argc, char** argv) {
-  for (int i = 1; i < argc; ++i)
-    if (std::string(argv[i]) == "--backend") return run_cpu(argc, argv);
-  std::string file;
-  bool as_json = false;
-  bool cross_validate = false;
-  std::vector<std::pair<std::string, double>> limits;
-  std::string fidelity = "estimate";
-  int jobs = 2;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "--help" || a == "-h") {
-      std::fputs(kHelp, stdout);
-      return kExitOk;
-    } else if (a == "--published") {
-      file = option_value(argc, argv, i);
-    } else if (a == "--json") {
-      as_json = true;
-    } else if (a == "--cross-validate") {
-      cross_validate = true;
-    } else if (a == "--fidelity") {
-      fidelity = option_value(argc, argv, i);
-      if (fidelity != "estimate" && fidelity != "simulate")
-        throw ScenarioError("--fidelity", "expected estimate or simulate, got \"" + fidelity + "\"");
-    } else if (a == "-j") {
-      jobs = static_cast<int>(parse_int_option(a, option_value(argc, argv, i), 1, 256));
-    } else if (a == "--max-mape") {
-      const auto [metric, pct] = parse_set(option_value(argc, argv, i));
-      char* end = nullptr;
-      const double v = std::strtod(pct.c_str(), &end);
-      if (pct.empty() || *end != '\0' || !(v >= 0))
-        throw ScenarioError("--max-mape", "expected METRIC=PERCENT, got \"" + metric + "=" + pct + "\"");
-      limits.emplace_back(metric, v);
-    } else {
-      throw ScenarioError(a, "unknown option; see trainsim validate --help");
-    }
+int run(ValidateOptions& o) {
+  if (!o.backend.empty()) return run_cpu(o);
+  std::string file = o.published;
+  if (file.empty()) {
+    file = validate::default_published_runs_path();
+    if (!o.published_opt->count() && !o.json)
+      std::fprintf(stderr, "validate: the published runs in %s (--published FILE for others)\n", file.c_str());
   }
-  if (file.empty()) throw ScenarioError("--published", "missing; see trainsim validate --help");
+  const bool as_json = o.json;
+  const std::string& fidelity = o.fidelity;
+  const int jobs = o.jobs;
+  std::vector<std::pair<std::string, double>> limits;
+  for (const auto& text : o.max_mape) {
+    const auto eq = text.find('=');
+    const std::string metric = eq == std::string::npos ? text : text.substr(0, eq);
+    const std::string pct = eq == std::string::npos ? std::string() : text.substr(eq + 1);
+    char* end = nullptr;
+    const double v = std::strtod(pct.c_str(), &end);
+    if (metric.empty() || pct.empty() || *end != '\0' || !(v >= 0) || !std::isfinite(v))
+      throw ScenarioError("--max-mape", "expected METRIC=PERCENT, got \"" + text + "\"");
+    limits.emplace_back(metric, v);
+  }
   LoadOptions options;
   options.preset_dirs = default_preset_dirs();
   const nlohmann::json records = validate::read_published_file(file);
@@ -304,7 +313,10 @@ int run(int argc, char** argv) {
       runs.push_back({report.runs[i].scenario.dump(), "", "", -1});
       which.push_back(i);
     }
-    run_children(self_executable(argv[0]), runs, jobs, {"--fidelity", "simulate", "--json"}, [&](std::size_t n) {
+    Progress progress("validate (simulate)", "runs", static_cast<double>(runs.size()), o.progress);
+    std::size_t finished = 0;
+    run_children(self_executable(program_name().c_str()), runs, jobs, {"--fidelity", "simulate", "--json"}, [&](std::size_t n) {
+      progress.update(static_cast<double>(++finished));
       auto& run = report.runs[which[n]];
       try {
         const auto j = nlohmann::json::parse(runs[n].output);
@@ -320,10 +332,11 @@ int run(int argc, char** argv) {
         run.assumptions.push_back("simulate failed, estimate kept: " + runs[n].error.substr(0, 200));
       }
     });
+    progress.finish();
     validate::summarize(report);
   }
-  if (cross_validate) {
-    // How well the one fitted parameter carries from some sources to another.
+  if (o.cross_validate) {
+    // How well the one parameter fitted on end-to-end runs carries from some sources to another.
     const auto folds = validate::cross_validate_sources(report, records);
     const auto all = validate::fit_training_tensor_share(report, records, [](const nlohmann::json&) { return true; });
     std::cout << validate::cross_validation_to_text(folds, all);
@@ -339,7 +352,7 @@ int run(int argc, char** argv) {
       found = true;
       if (100 * mape > pct) {
         std::fprintf(stderr, "validate: %s MAPE %.1f%% exceeds the limit %.1f%%\n", m.c_str(), 100 * mape, pct);
-        rc = kExitFailure;
+        rc = kExitCheckFailed;
       }
     }
     if (!found) throw ScenarioError("--max-mape", "no run has metric \"" + metric + "\"");
@@ -347,7 +360,7 @@ int run(int argc, char** argv) {
   return rc;
 }
 
-const CommandRegistrar kRegistrar("validate", "compare predictions with published or measured runs", run);
+const CommandRegistrar kRegistrar("validate", "compare predictions with published or measured runs", declare, run);
 
 }  // namespace
 }  // namespace trainsim::cli

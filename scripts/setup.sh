@@ -7,6 +7,7 @@ packages=(
   libsimgrid-dev            # sim/: flow-level network simulation (SimGrid 3.32)
   libboost-graph-dev        # sim/: topology graphs, routes, bisection
   nlohmann-json3-dev        # scenario files, results, calibration
+  libcli11-dev              # cli/: the subcommands' option tables, help, completion
   libgtest-dev              # tests
   libopenmpi-dev openmpi-bin  # kernels/: CPU collectives and sweep sharding
   libopenblas-dev           # kernels/: CPU GEMM

@@ -6,6 +6,8 @@
 #include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 #include <map>
 #include <regex>
 #include <sstream>
@@ -103,6 +105,21 @@ void network_from_text(const std::string& text, json& network, std::vector<std::
 }
 
 }  // namespace
+
+std::string default_published_runs_path() {
+  std::vector<std::string> candidates;
+  if (const char* dir = std::getenv("TRAINSIM_DATA"); dir && *dir) candidates.push_back(std::string(dir) + "/published_runs.json");
+  const std::string source_dir = TRAINSIM_SOURCE_DATA_DIR;
+  if (!source_dir.empty()) candidates.push_back(source_dir + "/published_runs.json");
+  candidates.push_back("data/published_runs.json");
+  std::string searched;
+  for (const auto& c : candidates) {
+    std::error_code ec;
+    if (std::filesystem::is_regular_file(c, ec)) return c;
+    searched += (searched.empty() ? "" : ", ") + c;
+  }
+  throw ScenarioError("--published", "no published-runs file found (searched " + searched + "); give --published FILE");
+}
 
 json read_published_file(const std::string& path) {
   json data = read_json_file(path, "published runs");

@@ -1,4 +1,4 @@
-// Predicting published measured runs (../shared/data/published_runs_visible.json format) and
+// Predicting published measured runs (data/published_runs.json: each record cites its source) and
 // reporting the error per metric (CONVENTIONS.md #12: the data cites its source; a prediction
 // outside the stated error fails the check).
 #pragma once
@@ -49,6 +49,11 @@ void fill_training_metrics(const nlohmann::json& record, const Result& result, R
 // Recomputes the per-metric MAPE from the runs.
 void summarize(PublishedReport& report);
 PublishedReport compare_published(const nlohmann::json& records, const LoadOptions& options);
+
+// The published runs shipped with trainsim: $TRAINSIM_DATA/published_runs.json when that variable
+// is set, else the source tree's data/published_runs.json, else data/published_runs.json in the
+// current folder (a ScenarioError names what was searched when none exists).
+std::string default_published_runs_path();
 
 // Reads a published-runs file (a JSON list, or an object with a "runs" list).
 nlohmann::json read_published_file(const std::string& path);

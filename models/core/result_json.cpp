@@ -97,7 +97,7 @@ std::string result_to_text(const Scenario& sc, const Result& r) {
   std::snprintf(line, sizeof line, "  step time          %s  (%d micro-batches per pipeline)\n",
                 units::format_time(r.step_time_s).c_str(), r.micro_batches);
   o << line;
-  std::snprintf(line, sizeof line, "  throughput         %.4g tokens/s\n", r.tokens_per_s);
+  std::snprintf(line, sizeof line, "  throughput         %s tokens/s\n", units::format_count(r.tokens_per_s).c_str());
   o << line;
   std::snprintf(line, sizeof line, "  per GPU            %.1f model TFLOP/s, %.1f hardware TFLOP/s\n",
                 r.model_tflops_per_gpu, r.hardware_tflops_per_gpu);
@@ -119,7 +119,8 @@ std::string result_to_text(const Scenario& sc, const Result& r) {
                   100 * s / r.step_time_s);
     o << line;
   }
-  o << "\n  memory per GPU (HBM " << units::format_bytes(r.hbm_capacity_bytes) << "):\n";
+  // Memory in decimal GB, the unit GPU vendors state capacity in ("80GB" reads as 80 GB).
+  o << "\n  memory per GPU (HBM " << units::format_bytes_si(r.hbm_capacity_bytes) << "):\n";
   o << "    stage  layers  params     grads      optimizer  activations  other      total\n";
   const std::size_t n = r.per_stage.size();
   for (std::size_t i = 0; i < n; ++i) {
@@ -130,12 +131,12 @@ std::string result_to_text(const Scenario& sc, const Result& r) {
     const auto& s = r.per_stage[i];
     const auto& m = s.breakdown;
     std::snprintf(line, sizeof line, "    %5d  %6d  %-9s  %-9s  %-9s  %-11s  %-9s  %s\n", s.stage,
-                  s.layers, units::format_bytes(m.params_bytes).c_str(),
-                  units::format_bytes(m.grads_bytes).c_str(),
-                  units::format_bytes(m.optimizer_bytes).c_str(),
-                  units::format_bytes(m.activations_bytes).c_str(),
-                  units::format_bytes(m.other_bytes).c_str(),
-                  units::format_bytes(s.total_bytes).c_str());
+                  s.layers, units::format_bytes_si(m.params_bytes).c_str(),
+                  units::format_bytes_si(m.grads_bytes).c_str(),
+                  units::format_bytes_si(m.optimizer_bytes).c_str(),
+                  units::format_bytes_si(m.activations_bytes).c_str(),
+                  units::format_bytes_si(m.other_bytes).c_str(),
+                  units::format_bytes_si(s.total_bytes).c_str());
     o << line;
   }
   for (const auto& w : r.warnings) o << "  warning: " << w << "\n";

@@ -194,4 +194,20 @@ std::string format_flops(double flops_per_s) {
                        "FLOP/s");
 }
 
+std::string format_bytes_si(double bytes) {
+  return format_scaled(bytes, {{{1e15, "PB"}, {1e12, "TB"}, {1e9, "GB"}, {1e6, "MB"}, {1e3, "kB"}}}, "B");
+}
+std::string format_count(double value) {
+  if (!std::isfinite(value)) return "?";
+  char digits[64];
+  std::snprintf(digits, sizeof digits, "%.0f", std::fabs(value));
+  const std::string s = digits;
+  std::string out = value < 0 && s != "0" ? "-" : "";
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (i > 0 && (s.size() - i) % 3 == 0) out += ',';
+    out += s[i];
+  }
+  return out;
+}
+
 }  // namespace trainsim::units

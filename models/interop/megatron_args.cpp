@@ -372,11 +372,11 @@ MegatronImport import_megatron_args(const std::vector<std::string>& all_args,
   plan["cp"] = cp;
   plan["ep"] = ep;
   int64_t gpus = options.gpus > 0 ? options.gpus : launcher_gpus;
-  if (gpus <= 0) {
-    gpus = tp * pp * cp;
-    note("world size not given (no --gpus, no torchrun --nnodes/--nproc_per_node): assumed " +
-         std::to_string(gpus) + " GPUs, data-parallel degree 1");
-  }
+  // The world size is not a Megatron flag: it comes from the launcher or the caller. Without it
+  // the data-parallel degree (and the cluster) would be a guess; the other flags are still
+  // checked first so one run reports their errors, then this (at the end).
+  const bool world_size_missing = gpus <= 0;
+  if (world_size_missing) gpus = tp * pp * cp;
   const int64_t inner = tp * pp * cp;
   int64_t dp = gpus / inner;
   if (gpus % inner != 0 || dp < 1)
@@ -466,6 +466,12 @@ MegatronImport import_megatron_args(const std::vector<std::string>& all_args,
            "; rounded up");
     cluster["nodes"] = (gpus + per_node - 1) / per_node;
   }
+
+  if (world_size_missing)
+    throw ScenarioError("--gpus", "missing: the command line has no world size (no torchrun --nnodes/--nproc_per_node "
+                                  "launcher before pretrain_gpt.py); give the GPU count, e.g. --gpus " +
+                                      std::to_string(tp * pp * cp * 8) + " for data-parallel degree 8 at TP " +
+                                      std::to_string(tp) + " x PP " + std::to_string(pp) + " x CP " + std::to_string(cp));
 
   json& s = out.scenario;
   s["schema_version"] = 1;

@@ -22,7 +22,7 @@ std::vector<std::string> split_command_line(const std::string& text);
 struct MegatronImportOptions {
   nlohmann::json cluster = "dgx-a100-superpod";  // preset name or a cluster object
   int gpus_per_node = 8;                      // of that cluster (the CLI resolves it)
-  int64_t gpus = 0;  // world size; 0 = from torchrun --nnodes x --nproc_per_node, else TP*PP*CP
+  int64_t gpus = 0;  // world size; 0 = from torchrun --nnodes x --nproc_per_node (else an error)
 };
 
 struct MegatronImport {
@@ -34,7 +34,8 @@ struct MegatronImport {
 
 // `args` are the tokens of the command line (a leading launcher "torchrun ... pretrain_gpt.py"
 // is skipped; its --nnodes/--nproc_per_node give the world size). Throws ScenarioError naming the
-// flag on a missing or malformed value.
+// flag on a missing or malformed value, and ScenarioError("--gpus", ...) when neither the options
+// nor a launcher give the world size.
 MegatronImport import_megatron_args(const std::vector<std::string>& args,
                                     const MegatronImportOptions& options);
 

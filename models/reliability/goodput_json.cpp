@@ -89,14 +89,15 @@ std::string goodput_to_text(const GoodputReport& g) {
   std::ostringstream o;
   char line[256];
   o << "\n  goodput over a long run (training.faults)\n";
-  std::snprintf(line, sizeof line, "    goodput            %.4g tokens/s = %.1f%% of %.4g tokens/s\n",
-                g.goodput_tokens_per_s, 100 * g.goodput_fraction, g.tokens_per_s_nominal);
+  std::snprintf(line, sizeof line, "    goodput            %s tokens/s = %.1f%% of %s tokens/s\n",
+                units::format_count(g.goodput_tokens_per_s).c_str(), 100 * g.goodput_fraction,
+                units::format_count(g.tokens_per_s_nominal).c_str());
   o << line;
   std::snprintf(line, sizeof line, "    job MTBF           %s (%.3g failures/h; %.1f failures expected)\n",
                 duration(g.system_mtbf_s).c_str(), g.rates.total_per_s() * 3600, g.expected_failures);
   o << line;
   std::snprintf(line, sizeof line, "    checkpoint         %s, blocks %s, restart %s\n",
-                units::format_bytes(g.checkpoint.size_bytes).c_str(),
+                units::format_bytes_si(g.checkpoint.size_bytes).c_str(),
                 duration(g.checkpoint.blocking_s).c_str(), duration(g.checkpoint.restart_s).c_str());
   o << line;
   std::snprintf(line, sizeof line,

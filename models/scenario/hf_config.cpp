@@ -98,6 +98,7 @@ json hf_config_to_model_json(const json& config, const std::string& path, int64_
   f.set_type(type);
 
   json m = json::object();
+  int64_t max_context = 0;  // the longest context the model supports, when the config says
   std::string name = f.string_or("_name_or_path", "");
   if (name.empty()) name = type;
   const auto slash = name.find_last_of('/');
@@ -115,7 +116,8 @@ json hf_config_to_model_json(const json& config, const std::string& path, int64_
     m["ffn_act"] = "gelu";
     m["vocab"] = f.integer("vocab_size");
     m["tied_embeddings"] = f.boolean_or("tie_word_embeddings", true);
-    if (seq_len <= 0) seq_len = f.integer_any({"n_positions", "n_ctx", "max_position_embeddings"});
+    for (const char* k : {"n_positions", "n_ctx", "max_position_embeddings"})
+      if (max_context == 0) max_context = f.integer_or(k, 0);
     notes.push_back("learned position embeddings (n_positions x n_embd) are not counted");
   } else {
     // Llama-style fields (LlamaConfig and the families that copy it).
@@ -143,7 +145,7 @@ json hf_config_to_model_json(const json& config, const std::string& path, int64_
     m["vocab"] = f.integer("vocab_size");
     // LlamaConfig, MistralConfig, Qwen2Config, GPTNeoXConfig, DeepseekV3Config default false.
     m["tied_embeddings"] = f.boolean_or("tie_word_embeddings", false);
-    if (seq_len <= 0) seq_len = f.integer("max_position_embeddings");
+    max_context = f.integer_or("max_position_embeddings", 0);
 
     if (type == "mixtral" || (f.has("num_local_experts") && !f.has("n_routed_experts"))) {
       // MixtralConfig: every layer's MLP is num_local_experts SwiGLU experts of
@@ -203,10 +205,6 @@ json hf_config_to_model_json(const json& config, const std::string& path, int64_
     for (const char* k : kKnown) known = known || type == k;
     if (!known) notes.push_back("model_type \"" + type + "\" read with Llama field names");
   }
-  if (seq_len <= 0 || seq_len > (int64_t{1} << 24))
-    throw ScenarioError(path + ": max_position_embeddings",
-                        "sequence length out of range: " + std::to_string(seq_len));
-  m["seq_len"] = seq_len;
   if (m.contains("moe")) {
     const json& moe = m["moe"];
     if (moe["top_k"].get<int64_t>() > moe["experts"].get<int64_t>())
@@ -214,6 +212,23 @@ json hf_config_to_model_json(const json& config, const std::string& path, int64_
     if (moe.contains("dense_layers") && moe["dense_layers"].get<int64_t>() > m["layers"].get<int64_t>())
       f.fail("first_k_dense_replace", "exceeds num_hidden_layers (" + m["layers"].dump() + ")");
   }
+  // A config.json holds the longest context the model supports (Llama 3.1: 131072), not the
+  // sequence length it trains with (Llama 3 pre-trains at 8K tokens and extends the context to
+  // 128K only at the end: "The Llama 3 Herd of Models", arXiv:2407.21783, section 3.4): an input.
+  if (seq_len <= 0)
+    throw ScenarioError(path + ": seq_len",
+                        "the training sequence length is not in a config.json" +
+                            (max_context > 0 ? " (its " + std::to_string(max_context) +
+                                                   " is the longest context the model supports)"
+                                             : std::string()) +
+                            "; give it: trainsim import-model --seq-len N, or \"seq_len\" beside "
+                            "\"hf_config\" in a scenario's model");
+  if (seq_len > (int64_t{1} << 24))
+    throw ScenarioError(path + ": seq_len", "sequence length out of range: " + std::to_string(seq_len));
+  if (max_context > 0 && seq_len > max_context)
+    notes.push_back("seq_len " + std::to_string(seq_len) + " exceeds the config's context length " +
+                    std::to_string(max_context));
+  m["seq_len"] = seq_len;
   if (!notes.empty()) m["notes"] = join(notes);
   return m;
 }

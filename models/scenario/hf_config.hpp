@@ -12,9 +12,10 @@
 
 namespace trainsim {
 
-// `config` is the parsed config.json, `path` names it in errors. `seq_len` > 0 replaces the
-// config's context length (max_position_embeddings / n_positions), which is the longest the
-// model supports, not what it was trained with. Returns a model object the loader accepts
+// `config` is the parsed config.json, `path` names it in errors. `seq_len` is the training
+// sequence length, which a config.json does not hold (max_position_embeddings / n_positions is
+// the longest context the model supports): 0 is a ScenarioError naming "<path>: seq_len".
+// Returns a model object the loader accepts
 // (layers, hidden, heads, kv_heads, ffn_hidden, ffn_act, vocab, seq_len, tied_embeddings,
 // moe{...}, name, source, notes). Throws ScenarioError on a missing or mistyped field.
 nlohmann::json hf_config_to_model_json(const nlohmann::json& config, const std::string& path,

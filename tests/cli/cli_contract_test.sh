@@ -87,4 +87,41 @@ for cmd in $("$T" --help | awk '/^commands:/{on=1; next} on && !NF {exit} on {pr
 done
 check help-top 0 'commands:' -- "$T" --help
 
+# Conventions: --opt=value as well as --opt value; `trainsim help CMD` is CMD's help, in the one
+# layout every command shares; exit codes listed on every page.
+check fidelity-equals 0 'trainsim estimate' -- "$T" run "$S/default.json" --fidelity=estimate
+check set-equals 0 'TP2 PP1 DP16' -- "$T" run "$good" --set=plan.tp=2 --set plan.dp=16 --fidelity=estimate
+check help-cmd 0 '^usage: trainsim run SCENARIO \[options\]' -- "$T" help run
+check help-same-as-flag 0 '^same$' -- bash -c "[ \"\$('$T' help plan)\" = \"\$('$T' plan --help)\" ] && echo same"
+for cmd in run plan sweep validate export-chakra import-model import-megatron import-torch-trace share; do
+  check "help-layout-$cmd" 0 'exit codes: 0 ok, 2 bad input' -- "$T" help "$cmd"
+done
+check help-unknown 2 'unknown command "fly"' -- "$T" help fly
+check unknown-option 2 'not expected: --bogus' -- "$T" run "$good" --bogus
+check completion 0 'complete -o filenames -F _trainsim trainsim' -- "$T" completion bash
+# The report names what it ran after --set, and states memory and throughput as people read them.
+check header-after-set 0 'trainsim estimate: .*, with --set plan.tp=2 plan.dp=16' -- "$T" run "$good" --set plan.tp=2 --set plan.dp=16 --fidelity estimate
+check hbm-as-vendor 0 'memory per GPU \(HBM 80 GB\)' -- "$T" run "$S/default.json" --fidelity estimate
+check throughput-separators 0 'throughput +[0-9]{1,3}(,[0-9]{3})+ tokens/s' -- "$T" run "$S/default.json" --fidelity estimate
+
+# Imports ask for what their input does not hold: the training sequence length (a config.json has
+# only the longest context) and the world size (not a Megatron flag).
+check hf-needs-seq 2 'seq_len: the training sequence length is not in a config.json \(its 8192 is the longest context' -- \
+  "$T" import-model "$DATA/hf/llama3-8b.json"
+check hf-with-seq 0 '"seq_len": 4096' -- "$T" import-model "$DATA/hf/llama3-8b.json" --seq-len 4096
+check hf-scenario-needs-seq 2 'model.hf_config .*: seq_len: the training sequence length' -- \
+  "$T" run "$good" --fidelity estimate --set "model={\"hf_config\":\"$DATA/hf/llama3-8b.json\"}"
+megatron='--num-layers 2 --hidden-size 1024 --num-attention-heads 8 --seq-length 512 --vocab-size 1000 --tensor-model-parallel-size 2'
+check megatron-needs-world 2 '--gpus: missing: the command line has no world size' -- "$T" import-megatron "$megatron"
+check megatron-with-world 0 '"dp": 4' -- "$T" import-megatron "$megatron" --gpus 8
+check megatron-torchrun 0 '"dp": 8' -- "$T" import-megatron "torchrun --nnodes 2 --nproc_per_node 8 pretrain_gpt.py $megatron"
+
+# validate --published needs no path: the published runs ship in data/.
+check validate-default 0 'tokens_per_s +[0-9.]+% +over [0-9]+ runs' -- "$T" validate --published
+
+# Progress on stderr: forced with --progress (rate and ETA), silent when stderr is no terminal.
+plan_args=(plan --model gpt-1.7b --cluster dgx-a100-superpod --gpus 32 --global-batch 512 --top 1)
+check plan-progress-forced 0 'plan search: +100%  done in' -- bash -c "'$T' ${plan_args[*]} --progress 2>&1 >/dev/null"
+check plan-progress-quiet 0 '^silent$' -- bash -c "[ -z \"\$('$T' ${plan_args[*]} 2>&1 >/dev/null)\" ] && echo silent"
+
 finish

@@ -12,15 +12,18 @@ pass=0
 fail=0
 ok() { pass=$((pass + 1)); }
 bad() { echo "FAIL: $*"; fail=$((fail + 1)); }
+# Rows files start with a {"trainsim_sweep": ...} header line; rows are the lines with an index.
 rows_of() { python3 -c "
 import json,sys
-rows=[json.loads(l) for l in open(sys.argv[1])]
+lines=[json.loads(l) for l in open(sys.argv[1])]
+assert 'trainsim_sweep' in lines[0], 'no sweep header'
+rows=[r for r in lines if 'index' in r]
 idx=[r['index'] for r in rows]
 assert len(idx)==len(set(idx)), 'duplicate rows'
 print(len(rows))" "$1"; }
 canon() { python3 -c "
 import json,sys
-rows=sorted((json.loads(l) for l in open(sys.argv[1])), key=lambda r: r['index'])
+rows=sorted((r for r in map(json.loads, open(sys.argv[1])) if 'index' in r), key=lambda r: r['index'])
 print(json.dumps(rows, sort_keys=True))" "$1"; }
 
 "$T" sweep "$SWEEP" --out ref --quiet >ref.summary || bad "reference sweep failed"
@@ -28,6 +31,25 @@ total=$(rows_of ref.rows.jsonl)
 [ "$total" -gt 50 ] && ok || bad "expected more than 50 rows, got $total"
 [ "$(($(wc -l <ref.csv) - 1))" -eq "$total" ] && ok || bad "CSV rows != JSONL rows"
 grep -q "Pareto front" ref.summary && grep -q "best plans" ref.summary && grep -q "why plans were rejected" ref.summary && ok || bad "summary sections missing"
+
+# Infeasible rows are marked as such: no metrics to rank them by, never meets_constraints, a reason
+# code from the table and the model's own message (numbers kept, not masked into "N").
+python3 - ref.rows.jsonl ref.summary <<'PY' && ok || bad "infeasible rows or reasons"
+import json, re, sys
+rows = [r for r in map(json.loads, open(sys.argv[1])) if "index" in r]
+bad = [r for r in rows if not r["feasible"]]
+assert bad, "the sweep should have infeasible plans"
+for r in bad:
+    assert r["status"] == "infeasible" and r["meets_constraints"] is False and r["objective"] is None, r
+    assert "tokens_per_s" not in r and "step_time_s" not in r, r
+    assert r["reason_code"] not in ("", "other") and re.search(r"\d", r["reason"]), r
+ok = [r for r in rows if r["feasible"]]
+assert all(r["status"] in ("ok", "outside_constraints") and "tokens_per_s" in r for r in ok)
+summary = open(sys.argv[2]).read()
+assert not re.search(r"[A-Za-z]N-|: N |\(N\)", summary), "digit-masked reasons in the summary"
+for r in bad:
+    assert r["reason_code"] in summary
+PY
 
 # Determinism: the same sweep twice gives byte-identical rows.
 "$T" sweep "$SWEEP" --out again --quiet >/dev/null
@@ -62,10 +84,11 @@ SLURM_ARRAY_TASK_ID=1 SLURM_ARRAY_TASK_COUNT=2 "$T" sweep "$SWEEP" --out arr --q
 "$T" sweep-merge arr >/dev/null || bad "sweep-merge failed"
 [ "$(canon arr.rows.jsonl)" = "$(canon ref.rows.jsonl)" ] && ok || bad "array pieces merged differ from one process"
 
-# A full disk (here: a 16 KiB file-size limit): a clear error, exit 1, the rows already written intact.
+# A full disk (here: a 16 KiB file-size limit): a clear error, exit 2 (an output that cannot be
+# written), the rows already written intact.
 ( ulimit -f 16; trap '' XFSZ; exec "$T" sweep "$SWEEP" --out full --quiet ) >/dev/null 2>full.err
 rc=$?
-[ $rc -eq 1 ] && grep -q "cannot write a result row" full.err && ok || { cat full.err; bad "full disk: rc=$rc"; }
+[ $rc -eq 2 ] && grep -q "while writing a result row" full.err && ok || { cat full.err; bad "full disk: rc=$rc"; }
 python3 -c "
 import json,sys
 lines=open('full.rows.jsonl').read().split('\n')
@@ -80,15 +103,58 @@ if "$T" --help | grep -q collective; then
   "$T" sweep "$SWEEP" --out sim2 --quiet --simulate-top 4 -j 2 >/dev/null || bad "simulate stage -j 2 failed"
   [ "$(rows_of sim1.simulated.jsonl)" -eq 4 ] && ! grep -q '"error"' sim1.simulated.jsonl && ok || bad "simulate stage rows"
   [ "$(canon sim1.simulated.jsonl)" = "$(canon sim2.simulated.jsonl)" ] && ok || bad "simulated rows differ between -j 1 and -j 2"
+  # After --simulate-top the summary ranks the simulated plans by the simulation's objective.
+  "$T" sweep "$SWEEP" --out sim3 --quiet --simulate-top 4 >sim3.summary
+  python3 - sim3.simulated.jsonl sim3.summary <<'PY' && ok || bad "summary not re-ranked by the simulation"
+import json, re, sys
+sims = [r for r in map(json.loads, open(sys.argv[1])) if "index" in r]
+order = [r["index"] for r in sorted(sims, key=lambda r: (-r["objective"], r["index"]))]
+text = open(sys.argv[2]).read()
+best = text.split("best plans by")[1].split("\n\n")[0].splitlines()[1:]
+listed = [int(l.split()[0]) for l in best if re.match(r"\s*\d+\s", l)]
+assert listed[:len(order)] == order, (listed, order)
+assert all("[simulated" in l for l in best[:len(order)])
+PY
 fi
+
+# ZeRO-1 and ZeRO-2 twins (the same plan, the same step time) are one row of the ranking.
+python3 - "$S/sweeps/small-gpt-1.7b.json" >zero.json <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["axes"] = [a for a in d["axes"] if a.get("path") != "plan.zero_stage"] + [{"path": "plan.zero_stage", "values": [0, 1, 2]}]
+d["top_k"] = 10
+json.dump(d, sys.stdout)
+PY
+"$T" sweep zero.json --out zero --quiet >zero.summary
+python3 - zero.rows.jsonl zero.summary <<'PY' && ok || bad "ZeRO-1/2 twins not folded"
+import json, re, sys
+rows = [r for r in map(json.loads, open(sys.argv[1])) if "index" in r and r["feasible"]]
+def key(r):
+    p = dict(r["plan"]); p.pop("zero_stage"); return json.dumps(p, sort_keys=True)
+twins = set()
+by = {}
+for r in rows:
+    if r["plan"]["zero_stage"] in (1, 2): by.setdefault(key(r), []).append(r)
+for k, rs in by.items():
+    if len(rs) == 2 and abs(rs[0]["step_time_s"] - rs[1]["step_time_s"]) <= 1e-9 * rs[0]["step_time_s"]:
+        twins.update(r["index"] for r in rs)
+text = open(sys.argv[2]).read()
+best = text.split("best plans by")[1].split("\n\n")[0].splitlines()[1:]
+listed = [int(l.split()[0]) for l in best if re.match(r"\s*\d+\s", l)]
+pairs = [i for i in listed if i in twins]
+for k, rs in by.items():
+    ids = [r["index"] for r in rs]
+    assert not (len(ids) == 2 and ids[0] in listed and ids[1] in listed and ids[0] in twins), ("both twins listed", ids)
+assert not pairs or "ZeRO-1/2" in text
+PY
 
 # Bad sweep files: exit 2 naming the path.
 echo '{"schema_version": 1, "base": "nope.json", "axes": []}' >bad1.json
-"$T" sweep bad1.json >/dev/null 2>err1; [ $? -eq 2 ] && grep -q "nope.json" err1 && ok || bad "missing base not reported"
+"$T" sweep bad1.json --out bad1 >/dev/null 2>err1; [ $? -eq 2 ] && grep -q "nope.json" err1 && ok || bad "missing base not reported"
 printf '{"schema_version": 1, "base": "%s", "axes": [{"path": "plan.tp", "values": [1]}], "constraints": ["memory.peak_bytes <"]}' "$S/default.json" >bad2.json
-"$T" sweep bad2.json >/dev/null 2>err2; [ $? -eq 2 ] && grep -q "constraints\[0\]" err2 && ok || bad "bad constraint not reported"
+"$T" sweep bad2.json --out bad2 >/dev/null 2>err2; [ $? -eq 2 ] && grep -q "constraints\[0\]" err2 && ok || bad "bad constraint not reported"
 printf '{"schema_version": 1, "base": "%s", "axes": [{"path": "plan.tp", "values": [1], "typo": 1}]}' "$S/default.json" >bad3.json
-"$T" sweep bad3.json >/dev/null 2>err3; [ $? -eq 2 ] && grep -q "axes\[0\].typo: unknown key" err3 && ok || bad "unknown axis key not reported"
+"$T" sweep bad3.json --out bad3 >/dev/null 2>err3; [ $? -eq 2 ] && grep -q "axes\[0\].typo: unknown key" err3 && ok || bad "unknown axis key not reported"
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

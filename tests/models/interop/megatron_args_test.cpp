@@ -124,5 +124,26 @@ TEST(MegatronArgs, SwigluDefaultWidthAndSmallWorlds) {
   EXPECT_EQ(s.plan.precision, Precision::kFp32);
 }
 
+// The world size is not a Megatron flag: without a launcher line or --gpus the importer asks for
+// it instead of guessing TP x PP x CP GPUs.
+TEST(MegatronArgs, WithoutAWorldSizeAsksForOne) {
+  const std::string cmd =
+      "--num-layers 2 --hidden-size 1024 --num-attention-heads 8 --seq-length 512 --vocab-size 1000 "
+      "--tensor-model-parallel-size 2 --pipeline-model-parallel-size 2";
+  MegatronImportOptions o;
+  try {
+    import_megatron_args(split_command_line(cmd), o);
+    ADD_FAILURE() << "imported without a world size";
+  } catch (const ScenarioError& e) {
+    EXPECT_EQ(e.path(), "--gpus");
+    EXPECT_NE(std::string(e.what()).find("no world size"), std::string::npos) << e.what();
+  }
+  o.gpus = 16;
+  EXPECT_EQ(load(import_megatron_args(split_command_line(cmd), o).scenario).plan.dp, 4);
+  const MegatronImport launched = import_megatron_args(
+      split_command_line("torchrun --nnodes 2 --nproc_per_node 4 pretrain_gpt.py " + cmd), MegatronImportOptions{});
+  EXPECT_EQ(load(launched.scenario).plan.dp, 2);
+}
+
 }  // namespace
 }  // namespace trainsim

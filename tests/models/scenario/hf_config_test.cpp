@@ -55,7 +55,7 @@ TEST(HfConfig, EveryFamilyParsesToItsPublishedArchitecture) {
   for (const Case& c : kCases) {
     SCOPED_TRACE(c.file);
     const std::string path = test::data_path(std::string("hf/") + c.file);
-    const json model = hf_config_to_model_json(read_json_file(path), path);
+    const json model = hf_config_to_model_json(read_json_file(path), path, 4096);
     const Scenario s = load_with_model(model);
     EXPECT_EQ(s.model.layers, c.layers);
     EXPECT_EQ(s.model.hidden, c.hidden);
@@ -78,21 +78,31 @@ TEST(HfConfig, EveryFamilyParsesToItsPublishedArchitecture) {
   }
 }
 
-TEST(HfConfig, SequenceLengthComesFromTheConfigUnlessGiven) {
+// A config.json's max_position_embeddings is the longest context, not the training sequence
+// length: the caller gives that, and without it the error names the field and the config's value.
+TEST(HfConfig, TheTrainingSequenceLengthIsGivenNotTakenFromTheContextLength) {
   const std::string path = test::data_path("hf/llama3-8b.json");
-  EXPECT_EQ(hf_config_to_model_json(read_json_file(path), path)["seq_len"], 8192);
   EXPECT_EQ(hf_config_to_model_json(read_json_file(path), path, 2048)["seq_len"], 2048);
+  try {
+    hf_config_to_model_json(read_json_file(path), path);
+    ADD_FAILURE() << "no error without a sequence length";
+  } catch (const ScenarioError& e) {
+    EXPECT_EQ(e.path(), path + ": seq_len");
+    EXPECT_NE(std::string(e.what()).find("its 8192 is the longest context"), std::string::npos) << e.what();
+  }
   const std::string gpt2 = test::data_path("hf/gpt2.json");
-  EXPECT_EQ(hf_config_to_model_json(read_json_file(gpt2), gpt2)["seq_len"], 1024);
+  EXPECT_THROW(hf_config_to_model_json(read_json_file(gpt2), gpt2), ScenarioError);
+  const json longer = hf_config_to_model_json(read_json_file(gpt2), gpt2, 2048);
+  EXPECT_NE(longer["notes"].get<std::string>().find("exceeds the config's context length 1024"), std::string::npos);
 }
 
 TEST(HfConfig, NameAndApproximationsAreRecorded) {
   const std::string path = test::data_path("hf/deepseek-v3.json");
-  const json m = hf_config_to_model_json(read_json_file(path), path);
+  const json m = hf_config_to_model_json(read_json_file(path), path, 4096);
   EXPECT_EQ(m["name"], "deepseek_v3");  // no _name_or_path in that config
   EXPECT_NE(m["notes"].get<std::string>().find("latent attention"), std::string::npos);
   const std::string llama = test::data_path("hf/llama2-7b.json");
-  EXPECT_EQ(hf_config_to_model_json(read_json_file(llama), llama)["name"], "Llama-2-7b-hf");
+  EXPECT_EQ(hf_config_to_model_json(read_json_file(llama), llama, 4096)["name"], "Llama-2-7b-hf");
 }
 
 }  // namespace
