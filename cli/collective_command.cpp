@@ -20,6 +20,7 @@
 #include "sim/collective_engine.hpp"
 #include "sim/link_stats.hpp"
 #include "sim/platform.hpp"
+#include "sim/step_simulation.hpp"
 
 namespace trainsim::cli {
 namespace {
@@ -42,7 +43,8 @@ options:
   --granularity G      flow (default: one flow per ring edge, latency added analytically) or
                        step (every algorithm step is a transfer; for validation, small groups)
   --order O            topology (default: ring order follows the switch tree) or rank
-  --routing R          ecmp (default: next hop by flow hash) or dmodk (destination-mod-k)
+  --routing R          adaptive (least-loaded next hop), ecmp (flow hash) or dmodk
+                       (destination-mod-k); default: the cluster's network.routing
   --channels N         rings per collective (default: one per NIC a node uses)
   --set path=value     override a cluster field, e.g. --set network.oversubscription=2
   --json               print a JSON list of rows {op, algo, ranks, bytes, time_s,
@@ -109,7 +111,7 @@ std::vector<int> parse_group(const std::string& text) {
 
 int run(int argc, char** argv) {
   std::string cluster_arg, op_name = "allreduce", algo_name = "auto", sizes = "8B:128MiB:x2";
-  std::string granularity = "flow", order = "topology", routing = "ecmp", trace_path;
+  std::string granularity = "flow", order = "topology", routing, trace_path;
   int ranks = 0, channels = 0;
   std::vector<int> group;
   bool as_json = false;
@@ -161,8 +163,7 @@ int run(int argc, char** argv) {
   if (order != "topology" && order != "rank")
     throw ScenarioError("--order",
                         "unknown ring order \"" + order + "\"; expected topology or rank");
-  sim::TopologyOptions topo_options;
-  topo_options.routing = sim::routing_policy_from_string(routing, "--routing");
+  if (!routing.empty()) sim::routing_policy_from_string(routing, "--routing");
   const std::vector<double> size_list = parse_sizes(sizes);
 
   options.preset_dirs = default_preset_dirs();
@@ -184,6 +185,9 @@ int run(int argc, char** argv) {
     throw ScenarioError("--ranks",
                         "alltoall is simulated pairwise (n^2 flows); at most 4096 ranks");
 
+  sim::TopologyOptions topo_options = sim::topology_options(cluster);
+  if (!routing.empty()) topo_options.routing = sim::routing_policy_from_string(routing, "--routing");
+  routing = sim::to_string(topo_options.routing);
   sim::Platform& platform = sim::Platform::create(cluster, topo_options);
   if (!trace_path.empty()) platform.link_stats().enable_sampling(true);
   sim::CollectiveEngine engine(platform);
@@ -212,7 +216,12 @@ int run(int argc, char** argv) {
                      {"bytes", r.bytes},
                      {"time_s", r.time_s},
                      {"algbw_bytes_per_s", r.algbw_bytes_per_s()},
-                     {"busbw_bytes_per_s", r.busbw_bytes_per_s()}});
+                     {"busbw_bytes_per_s", r.busbw_bytes_per_s()},
+                     {"protocol", to_string(r.protocol)},
+                     {"channels", r.channels},
+                     {"closed_form_time_s", r.model.time_s},
+                     {"transfers", r.transfers},
+                     {"activities", r.activities}});
     std::cout << out.dump(2) << "\n";
   } else {
     const auto& topo = platform.topology();

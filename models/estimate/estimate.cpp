@@ -52,13 +52,7 @@ GroupShape group_shape(int size, int64_t stride, int gpus_per_node) {
 }
 
 CollectiveAlgo plan_algo(const ParallelPlan& p) {
-  const std::string& a = p.collective_algorithm;
-  if (a == "ring") return CollectiveAlgo::kRing;
-  if (a == "tree") return CollectiveAlgo::kTree;
-  if (a == "hd") return CollectiveAlgo::kHalvingDoubling;
-  if (a == "hier") return CollectiveAlgo::kHierarchical;
-  if (a == "direct") return CollectiveAlgo::kDirect;
-  return CollectiveAlgo::kAuto;
+  return collective_algo_from_string(p.collective_algorithm, "plan.collective_algorithm");
 }
 
 // Layers held by each pipeline device (all of its virtual chunks), and how many are MoE.
