@@ -124,6 +124,7 @@ struct Running : std::enable_shared_from_this<Running> {
       recv_done[r].assign(s.rings[r].size(), -1);
       outstanding += s.rings[r].size() * static_cast<std::size_t>(s.steps);
     }
+    activities += outstanding;
     if (outstanding == 0 || s.steps == 0) {
       finish_stage();
       return;

@@ -274,13 +274,15 @@ void plan_collnet(Context& c) {
 
 void plan_hierarchical(Context& c) {
   // 2D: intra-node reduce-scatter over k ranks, per-rail inter-node all-reduce of S/k over m
-  // nodes, intra-node all-gather. Reduce-scatter / all-gather keep one half each.
+  // nodes, intra-node all-gather. Reduce-scatter / all-gather keep one half each. The phases'
+  // rings run on the links as they are (wire bytes of the protocol); their step latencies are
+  // the closed form's (NCCL's per-step latencies), paid once at the end.
   const auto nodes = gpus_by_node(c.topo, c.group);
   const int k = static_cast<int>(nodes.front().size());
   std::vector<std::vector<int>> rails(k);
   for (const auto& node : nodes)
     for (int l = 0; l < k; ++l) rails[l].push_back(node[l]);
-  const double S = c.r.bytes;
+  const double S = c.r.bytes * wire_factor(c.plan.protocol);
   const auto gran = c.r.granularity;
   const CollectiveOp op = c.r.op;
   if (op == CollectiveOp::kAllReduce || op == CollectiveOp::kReduceScatter)
@@ -288,6 +290,13 @@ void plan_hierarchical(Context& c) {
   c.plan.stages.push_back(parallel_ring_stage(c.topo, rails, S / k, op == CollectiveOp::kAllReduce ? 2 : 1, gran));
   if (op == CollectiveOp::kAllReduce || op == CollectiveOp::kAllGather)
     c.plan.stages.push_back(parallel_ring_stage(c.topo, nodes, S, 1, gran));
+  for (auto& st : c.plan.stages)
+    if (!st.ring_steps) st.flow.latency_s = 0;
+  if (gran == Granularity::kFlow) {  // step granularity pays route latencies per step instead
+    CollectiveStage tail;  // the analytic latency of all phases
+    tail.flow.latency_s = c.plan.pace.latency_s;
+    c.plan.stages.push_back(tail);
+  }
 }
 
 void plan_halving_doubling(Context& c) {

@@ -115,6 +115,8 @@ TEST(CollectiveEngine, MatchesClosedFormOnContentionFreeTopologies) {
        CollectiveAlgo::kHierarchical, 32},
       {"hier reducescatter 4 nodes", four_nodes(), CollectiveOp::kReduceScatter,
        CollectiveAlgo::kHierarchical, 32},
+      {"hier allreduce 4 nodes LL", four_nodes(), CollectiveOp::kAllReduce, CollectiveAlgo::kHierarchical, 32,
+       CollectiveProtocol::kLL},
       {"direct alltoall 1 node", one_node(), CollectiveOp::kAllToAll, CollectiveAlgo::kDirect, 8},
       {"direct alltoall 4 nodes", four_nodes(), CollectiveOp::kAllToAll, CollectiveAlgo::kDirect, 32},
       {"sendrecv 1 node", one_node(), CollectiveOp::kSendRecv, CollectiveAlgo::kDirect, 8},
@@ -133,7 +135,9 @@ TEST(CollectiveEngine, MatchesClosedFormOnContentionFreeTopologies) {
     const CollectiveCost ref = closed_form_cost(c.cluster, req);
     EXPECT_EQ(sim.algo, algo_index(c.algo)) << "played another algorithm";
     EXPECT_EQ(ref.algo, c.algo);
-    if (c.protocol != CollectiveProtocol::kAuto) EXPECT_EQ(sim.protocol, static_cast<double>(c.protocol));
+    if (c.protocol != CollectiveProtocol::kAuto) {
+      EXPECT_EQ(sim.protocol, static_cast<double>(c.protocol));
+    }
     EXPECT_NEAR(sim.time_s / ref.time_s, 1.0, 1e-3) << "sim " << sim.time_s << " s, closed form " << ref.time_s << " s";
   }
 }

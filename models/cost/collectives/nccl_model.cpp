@@ -84,7 +84,7 @@ int arch_index(GpuArch a) {
 int log2i(double n) { return n < 2 ? 0 : static_cast<int>(std::floor(std::log2(n) + 1e-12)); }
 
 double Terms::intra_lat_us(int a, int p) const {
-  return std::max(0.0, kHwLatencyUs[nvlink ? kNvlink : kPci][a][p] + intra_offset_us);
+  return kHwLatencyUs[nvlink ? kNvlink : kPci][a][p];
 }
 
 double Terms::inter_lat_us(int a, int p) const {
@@ -138,7 +138,6 @@ Terms make_terms(CollectiveOp op, const GroupShape& g, const FabricTerms& f) {
   t.ring_channels = ring_channels(t, t.intra_bytes_per_s / 1e9, f.nic_bandwidth_bytes_per_s / 1e9,
                                   drive / 1e9);
   t.net_offset_us = (f.net_latency_s - kReferenceNetLatencyS) * 1e6;
-  t.intra_offset_us = (f.intra_latency_s - kReferenceIntraLatencyS) * 1e6;
   return t;
 }
 

@@ -61,11 +61,13 @@ inline constexpr double kTreeCorrection[3][24] = {
     {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9, .9}};
 inline constexpr int kMaxRingChannels = 32;  // MAXCHANNELS / 2 (src/init.cc ringGraph)
 inline constexpr int kMaxNvlsArity = 32;     // NCCL_MAX_NVLS_ARITY (src/include/device.h)
-// The latencies above were tuned on InfiniBand / NVLink fabrics whose one-way latency the
-// loader's defaults stand for; a cluster declaring another latency shifts every step by the
-// difference (NCCL's graph latencyInter, added once more for Simple's flush).
+// The NET latencies above were tuned on InfiniBand fabrics whose one-way latency the loader's
+// default network.latency (5 us) stands for; a cluster declaring another latency shifts every
+// inter-node step by the difference (NCCL's graph latencyInter, added once more for Simple's
+// flush). NCCL's NVLink / PCI step latencies are used as they are: they are what NCCL's
+// kernels take per step, not a link's propagation delay (intra_node.latency, which the
+// simulator's links carry).
 inline constexpr double kReferenceNetLatencyS = 5e-6;
-inline constexpr double kReferenceIntraLatencyS = 1e-6;
 
 int proto_index(CollectiveProtocol p);  // kLL / kLL128 / kSimple
 int arch_index(GpuArch a);
@@ -86,7 +88,7 @@ struct Terms {
   double intra_bytes_per_s = 0;    // per GPU per direction; infinite with one rank per node
   double net_node_bytes_per_s = 0; // per node per direction into the fabric, taper applied
   int ring_channels = 1;           // NCCL's ring / tree channel count (search.cc emulation)
-  double net_offset_us = 0, intra_offset_us = 0;
+  double net_offset_us = 0;
   FabricTerms fabric;
 
   // Per-step latency inside a node (NVLink or PCI table) for algorithm a, protocol p.

@@ -27,7 +27,7 @@ FabricTerms fabric(GpuArch arch, int gpn, double nvlink_dir, int nics, double ni
   f.arch = arch;
   f.gpus_per_node = gpn;
   f.intra_bandwidth_bytes_per_s = nvlink_dir;
-  f.intra_latency_s = nccl::kReferenceIntraLatencyS;
+  f.intra_latency_s = 1e-6;
   f.nics_per_node = nics;
   f.nic_bandwidth_bytes_per_s = nic;
   f.nic_bandwidth_per_gpu_bytes_per_s = nic * nics / gpn;
