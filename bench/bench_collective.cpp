@@ -1,10 +1,11 @@
-// Speed of the network simulator (issue 3, "Speed"): a 1 GiB all-reduce over 1,024 / 4,096 /
-// 16,384 GPUs of a rail-optimized DGX H100 fat-tree at flow granularity, and at step
-// granularity over 1,024 GPUs for comparison. Each case runs in a fresh child process (SimGrid
-// allows one engine per process), so wall time includes loading the cluster and building the
-// platform, and peak RSS is the child's alone. Prints the median of --repeat runs.
+// Speed of the network simulator: a 1 GiB all-reduce over 1,024 / 4,096 / 16,384 / 65,536 GPUs
+// of a rail-optimised DGX H100 fat-tree at flow granularity, with the tuner's choice (auto:
+// NVLS-tree at these sizes) and forced ring, and a ring at step granularity over 1,024 GPUs
+// for comparison. Each case runs in a fresh child process (SimGrid allows one engine per
+// process), so wall time includes loading the cluster and building the platform, and peak RSS
+// is the child's alone. Prints the median of --repeat runs.
 //
-// usage: bench_collective [--gpus 1024,4096,16384] [--repeat 3] [--step-limit-s 300]
+// usage: bench_collective [--gpus 1024,4096,16384,65536] [--repeat 3] [--step-limit-s 300]
 //                         [--cluster dgx-h100-superpod] [--skip-step]
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -24,32 +25,33 @@
 #include "sim/cluster_source.hpp"
 #include "sim/collective_engine.hpp"
 #include "sim/platform.hpp"
+#include "sim/step_simulation.hpp"
 
 namespace {
 
 using Clock = std::chrono::steady_clock;
 
 struct Figures {
-  double wall_s = 0, build_s = 0, sim_time_s = 0, busbw = 0, rss_bytes = 0, transfers = 0;
+  double wall_s = 0, build_s = 0, sim_time_s = 0, busbw = 0, rss_bytes = 0, transfers = 0, activities = 0;
+  std::string played;
 };
 
 // The child: one case, figures on stdout as one line of numbers.
 int run_case(const std::string& cluster_name, int gpus, const std::string& granularity,
-             int channels) {
+             int channels, const std::string& algo) {
   using namespace trainsim;
   const auto t0 = Clock::now();
   LoadOptions options;
   options.preset_dirs = default_preset_dirs();
   ClusterSpec cluster = sim::with_at_least_gpus(sim::load_cluster(cluster_name, options), gpus);
   cluster.nodes = (gpus + cluster.gpus_per_node - 1) / cluster.gpus_per_node;
-  sim::TopologyOptions topo_options;
-  topo_options.pcie_links = false;
+  sim::TopologyOptions topo_options = sim::topology_options(cluster);
   sim::Platform& platform = sim::Platform::create(cluster, topo_options);
   const auto t1 = Clock::now();
   sim::CollectiveEngine engine(platform);
   sim::PlanRequest req;
   req.op = CollectiveOp::kAllReduce;
-  req.algo = CollectiveAlgo::kRing;
+  req.algo = collective_algo_from_string(algo, "algo");
   req.bytes = 1024.0 * 1024 * 1024;
   for (int g = 0; g < gpus; ++g) req.group.push_back(g);
   req.granularity = sim::granularity_from_string(granularity, "granularity");
@@ -58,15 +60,15 @@ int run_case(const std::string& cluster_name, int gpus, const std::string& granu
   const auto t2 = Clock::now();
   rusage ru{};
   getrusage(RUSAGE_SELF, &ru);
-  std::printf("%.6f %.6f %.9f %.6e %.0f %zu\n", std::chrono::duration<double>(t2 - t0).count(),
+  std::printf("%.6f %.6f %.9f %.6e %.0f %zu %zu %s\n", std::chrono::duration<double>(t2 - t0).count(),
               std::chrono::duration<double>(t1 - t0).count(), r.time_s, r.busbw_bytes_per_s(),
-              ru.ru_maxrss * 1024.0, r.transfers);
+              ru.ru_maxrss * 1024.0, r.transfers, r.activities, to_string(r.algo));
   return 0;
 }
 
 // The parent: runs `self --case ...` and parses its line; kills it after limit_s.
 bool spawn(const char* self, const std::string& cluster, int gpus, const std::string& gran,
-           int channels, double limit_s, Figures& out) {
+           int channels, const std::string& algo, double limit_s, Figures& out) {
   int fds[2];
   if (pipe(fds) != 0) return false;
   const pid_t pid = fork();
@@ -74,7 +76,7 @@ bool spawn(const char* self, const std::string& cluster, int gpus, const std::st
     dup2(fds[1], 1);
     close(fds[0]);
     const std::string g = std::to_string(gpus), c = std::to_string(channels);
-    execl(self, self, "--case", cluster.c_str(), g.c_str(), gran.c_str(), c.c_str(), nullptr);
+    execl(self, self, "--case", cluster.c_str(), g.c_str(), gran.c_str(), c.c_str(), algo.c_str(), nullptr);
     _exit(127);
   }
   close(fds[1]);
@@ -98,7 +100,8 @@ bool spawn(const char* self, const std::string& cluster, int gpus, const std::st
   close(fds[0]);
   if (n <= 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) return false;
   std::istringstream in(buf);
-  in >> out.wall_s >> out.build_s >> out.sim_time_s >> out.busbw >> out.rss_bytes >> out.transfers;
+  in >> out.wall_s >> out.build_s >> out.sim_time_s >> out.busbw >> out.rss_bytes >> out.transfers >>
+      out.activities >> out.played;
   return static_cast<bool>(in);
 }
 
@@ -111,10 +114,10 @@ Figures median(std::vector<Figures> v) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc == 6 && std::strcmp(argv[1], "--case") == 0)
-    return run_case(argv[2], std::atoi(argv[3]), argv[4], std::atoi(argv[5]));
+  if (argc == 7 && std::strcmp(argv[1], "--case") == 0)
+    return run_case(argv[2], std::atoi(argv[3]), argv[4], std::atoi(argv[5]), argv[6]);
   std::string cluster = "dgx-h100-superpod";
-  std::vector<int> sizes = {1024, 4096, 16384};
+  std::vector<int> sizes = {1024, 4096, 16384, 65536};
   int repeat = 3;
   double step_limit_s = 300;
   bool skip_step = false;
@@ -143,20 +146,24 @@ int main(int argc, char** argv) {
   char host[256] = "?";
   gethostname(host, sizeof host);
   std::printf(
-      "# bench_collective: 1 GiB ring all-reduce on %s (rail-optimized), machine %s, "
+      "# bench_collective: 1 GiB all-reduce on %s (rail-optimized), machine %s, "
       "%u hardware threads, median of %d runs\n",
       cluster.c_str(), host, std::thread::hardware_concurrency(), repeat);
-  std::printf("# %-5s %6s %4s %10s %10s %10s %12s %12s %10s\n", "gran", "gpus", "chan", "wall(s)",
-              "build(s)", "transfers", "sim(ms)", "busbw(GB/s)", "rss(MiB)");
+  std::printf("# %-5s %-9s %6s %4s %10s %10s %10s %10s %12s %12s %10s\n", "gran", "algo", "gpus", "chan",
+              "wall(s)", "build(s)", "transfers", "activities", "sim(ms)", "busbw(GB/s)", "rss(MiB)");
   struct Case {
     std::string gran;
     int gpus;
     int channels;
     int runs;
     double limit;
+    std::string algo = "ring";
   };
   std::vector<Case> cases;
-  for (int g : sizes) cases.push_back({"flow", g, 0, repeat, 600});
+  for (int g : sizes) {
+    cases.push_back({"flow", g, 0, repeat, 600, "auto"});
+    cases.push_back({"flow", g, 0, repeat, 600, "ring"});
+  }
   // Step granularity at 1,024 GPUs: 2 x 1023 steps x 1024 ranks = 2.1M transfers on one
   // channel (8 channels would be 16.8M); compared with flow granularity on the same channel.
   if (!skip_step) {
@@ -168,20 +175,20 @@ int main(int argc, char** argv) {
     bool ok = true;
     for (int r = 0; r < c.runs && ok; ++r) {
       Figures f;
-      ok = spawn(argv[0], cluster, c.gpus, c.gran, c.channels, c.limit, f);
+      ok = spawn(argv[0], cluster, c.gpus, c.gran, c.channels, c.algo, c.limit, f);
       if (ok) runs.push_back(f);
     }
     const std::string chan = c.channels == 0 ? "nic" : std::to_string(c.channels);
     if (!ok) {
-      std::printf("  %-5s %6d %4s  > %.0f s (stopped) or failed\n", c.gran.c_str(), c.gpus,
+      std::printf("  %-5s %-9s %6d %4s  > %.0f s (stopped) or failed\n", c.gran.c_str(), c.algo.c_str(), c.gpus,
                   chan.c_str(), c.limit);
       std::fflush(stdout);
       continue;
     }
     const Figures m = median(runs);
-    std::printf("  %-5s %6d %4s %10.3f %10.3f %10.0f %12.3f %12.1f %10.1f\n", c.gran.c_str(),
-                c.gpus, chan.c_str(), m.wall_s, m.build_s, m.transfers, m.sim_time_s * 1e3,
-                m.busbw / 1e9, m.rss_bytes / (1024.0 * 1024));
+    std::printf("  %-5s %-9s %6d %4s %10.3f %10.3f %10.0f %10.0f %12.3f %12.1f %10.1f\n", c.gran.c_str(),
+                m.played.c_str(), c.gpus, chan.c_str(), m.wall_s, m.build_s, m.transfers, m.activities,
+                m.sim_time_s * 1e3, m.busbw / 1e9, m.rss_bytes / (1024.0 * 1024));
     std::fflush(stdout);
   }
   return 0;

@@ -27,10 +27,15 @@ constexpr const char* kHelp =
 Reads nccl-tests output (all_reduce_perf, all_gather_perf, reduce_scatter_perf, alltoall_perf,
 sendrecv_perf, broadcast_perf, reduce_perf; the text table or the -J JSON report), fits
 time = alpha + beta x bytes (least squares on relative error) over all sizes and over a small
-and a large range, and prints the fit error per size. Rows with #wrong > 0 are left out.
+and a large range, and prints the fit error per size. Rows with #wrong > 0 are left out. A log
+whose times do not grow with size (no bandwidth), or whose rows are impossible (time below
+0.01 us, algbw not size / time), is rejected (exit 2, naming the file and field).
 
-  --cluster C        also print the cluster's closed-form busbw per size (ring; direct for
-                     alltoall), and fit the cluster's latency and efficiency to the logs
+  --cluster C        also print the cluster's closed-form busbw per size (NCCL's tuner choice,
+                     as trainsim estimate and collective price it), and fit the cluster to all
+                     logs together: intra_node.efficiency from single-node logs,
+                     network.efficiency and network.latency from multi-node ones (give size
+                     sweeps of several ops and node counts)
   --out FILE         write the calibration file (kernels/README.md format, "collectives" part,
                      plus "cluster": the fitted cluster)
   --cluster-out FILE write the fitted cluster alone: `trainsim collective --cluster FILE
@@ -94,10 +99,7 @@ int run(int argc, char** argv) {
 
   std::vector<NcclTestsLog> logs;
   std::vector<NcclFit> fits;
-  nlohmann::json fitted = nlohmann::json();
-  if (!cluster_arg.empty())
-    fitted = cluster_json.is_string() ? nlohmann::json{{"base", cluster_json}} : cluster_json;
-  bool fitted_intra = false, fitted_net = false;
+  std::vector<std::vector<NcclSample>> used;
   for (const auto& path : paths) {
     NcclTestsLog log = read_nccl_tests_log(path);
     if (!op_name.empty()) {
@@ -120,33 +122,31 @@ int run(int argc, char** argv) {
     if (use.size() < 2)
       throw ScenarioError(path, "fewer than 2 usable rows (need sizes to fit alpha and beta)");
     const NcclFit fit = fit_nccl_log(use);
+    check_fit_is_physical(log, fit);
     for (const auto& w : log.warnings) std::fprintf(stderr, "%s: %s\n", path.c_str(), w.c_str());
-
-    if (!cluster_arg.empty()) {
-      const FittedFabric ff = fit_fabric(log, fit, cluster);
-      const char* part = ff.inter_node ? "network" : "intra_node";
-      bool& done = ff.inter_node ? fitted_net : fitted_intra;
-      if (!done) {
-        fitted[part]["latency"] = ff.latency_s;
-        fitted[part]["efficiency"] = ff.efficiency;
-        done = true;
-      } else {
-        std::fprintf(stderr, "%s: %s already fitted from an earlier log; this one is reported only\n",
-                     path.c_str(), part);
-      }
-      for (const auto& n : ff.notes) std::fprintf(stderr, "%s: %s\n", path.c_str(), n.c_str());
-    }
     logs.push_back(std::move(log));
     fits.push_back(fit);
+    used.push_back(std::move(use));
   }
-  if (!fitted.is_null()) {
+  nlohmann::json fitted = nlohmann::json();
+  ClusterSpec fitted_cluster;
+  if (!cluster_arg.empty()) {
+    const FittedCluster fc = fit_cluster(logs, used, cluster);
+    fitted = cluster_json.is_string() ? nlohmann::json{{"base", cluster_json}} : cluster_json;
+    if (fc.intra) fitted["intra_node"]["efficiency"] = fc.intra_efficiency;
+    if (fc.net) {
+      fitted["network"]["efficiency"] = fc.net_efficiency;
+      fitted["network"]["latency"] = fc.net_latency_s;
+    }
+    for (const auto& n : fc.notes) std::fprintf(stderr, "fit: %s\n", n.c_str());
     std::string from;
     for (const auto& p : paths) from += (from.empty() ? "" : ", ") + p;
-    fitted["notes"] = "latency and efficiency fitted to nccl-tests logs (" + from +
-                      ") by trainsim import-nccl-tests";
+    fitted["notes"] = "efficiencies and network latency fitted to nccl-tests logs (" + from +
+                      ") by trainsim calibrate --from-nccl-tests: mean |model/measured - 1| " +
+                      std::to_string(fc.mean_error_before * 100).substr(0, 5) + "% before, " +
+                      std::to_string(fc.mean_error_after * 100).substr(0, 5) + "% after";
+    fitted_cluster = parse_cluster(resolve_cluster_json(fitted, load), "fitted");
   }
-  ClusterSpec fitted_cluster;
-  if (!fitted.is_null()) fitted_cluster = parse_cluster(resolve_cluster_json(fitted, load), "fitted");
   const nlohmann::json calibration = nccl_calibration_json(logs, fits, fitted);
 
   if (as_json) {
@@ -176,21 +176,13 @@ int run(int argc, char** argv) {
       std::printf("  %12s %11s %11s %7s %11s", "size", "time us", "fit us", "err %", "busbw GB/s");
       if (with_model) std::printf(" %13s %13s", "model GB/s", "fitted GB/s");
       std::printf("\n");
-      GroupShape g;
-      FabricTerms f0, f1;
-      if (with_model) {
-        g = nccl_group_shape(log, cluster);
-        f0 = fabric_terms(cluster);
-        f1 = fabric_terms(fitted_cluster);
-      }
       for (const auto& s : in_place ? log.in_place : log.out_of_place) {
         const double t = fit.time_s(s.bytes);
         std::printf("  %12.0f %11.2f %11.2f %7.1f %11.2f", s.bytes, s.time_s * 1e6, t * 1e6,
                     (t - s.time_s) / s.time_s * 100, s.busbw_bytes_per_s / 1e9);
         if (with_model) {
-          const CollectiveAlgo algo = nccl_reference_algo(log.op);
-          const double m0 = collective_cost(log.op, algo, s.bytes, g, f0).time_s;
-          const double m1 = collective_cost(log.op, algo, s.bytes, g, f1).time_s;
+          const double m0 = nccl_model_time_s(log, s.bytes, cluster);
+          const double m1 = nccl_model_time_s(log, s.bytes, fitted_cluster);
           std::printf(" %13.2f %13.2f", m0 > 0 ? s.bytes / m0 * factor / 1e9 : 0.0,
                       m1 > 0 ? s.bytes / m1 * factor / 1e9 : 0.0);
         }

@@ -1,6 +1,7 @@
 #include "sim/collective_engine.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <memory>
 #include <vector>
 
@@ -11,6 +12,11 @@ double CollectiveResult::busbw_bytes_per_s() const {
 }
 
 namespace {
+
+// Stages up to this many transfers play one activity per transfer; larger ones are bundled
+// into about kMaxActivities activities.
+constexpr std::size_t kExactFlows = 4096;
+constexpr std::size_t kMaxActivities = 2048;
 
 struct Running : std::enable_shared_from_this<Running> {
   Platform* platform = nullptr;
@@ -23,6 +29,8 @@ struct Running : std::enable_shared_from_this<Running> {
   // flow stage
   std::size_t outstanding = 0;
   double max_bandwidth_s = 0;
+  std::vector<double> group_latency;  // route latency of each activity of the stage
+  std::size_t activities = 0;         // SimGrid activities started over the whole plan
   // ring-step stage, per ring: last step whose send finished / whose chunk arrived, per rank
   std::vector<std::vector<int>> send_done, recv_done;
 
@@ -30,6 +38,7 @@ struct Running : std::enable_shared_from_this<Running> {
     if (stage >= plan.stages.size()) {
       result.end_s = platform->now_s();
       result.time_s = result.end_s - result.start_s;
+      if (activities > 0) result.activities = activities;
       if (on_done) on_done(result);
       return;
     }
@@ -47,31 +56,59 @@ struct Running : std::enable_shared_from_this<Running> {
   }
 
   void start_flows(const FlowStage& f) {
-    outstanding = f.transfers.size();
     max_bandwidth_s = 0;
+    const auto& ts = f.transfers;
+    // Large stages play consecutive transfers of equal size (consecutive ring / tree edges of
+    // one channel) as one bundled activity each (Platform::start_bundle): SimGrid's per-activity
+    // bookkeeping is linear in the activities in flight, so 30k single flows cost ~N^2; a
+    // bundle keeps every link's load and progresses at its most contended link's share, as a
+    // pipelined channel does.
+    // Transfers of one size stay in plan order (consecutive edges of a ring / tree).
+    std::vector<std::size_t> order(ts.size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::vector<std::pair<std::size_t, std::size_t>> groups;  // ranges of `order`
+    if (ts.size() > kExactFlows) {
+      std::stable_sort(order.begin(), order.end(),
+                       [&](std::size_t a, std::size_t b) { return ts[a].bytes < ts[b].bytes; });
+      const std::size_t per = (ts.size() + kMaxActivities - 1) / kMaxActivities;
+      for (std::size_t i = 0; i < order.size();) {
+        std::size_t j = i + 1;
+        while (j < order.size() && j - i < per &&
+               std::fabs(ts[order[j]].bytes - ts[order[i]].bytes) <= 1e-9 * ts[order[i]].bytes)
+          ++j;
+        groups.emplace_back(i, j);
+        i = j;
+      }
+    } else {
+      for (std::size_t i = 0; i < ts.size(); ++i) groups.emplace_back(i, i + 1);
+    }
+    outstanding = groups.size();
+    activities += groups.size();
     if (outstanding == 0) {
       auto self = shared_from_this();
-      platform->after(f.latency_s, [self] { self->finish_stage(); });
+      platform->after(f.min_bandwidth_s + f.latency_s, [self] { self->finish_stage(); });
       return;
     }
-    const Topology& topo = platform->topology();
-    for (std::size_t i = 0; i < f.transfers.size(); ++i) {
-      const Transfer& t = f.transfers[i];
-      const uint64_t salt = id * 0x9e3779b97f4a7c15ull + i;
-      const double route_latency = topo.route(t.src_gpu, t.dst_gpu, salt).latency_s;
+    group_latency.assign(groups.size(), 0.0);
+    std::vector<Platform::Hop> hops;
+    for (std::size_t g = 0; g < groups.size(); ++g) {
+      hops.clear();
+      for (std::size_t k = groups[g].first; k < groups[g].second; ++k)
+        hops.push_back({ts[order[k]].src_gpu, ts[order[k]].dst_gpu, ts[order[k]].channel});
+      const uint64_t salt = id * 0x9e3779b97f4a7c15ull + g;
       auto self = shared_from_this();
-      platform->start_transfer(
-          t.src_gpu, t.dst_gpu, t.bytes,
-          [self, route_latency] {
+      group_latency[g] = platform->start_bundle(
+          hops, ts[order[groups[g].first]].bytes,
+          [self, g] {
             // The flow paid its route latency once; the stage's latency is added below.
             self->max_bandwidth_s =
                 std::max(self->max_bandwidth_s,
-                         self->platform->now_s() - self->stage_start_s - route_latency);
+                         self->platform->now_s() - self->stage_start_s - self->group_latency[g]);
             if (--self->outstanding == 0) {
               const auto& st = self->plan.stages[self->stage].flow;
-              const double end = self->stage_start_s + self->max_bandwidth_s + st.latency_s;
-              self->platform->after(end - self->platform->now_s(),
-                                    [self] { self->finish_stage(); });
+              const double end = self->stage_start_s +
+                                 std::max(self->max_bandwidth_s, st.min_bandwidth_s) + st.latency_s;
+              self->platform->after(end - self->platform->now_s(), [self] { self->finish_stage(); });
             }
           },
           salt);
@@ -87,6 +124,7 @@ struct Running : std::enable_shared_from_this<Running> {
       recv_done[r].assign(s.rings[r].size(), -1);
       outstanding += s.rings[r].size() * static_cast<std::size_t>(s.steps);
     }
+    activities += outstanding;
     if (outstanding == 0 || s.steps == 0) {
       finish_stage();
       return;
@@ -138,6 +176,8 @@ void CollectiveEngine::start(CollectivePlan plan, const PlanRequest& request, Ca
   run->id = next_id_++;
   run->result.op = request.op;
   run->result.algo = plan.algo;
+  run->result.protocol = plan.protocol;
+  run->result.model = plan.model;
   run->result.ranks = static_cast<int>(request.group.size());
   run->result.bytes = request.bytes;
   run->result.start_s = platform_.now_s();

@@ -15,13 +15,16 @@ namespace trainsim::sim {
 struct CollectiveResult {
   CollectiveOp op = CollectiveOp::kAllReduce;
   CollectiveAlgo algo = CollectiveAlgo::kRing;  // the algorithm played (kAuto resolved)
+  CollectiveProtocol protocol = CollectiveProtocol::kSimple;  // the protocol played
+  CollectiveCost model;  // the closed form of what was played (the shared tuner's answer)
   int ranks = 0;
   double bytes = 0;
   double start_s = 0;
   double end_s = 0;
   double time_s = 0;
   int channels = 1;
-  std::size_t transfers = 0;
+  std::size_t transfers = 0;   // transfers of the plan
+  std::size_t activities = 0;  // SimGrid activities played (large stages bundle transfers)
   double algbw_bytes_per_s() const { return time_s > 0 ? bytes / time_s : 0; }
   // nccl-tests bus bandwidth: algbw * bus_bandwidth_factor(op, ranks) (models/collective_cost).
   double busbw_bytes_per_s() const;

@@ -4,8 +4,13 @@
 //
 //  - FlowStage (granularity "flow"): one flow per ring edge / tree edge / exchange carrying the
 //    whole volume of that edge; the stage lasts max_i(bytes_i / rate_i) + latency_s, where the
-//    latency (e.g. 2(n-1)*alpha for a ring all-reduce) is added analytically, because a flow
-//    pays its route latency once while the algorithm pays it once per step.
+//    latency (NCCL's latency term of the algorithm, models/cost/collectives) is added
+//    analytically, because a flow pays its route latency once while the algorithm pays a step
+//    latency per step. NCCL's algorithms play one stage whose flows carry the protocol's wire
+//    bytes (LL 16 per 8 of data, LL128 128 per 120) and which lasts at least the closed form's
+//    bandwidth time (protocol factors, per-channel caps and tree corrections are NCCL's
+//    model, not link loads): without contention the simulation reproduces the closed form, and
+//    where links are shared max-min sharing makes the flows, and so the stage, slower.
 //  - RingStepStage (granularity "step"): every step of every ring is one transfer of one chunk;
 //    rank r starts step k+1 when its step-k send is done and its step-k chunk has arrived.
 #pragma once
@@ -27,11 +32,13 @@ struct Transfer {
   int src_gpu = 0;
   int dst_gpu = 0;
   double bytes = 0;
+  int channel = -1;             // which of a GPU's NICs carries it (-1: its first)
 };
 
 struct FlowStage {
   std::vector<Transfer> transfers;
   double latency_s = 0;  // analytic latency of the stage (route latency not double-counted)
+  double min_bandwidth_s = 0;  // the stage's bandwidth part lasts at least this (closed form)
 };
 
 struct RingStepStage {
@@ -49,6 +56,9 @@ struct CollectiveStage {
 struct CollectivePlan {
   CollectiveOp op = CollectiveOp::kAllReduce;
   CollectiveAlgo algo = CollectiveAlgo::kRing;  // after resolving kAuto and fallbacks
+  CollectiveProtocol protocol = CollectiveProtocol::kSimple;
+  CollectiveCost model;  // the closed form of what is played (the shared tuner's answer)
+  CollectiveCost pace;   // the same without the closed form's taper: the floor of the flows
   std::vector<CollectiveStage> stages;
   int channels = 1;
   std::size_t transfer_count() const;  // transfers the engine will start
@@ -57,6 +67,7 @@ struct CollectivePlan {
 struct PlanRequest {
   CollectiveOp op = CollectiveOp::kAllReduce;
   CollectiveAlgo algo = CollectiveAlgo::kRing;
+  CollectiveProtocol protocol = CollectiveProtocol::kAuto;
   double bytes = 0;        // per-rank buffer as nccl-tests counts it
   std::vector<int> group;  // GPU ids, in rank order; group[0] is the root of broadcast/reduce
   Granularity granularity = Granularity::kFlow;
@@ -64,17 +75,12 @@ struct PlanRequest {
   int channels = 0;  // 0: one per NIC of a node used by the group
 };
 
-// Where the group sits, for the closed forms and the kAuto tuner (models/collective_cost.hpp).
+// Where the group sits, for the closed forms and the tuner (models' group_shape_of).
 GroupShape group_shape(const Topology& topo, const std::vector<int>& group);
 
-// kAuto's choice: models' NCCL-like tuner (collective_cost) with the cross-node bandwidth of
-// halving-doubling corrected (see collective_plan.cpp).
-CollectiveAlgo tuned_algorithm(CollectiveOp op, double bytes, const GroupShape& shape,
-                               const ClusterSpec& cluster);
-
-// Builds the plan. kAuto asks models' NCCL-like tuner (collective_cost with kAuto) which
-// algorithm is fastest for this size and group, then plans that one. Algorithms that do not
-// apply to an op fall back as models' collective_cost does (reported in plan.algo).
+// Builds the plan. The (algorithm, protocol) is the shared tuner's (models' collective_cost):
+// kAuto / protocol kAuto pick as NCCL does, a forced choice the op cannot run falls back as the
+// closed form does (reported in plan.algo / plan.protocol).
 CollectivePlan make_plan(const Topology& topo, const PlanRequest& request);
 
 }  // namespace trainsim::sim

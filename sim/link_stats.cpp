@@ -38,9 +38,25 @@ void LinkStats::reset() {
   for (auto& s : series_) s.clear();
 }
 
+std::vector<LinkLoad> LinkStats::hottest_by_kind(std::size_t count, double t0, double t1) const {
+  std::vector<LinkLoad> out;
+  for (LinkKind kind : {LinkKind::kNvlink, LinkKind::kNic, LinkKind::kSwitch, LinkKind::kPcie}) {
+    const auto some = ranked(count, t0, t1, [&](int l) { return topo_.links()[link_of(l)].kind == kind; });
+    out.insert(out.end(), some.begin(), some.end());
+  }
+  return out;
+}
+
 std::vector<LinkLoad> LinkStats::hottest(std::size_t count, double t0, double t1) const {
-  std::vector<int> idx(bytes_.size());
-  std::iota(idx.begin(), idx.end(), 0);
+  return ranked(count, t0, t1, [](int) { return true; });
+}
+
+std::vector<LinkLoad> LinkStats::ranked(std::size_t count, double t0, double t1,
+                                        const std::function<bool(int)>& keep) const {
+  std::vector<int> idx;
+  idx.reserve(bytes_.size());
+  for (int l = 0; l < static_cast<int>(bytes_.size()); ++l)
+    if (bytes_[l] > 0 && keep(l)) idx.push_back(l);
   count = std::min(count, idx.size());
   // Hottest = busiest relative to its bandwidth (bytes / bandwidth = seconds busy).
   auto busy = [&](int l) { return bytes_[l] / topo_.links()[link_of(l)].bandwidth_bytes_per_s; };

@@ -3,6 +3,7 @@
 // intervals, written as Chrome/Perfetto counter tracks ("ph": "C") for the hottest links.
 #pragma once
 
+#include <functional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -47,6 +48,11 @@ class LinkStats {
   // [window_start_s, window_end_s].
   std::vector<LinkLoad> hottest(std::size_t count, double window_start_s,
                                 double window_end_s) const;
+  // The `count` hottest links of each kind that carried traffic (NVLink, NIC, switch, PCIe),
+  // kinds in that order: NVLink links are ten times a NIC's rate, so a single ranking would
+  // rarely show them even when they limit a collective.
+  std::vector<LinkLoad> hottest_by_kind(std::size_t count, double window_start_s,
+                                        double window_end_s) const;
   const std::vector<UtilisationSample>& series(DirectedLink link) const;
 
   // Chrome trace JSON (Perfetto reads it): one counter track per link in `links`
@@ -54,6 +60,8 @@ class LinkStats {
   void write_chrome_trace(std::ostream& out, const std::vector<DirectedLink>& links) const;
 
  private:
+  std::vector<LinkLoad> ranked(std::size_t count, double t0, double t1,
+                               const std::function<bool(int)>& keep) const;
   const Topology& topo_;
   std::vector<double> bytes_;  // per directed link
   std::vector<int> owner_of_gpu_;

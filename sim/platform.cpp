@@ -1,16 +1,24 @@
 #include "sim/platform.hpp"
 
+#include <sys/mman.h>
+#include <ucontext.h>
 #include <xbt/log.h>
 
 #include <simgrid/kernel/Timer.hpp>
 #include <simgrid/kernel/routing/NetPoint.hpp>
 #include <simgrid/kernel/routing/NetZoneImpl.hpp>
 #include <simgrid/s4u.hpp>
+#include <exception>
 #include <stdexcept>
 #include <unordered_set>
 #include <vector>
 
 #include "sim/link_stats.hpp"
+
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/common_interface_defs.h>
+#define TRAINSIM_ASAN_FIBERS 1
+#endif
 
 namespace trainsim::sim {
 namespace sg4 = simgrid::s4u;
@@ -29,9 +37,12 @@ class TopologyZone : public simgrid::kernel::routing::NetZoneImpl {
     const int s = vertex_of_netpoint.at(src->id()), d = vertex_of_netpoint.at(dst->id());
     Route r;
     const auto& vs = topo_.vertices();
-    if (vs[s].kind == VertexKind::kGpu && vs[d].kind == VertexKind::kGpu) {
-      r = topo_.route(s, d, salt);
-      if (!topo_.failed_links().empty() && topo_.route(s, d, salt, true).links != r.links) ++rerouted;
+    if (forced_route) {  // a bundle of hops (Platform::start_bundle): its route is computed already
+      r = *forced_route;
+    } else if (vs[s].kind == VertexKind::kGpu && vs[d].kind == VertexKind::kGpu) {
+      r = topo_.route(s, d, salt, false, channel);
+      if (!topo_.failed_links().empty() && topo_.route(s, d, salt, true, channel).links != r.links)
+        ++rerouted;
     } else {  // GPU <-> CPU over PCIe
       const int gpu = vs[s].kind == VertexKind::kGpu ? s : d;
       const int cpu = vs[s].kind == VertexKind::kGpu ? d : s;
@@ -54,6 +65,8 @@ class TopologyZone : public simgrid::kernel::routing::NetZoneImpl {
   std::vector<int> vertex_of_netpoint;  // netpoint id -> topology vertex
   std::vector<simgrid::kernel::resource::StandardLinkImpl*> sg_links;  // per DirectedLink
   uint64_t salt = 0;
+  int channel = -1;
+  const Route* forced_route = nullptr;
   std::size_t rerouted = 0;
   Route last_route;  // the route of the comm being started (for link statistics)
 };
@@ -149,6 +162,7 @@ Platform& Platform::create(const ClusterSpec& cluster, const TopologyOptions& op
       im.active.erase(pending);
     }
     // Take ownership so the CommPtr outlives this callback (released at the next completion).
+    im.topo->add_load(pending->route, -pending->bytes);
     im.graveyard.emplace_back(pending);
     const_cast<sg4::Activity&>(a).set_data(nullptr);
     auto done = std::move(pending->on_done);
@@ -165,11 +179,40 @@ std::size_t Platform::transfers_started() const { return impl_->started; }
 std::size_t Platform::transfers_rerouted() const { return impl_->zone->rerouted; }
 
 void Platform::start_transfer(int src, int dst, double bytes, std::function<void()> on_done,
+                              uint64_t salt, int channel) {
+  start_bundle({{src, dst, channel}}, bytes, std::move(on_done), salt);
+}
+
+double Platform::start_bundle(const std::vector<Hop>& hops, double bytes, std::function<void()> on_done,
                               uint64_t salt) {
   auto& im = *impl_;
-  if (src == dst || bytes <= 0) {  // nothing crosses a link: complete now (from a timer)
+  const Topology& topo = *im.topo;
+  Route route;
+  int src = -1, dst = -1;
+  const bool host_to_cpu = hops.size() == 1 && (hops[0].src_gpu >= topo.gpu_count() || hops[0].dst_gpu >= topo.gpu_count());
+  if (host_to_cpu && hops[0].src_gpu != hops[0].dst_gpu) {  // PCIe: the zone routes it
+    src = hops[0].src_gpu;
+    dst = hops[0].dst_gpu;
+  }
+  for (std::size_t i = 0; i < hops.size() && !host_to_cpu; ++i) {
+    const Hop& h = hops[i];
+    if (h.src_gpu == h.dst_gpu) continue;
+    const uint64_t hop_salt = salt + 0x9e3779b97f4a7c15ull * i;
+    Route r = topo.route(h.src_gpu, h.dst_gpu, hop_salt, false, h.channel);
+    if (!topo.failed_links().empty() &&
+        topo.route(h.src_gpu, h.dst_gpu, hop_salt, true, h.channel).links != r.links)
+      ++im.zone->rerouted;
+    topo.add_load(r, bytes);  // adaptive routing sees the earlier hops of this bundle too
+    route.links.insert(route.links.end(), r.links.begin(), r.links.end());
+    route.latency_s = std::max(route.latency_s, r.latency_s);
+    if (src < 0) {
+      src = h.src_gpu;
+      dst = h.dst_gpu;
+    }
+  }
+  if (src < 0 || bytes <= 0) {  // nothing crosses a link: complete now (from a timer)
     after(0, std::move(on_done));
-    return;
+    return 0;
   }
   auto* pending = new Pending;
   pending->on_done = std::move(on_done);
@@ -178,8 +221,9 @@ void Platform::start_transfer(int src, int dst, double bytes, std::function<void
   pending->comm = sg4::Comm::sendto_init(im.hosts[src], im.hosts[dst]);
   pending->comm->set_payload_size(payload > 0 ? payload : 1);
   pending->comm->set_data(pending);
-  im.zone->salt = salt;
-  pending->comm->start();  // the zone computes the route now
+  im.zone->forced_route = host_to_cpu ? nullptr : &route;
+  pending->comm->start();  // the zone hands SimGrid the route now
+  im.zone->forced_route = nullptr;
   pending->route = std::move(im.zone->last_route);
   im.stats->add_transfer(pending->route, bytes, src);
   if (im.stats->sampling()) {
@@ -189,6 +233,7 @@ void Platform::start_transfer(int src, int dst, double bytes, std::function<void
     im.active.insert(pending);
   }
   ++im.started;
+  return pending->route.latency_s;
 }
 
 void Platform::after(double delay_s, std::function<void()> fn) {
@@ -196,8 +241,74 @@ void Platform::after(double delay_s, std::function<void()> fn) {
                                      [f = std::move(fn)]() { f(); });
 }
 
+namespace {
+
+// SimGrid's max-min solver walks the constraints a change touches recursively
+// (lmm::System::update_modified_cnst_set_rec): on a platform of 24k+ GPUs one solve goes
+// ~100k frames deep, past the 8 MiB main stack. The engine therefore runs on a large stack of
+// its own, entered with swapcontext on the same thread (SimGrid's maestro state is thread-local,
+// so another thread would not do). The stack is reserved, not committed: only the pages the
+// recursion touches cost memory.
+constexpr std::size_t kEngineStackBytes = std::size_t{4} << 30;
+
+struct StackRun {
+  std::function<void()> body;
+  std::exception_ptr error;
+  ucontext_t caller{}, callee{};
+  const void* caller_bottom = nullptr;  // AddressSanitizer's view of the caller's stack
+  std::size_t caller_size = 0;
+};
+StackRun* g_stack_run = nullptr;
+
+void stack_trampoline() {
+  StackRun& r = *g_stack_run;
+#ifdef TRAINSIM_ASAN_FIBERS
+  __sanitizer_finish_switch_fiber(nullptr, &r.caller_bottom, &r.caller_size);
+#endif
+  try {
+    r.body();
+  } catch (...) {
+    r.error = std::current_exception();  // rethrown on the caller's stack
+  }
+#ifdef TRAINSIM_ASAN_FIBERS
+  __sanitizer_start_switch_fiber(nullptr, r.caller_bottom, r.caller_size);
+#endif
+  // returning resumes r.caller through uc_link
+}
+
+void run_on_large_stack(const std::function<void()>& body) {
+  void* stack = mmap(nullptr, kEngineStackBytes, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
+  if (stack == MAP_FAILED) {  // no address space for it (ulimit -v): the thread's own stack
+    body();
+    return;
+  }
+  StackRun r;
+  r.body = body;
+  getcontext(&r.callee);
+  r.callee.uc_stack.ss_sp = stack;
+  r.callee.uc_stack.ss_size = kEngineStackBytes;
+  r.callee.uc_link = &r.caller;
+  makecontext(&r.callee, stack_trampoline, 0);
+  StackRun* outer = g_stack_run;
+  g_stack_run = &r;
+#ifdef TRAINSIM_ASAN_FIBERS
+  void* fake_stack = nullptr;
+  __sanitizer_start_switch_fiber(&fake_stack, stack, kEngineStackBytes);
+#endif
+  swapcontext(&r.caller, &r.callee);
+#ifdef TRAINSIM_ASAN_FIBERS
+  __sanitizer_finish_switch_fiber(fake_stack, nullptr, nullptr);
+#endif
+  g_stack_run = outer;
+  munmap(stack, kEngineStackBytes);
+  if (r.error) std::rethrow_exception(r.error);
+}
+
+}  // namespace
+
 void Platform::run() {
-  impl_->engine->run();
+  run_on_large_stack([this] { impl_->engine->run(); });
   impl_->graveyard.clear();
 }
 

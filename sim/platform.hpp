@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <vector>
 
 #include "models/core/specs.hpp"
 #include "sim/topology.hpp"
@@ -35,8 +36,18 @@ class Platform {
   double now_s() const;
 
   // Moves `bytes` from GPU src to GPU dst (a Comm with max-min sharing on its route); calls
-  // on_done at the simulated time it arrives. salt varies the ECMP path between flows.
+  // on_done at the simulated time it arrives. salt varies the ECMP path between flows; channel
+  // picks among a GPU's NICs (Topology::nic_of_channel).
   void start_transfer(int src_gpu, int dst_gpu, double bytes, std::function<void()> on_done,
+                      uint64_t salt = 0, int channel = -1);
+  // One SimGrid activity moving `bytes` over every hop at once (the union of their routes, a
+  // link used twice loaded twice): the hops of one pipelined channel progress together, at the
+  // rate of the most contended of their links. Returns the route latency the activity pays
+  // (the largest hop's).
+  struct Hop {
+    int src_gpu = 0, dst_gpu = 0, channel = -1;
+  };
+  double start_bundle(const std::vector<Hop>& hops, double bytes, std::function<void()> on_done,
                       uint64_t salt = 0);
   // Calls fn at now_s() + delay_s.
   void after(double delay_s, std::function<void()> fn);

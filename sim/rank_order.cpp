@@ -47,7 +47,8 @@ std::vector<std::vector<int>> channel_rings(const Topology& topo, const std::vec
     std::map<int, int> head;
     for (int gpu : cycle[j]) head.emplace(topo.nic_index_of(gpu), gpu);
     for (auto& [nic, gpu] : head) nic_heads[j].push_back(gpu);
-    distinct = std::min<int>(distinct, static_cast<int>(head.size()));
+    // A GPU with several NICs of its own (more NICs than GPUs) leads one channel per NIC.
+    distinct = std::min<int>(distinct, static_cast<int>(head.size()) * topo.nics_of_gpu(cycle[j].front()));
   }
   const int C = channels > 0 ? channels : distinct;
   std::vector<std::vector<int>> rings(C);

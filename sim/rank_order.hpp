@@ -24,7 +24,8 @@ std::vector<std::vector<int>> gpus_by_node(const Topology& topo, const std::vect
 // channel c leaves every other node through the GPU on the node's c-th NIC, and node-crossing
 // edges join GPUs on the same rail (except the wrap-around edge when the node count is odd).
 // Inside a node all channels walk one cycle of the GPUs, so their intra-node edges coincide.
-// channels <= 0: one channel per distinct NIC used by the group on each node (1 on one node).
+// channels <= 0: one channel per distinct NIC used by the group on each node (1 on one node);
+// a GPU with several NICs of its own leads one channel per NIC (Topology::nic_of_channel).
 std::vector<std::vector<int>> channel_rings(const Topology& topo, const std::vector<int>& group,
                                             int channels = 0);
 

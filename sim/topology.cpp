@@ -33,6 +33,7 @@ struct Topology::Impl {
   // dist_to[dst switch] = hops from every vertex (switches only; others max) to dst, over the
   // surviving links; nominal_dist_to the same on the healthy fabric.
   mutable std::unordered_map<int, std::vector<uint16_t>> dist_to, nominal_dist_to;
+  mutable std::vector<double> load;  // bytes in flight per directed link (adaptive routing)
 
   const std::vector<uint16_t>& distances(int dst, const std::vector<TopologyVertex>& vs,
                                          const std::vector<TopologyLink>& links,
@@ -102,11 +103,21 @@ const char* to_string(LinkKind kind) {
   }
   return "?";
 }
-const char* to_string(RoutingPolicy p) { return p == RoutingPolicy::kEcmpHash ? "ecmp" : "dmodk"; }
+const char* to_string(RoutingPolicy p) {
+  return p == RoutingPolicy::kEcmpHash ? "ecmp" : p == RoutingPolicy::kDestinationMod ? "dmodk" : "adaptive";
+}
 RoutingPolicy routing_policy_from_string(const std::string& name, const std::string& path) {
   if (name == "ecmp") return RoutingPolicy::kEcmpHash;
   if (name == "dmodk") return RoutingPolicy::kDestinationMod;
-  throw ScenarioError(path, "unknown routing policy \"" + name + "\"; expected one of ecmp, dmodk");
+  if (name == "adaptive") return RoutingPolicy::kAdaptive;
+  throw ScenarioError(path, "unknown routing policy \"" + name + "\"; expected one of ecmp, dmodk, adaptive");
+}
+
+void Topology::add_load(const Route& route, double bytes) const {
+  if (options_.routing != RoutingPolicy::kAdaptive) return;
+  auto& load = impl_->load;
+  if (load.empty()) load.assign(links_.size() * 2, 0.0);
+  for (DirectedLink d : route.links) load[d] = std::max(0.0, load[d] + bytes);
 }
 
 Topology::Topology(const ClusterSpec& cluster, const TopologyOptions& options)
@@ -162,21 +173,17 @@ void Topology::build() {
   }
   const std::string& t = cluster_.network.topology;
   kind_ = t.empty() ? "fat-tree" : t;
-  if (kind_ == "fat-tree")
-    build_fat_tree(false);
-  else if (kind_ == "rail-optimized")
-    build_fat_tree(true);
-  else if (kind_ == "single-switch")
-    build_single_switch();
-  else if (kind_ == "dragonfly")
-    build_dragonfly();
-  else if (kind_ == "torus")
-    build_torus();
-  else
-    throw ScenarioError("cluster.network.topology",
-                        "unknown topology \"" + kind_ +
-                            "\"; expected one of fat-tree, rail-optimized, dragonfly, torus, "
-                            "single-switch");
+  std::string names;
+  for (const TopologyKind& k : topology_kinds()) {
+    if (kind_ == k.name) {
+      TopologyBuilder b(*this);
+      k.build(b);
+      return;
+    }
+    names += (names.empty() ? "" : ", ") + std::string(k.name);
+  }
+  throw ScenarioError("cluster.network.topology",
+                      "unknown topology \"" + kind_ + "\"; expected one of " + names);
 }
 
 void Topology::build_node_local() {
@@ -214,200 +221,40 @@ void Topology::build_node_local() {
         nic_vertex_[n * nics + k] = add_vertex(
             VertexKind::kNic, n, 0, k, "node" + std::to_string(n) + "_nic" + std::to_string(k));
     for (int gpu = 0; gpu < N * g; ++gpu)  // GPUDirect path via the PCIe switch: not a bottleneck
-      boost::add_edge(gpu, nic_vertex_[node_of(gpu) * nics + nic_index_of(gpu)], EdgeProps{-1},
-                      impl_->graph);
+      for (int k = 0; k < nics_of_gpu(gpu); ++k)
+        boost::add_edge(gpu, nic_vertex_[node_of(gpu) * nics + nic_index_of(gpu) + k], EdgeProps{-1},
+                        impl_->graph);
   }
 }
 
-namespace {
-double port_bandwidth(const ClusterSpec& c) {
-  return c.network.nic_bandwidth_bytes_per_s * c.network.efficiency;
+int TopologyBuilder::nics_per_node() const { return std::max(1, t_.cluster_.network.nics_per_node); }
+int TopologyBuilder::add_switch(int level, int index, std::string name) {
+  return t_.add_vertex(VertexKind::kSwitch, -1, level, index, std::move(name));
 }
-}  // namespace
+int TopologyBuilder::add_link(LinkKind kind, int a, int b, double bw, double latency, std::string name) {
+  return t_.add_link(kind, a, b, bw, latency, std::move(name));
+}
+double TopologyBuilder::port_bandwidth_bytes_per_s() const {
+  return t_.cluster_.network.nic_bandwidth_bytes_per_s * t_.cluster_.network.efficiency;
+}
+void TopologyBuilder::attach_nic(int i, int switch_vertex) {
+  const int nics = nics_per_node();
+  t_.nic_link_[i] = t_.add_link(LinkKind::kNic, t_.nic_vertex_[i], switch_vertex, port_bandwidth_bytes_per_s(),
+                                t_.cluster_.network.latency_s / 2,
+                                "nic_node" + std::to_string(i / nics) + "_" + std::to_string(i % nics));
+}
 
-void Topology::build_single_switch() {
-  const int sw = add_vertex(VertexKind::kSwitch, -1, 1, 0, "switch0");
+int Topology::nics_of_gpu(int) const {
   const int nics = std::max(1, cluster_.network.nics_per_node);
-  for (std::size_t i = 0; i < nic_vertex_.size(); ++i)
-    nic_link_[i] = add_link(LinkKind::kNic, nic_vertex_[i], sw, port_bandwidth(cluster_),
-                            cluster_.network.latency_s / 2,
-                            "nic_node" + std::to_string(i / nics) + "_" + std::to_string(i % nics));
+  return nics > cluster_.gpus_per_node ? nics / cluster_.gpus_per_node : 1;
 }
 
-void Topology::build_fat_tree(bool rail_optimized) {
-  const int N = cluster_.nodes;
-  const int nics = std::max(1, cluster_.network.nics_per_node);
-  const int down_ports = std::max(1, options_.switch_radix / 2);
-  std::vector<int> leaves;
-  std::vector<int> leaf_of_nic(nic_vertex_.size());
-  if (rail_optimized) {
-    // NIC r of every node on rail r's leaf; one leaf per rail per down_ports nodes (a DGX
-    // SuperPOD "scalable unit" is 32 nodes on 8 rail leaves).
-    const int groups = (N + down_ports - 1) / down_ports;
-    for (int grp = 0; grp < groups; ++grp)
-      for (int r = 0; r < nics; ++r)
-        leaves.push_back(add_vertex(VertexKind::kSwitch, -1, 1, static_cast<int>(leaves.size()),
-                                    "leaf_su" + std::to_string(grp) + "_rail" + std::to_string(r)));
-    for (int n = 0; n < N; ++n)
-      for (int r = 0; r < nics; ++r)
-        leaf_of_nic[n * nics + r] = leaves[(n / down_ports) * nics + r];
-  } else {
-    const int nodes_per_leaf = std::max(1, down_ports / nics);
-    const int count = (N + nodes_per_leaf - 1) / nodes_per_leaf;
-    for (int i = 0; i < count; ++i)
-      leaves.push_back(add_vertex(VertexKind::kSwitch, -1, 1, i, "leaf" + std::to_string(i)));
-    for (int n = 0; n < N; ++n)
-      for (int r = 0; r < nics; ++r) leaf_of_nic[n * nics + r] = leaves[n / nodes_per_leaf];
-  }
-  for (std::size_t i = 0; i < nic_vertex_.size(); ++i)
-    nic_link_[i] = add_link(LinkKind::kNic, nic_vertex_[i], leaf_of_nic[i],
-                            port_bandwidth(cluster_), cluster_.network.latency_s / 2,
-                            "nic_node" + std::to_string(i / nics) + "_" + std::to_string(i % nics));
-  int tiers = options_.fat_tree_tiers;
-  if (tiers <= 0)
-    tiers =
-        leaves.size() <= 1 ? 1 : (static_cast<int>(leaves.size()) <= options_.switch_radix ? 2 : 3);
-  build_upper_tiers(leaves, tiers);
+int Topology::nic_of_channel(int gpu, int channel) const {
+  const int first = nic_index_of(gpu);
+  return channel < 0 ? first : first + channel % nics_of_gpu(gpu);
 }
 
-void Topology::build_upper_tiers(const std::vector<int>& leaves, int tiers) {
-  if (tiers <= 1) {
-    if (leaves.size() > 1) {  // one big switch above all leaves
-      const int top = add_vertex(VertexKind::kSwitch, -1, 2, 0, "spine0");
-      for (int leaf : leaves)
-        add_link(LinkKind::kSwitch, leaf, top, 1e18, options_.switch_hop_latency_s,
-                 vertices_[leaf].name + "_up");
-    }
-    return;
-  }
-  const double port = port_bandwidth(cluster_);
-  const double o = std::max(1.0, cluster_.network.oversubscription);
-  const int half = std::max(1, options_.switch_radix / 2);
-  // Uplinks per leaf: half the radix divided by the taper; the aggregate uplink bandwidth is the
-  // leaf's attached NIC bandwidth / oversubscription, split evenly over the uplinks.
-  const int spines = std::max(1, static_cast<int>(std::floor(half / o)));
-  std::vector<double> leaf_down(vertices_.size(), 0.0);
-  for (const auto& l : links_)
-    if (l.kind == LinkKind::kNic) leaf_down[l.b] += port;
-  const double lat = options_.switch_hop_latency_s;
-  if (tiers == 2) {
-    std::vector<int> spine;
-    for (int s = 0; s < spines; ++s)
-      spine.push_back(add_vertex(VertexKind::kSwitch, -1, 2, s, "spine" + std::to_string(s)));
-    for (int leaf : leaves)
-      for (int s = 0; s < spines; ++s)
-        add_link(LinkKind::kSwitch, leaf, spine[s], leaf_down[leaf] / o / spines, lat,
-                 vertices_[leaf].name + "_spine" + std::to_string(s));
-    return;
-  }
-  // Three tiers: pods of `half` leaves, each with `spines` aggregation switches; aggregation
-  // switch j of every pod connects to the `half` core switches of plane j (non-blocking above
-  // the leaves: the taper is applied once, at the leaf).
-  const int pods = (static_cast<int>(leaves.size()) + half - 1) / half;
-  std::vector<int> core;
-  for (int j = 0; j < spines; ++j)
-    for (int c = 0; c < half; ++c)
-      core.push_back(add_vertex(VertexKind::kSwitch, -1, 3, j * half + c,
-                                "core_p" + std::to_string(j) + "_" + std::to_string(c)));
-  for (int p = 0; p < pods; ++p) {
-    std::vector<int> agg;
-    for (int j = 0; j < spines; ++j)
-      agg.push_back(add_vertex(VertexKind::kSwitch, -1, 2, p * spines + j,
-                               "agg_pod" + std::to_string(p) + "_" + std::to_string(j)));
-    double pod_up = 0;
-    for (int i = p * half; i < std::min<int>((p + 1) * half, leaves.size()); ++i) {
-      const int leaf = leaves[i];
-      for (int j = 0; j < spines; ++j)
-        add_link(LinkKind::kSwitch, leaf, agg[j], leaf_down[leaf] / o / spines, lat,
-                 vertices_[leaf].name + "_agg" + std::to_string(j));
-      pod_up += leaf_down[leaf] / o / spines;  // into each aggregation switch
-    }
-    for (int j = 0; j < spines; ++j)
-      for (int c = 0; c < half; ++c)
-        add_link(LinkKind::kSwitch, agg[j], core[j * half + c], pod_up / half, lat,
-                 vertices_[agg[j]].name + "_core" + std::to_string(c));
-  }
-}
-
-void Topology::build_dragonfly() {
-  // Balanced dragonfly (Kim et al. ISCA'08): p nodes per router, a = 2p routers per group, all
-  // routers of a group fully connected, one global link between every pair of groups.
-  const int N = cluster_.nodes;
-  const int nics = std::max(1, cluster_.network.nics_per_node);
-  const int p = std::max(1, options_.dragonfly_nodes_per_router);
-  const int a = 2 * p;
-  const int routers = (N + p - 1) / p;
-  const int groups = (routers + a - 1) / a;
-  const double port = port_bandwidth(cluster_);
-  std::vector<int> router;
-  for (int r = 0; r < routers; ++r)
-    router.push_back(add_vertex(VertexKind::kSwitch, -1, 1, r,
-                                "router_g" + std::to_string(r / a) + "_" + std::to_string(r % a)));
-  for (std::size_t i = 0; i < nic_vertex_.size(); ++i)
-    nic_link_[i] = add_link(LinkKind::kNic, nic_vertex_[i], router[(i / nics) / p], port,
-                            cluster_.network.latency_s / 2,
-                            "nic_node" + std::to_string(i / nics) + "_" + std::to_string(i % nics));
-  const double lat = options_.switch_hop_latency_s;
-  // Router links carry a node's full injection (nics ports) so the local/global mesh is not
-  // thinner than the NICs feeding it.
-  const double wide = port * nics;
-  for (int grp = 0; grp < groups; ++grp) {
-    const int lo = grp * a, hi = std::min(routers, lo + a);
-    for (int i = lo; i < hi; ++i)
-      for (int j = i + 1; j < hi; ++j)
-        add_link(LinkKind::kSwitch, router[i], router[j], wide, lat,
-                 "local_" + std::to_string(i) + "_" + std::to_string(j));
-  }
-  for (int gi = 0; gi < groups; ++gi)
-    for (int gj = gi + 1; gj < groups; ++gj) {
-      const int size_i = std::min(a, routers - gi * a), size_j = std::min(a, routers - gj * a);
-      const int ri = gi * a + gj % size_i, rj = gj * a + gi % size_j;
-      add_link(LinkKind::kSwitch, router[ri], router[rj], wide, lat,
-               "global_g" + std::to_string(gi) + "_g" + std::to_string(gj));
-    }
-}
-
-void Topology::build_torus() {
-  // One router per node; routers form a 2D/3D torus with wrap-around links (a dimension of
-  // size 2 gets a single link, as a wrap would duplicate it).
-  const int N = cluster_.nodes;
-  const int nics = std::max(1, cluster_.network.nics_per_node);
-  std::vector<int> dims = options_.torus_dims;
-  if (dims.empty()) {
-    int d0 = static_cast<int>(std::sqrt(static_cast<double>(N)));
-    while (d0 > 1 && N % d0 != 0) --d0;
-    dims = {d0, N / d0};
-  }
-  long prod = 1;
-  for (int d : dims) prod *= std::max(1, d);
-  if (prod != N)
-    throw ScenarioError("torus_dims", "the product of the torus dimensions (" +
-                                          std::to_string(prod) + ") must equal the node count (" +
-                                          std::to_string(N) + ")");
-  const double port = port_bandwidth(cluster_);
-  std::vector<int> router;
-  for (int n = 0; n < N; ++n)
-    router.push_back(add_vertex(VertexKind::kSwitch, -1, 1, n, "router" + std::to_string(n)));
-  for (std::size_t i = 0; i < nic_vertex_.size(); ++i)
-    nic_link_[i] = add_link(LinkKind::kNic, nic_vertex_[i], router[i / nics], port,
-                            cluster_.network.latency_s / 2,
-                            "nic_node" + std::to_string(i / nics) + "_" + std::to_string(i % nics));
-  long stride = 1;
-  for (std::size_t d = 0; d < dims.size(); ++d) {
-    const int size = dims[d];
-    for (int n = 0; n < N; ++n) {
-      const int coord = static_cast<int>((n / stride) % size);
-      if (size < 2 || (size == 2 && coord == 1)) continue;
-      const int next = static_cast<int>(n + ((coord + 1) % size - coord) * stride);
-      add_link(LinkKind::kSwitch, router[n], router[next], port * nics,
-               options_.switch_hop_latency_s,
-               "torus_d" + std::to_string(d) + "_" + std::to_string(n));
-    }
-    stride *= size;
-  }
-}
-
-Route Topology::route(int src, int dst, uint64_t salt, bool ignore_failures) const {
+Route Topology::route(int src, int dst, uint64_t salt, bool ignore_failures, int channel) const {
   Route r;
   auto use = [&](int link, bool down) {
     if (!ignore_failures && links_[link].failed)
@@ -424,8 +271,8 @@ Route Topology::route(int src, int dst, uint64_t salt, bool ignore_failures) con
     return r;
   }
   const int nics = std::max(1, cluster_.network.nics_per_node);
-  const int src_nic = nic_link_[node_of(src) * nics + nic_index_of(src)];
-  const int dst_nic = nic_link_[node_of(dst) * nics + nic_index_of(dst)];
+  const int src_nic = nic_link_[node_of(src) * nics + nic_of_channel(src, channel)];
+  const int dst_nic = nic_link_[node_of(dst) * nics + nic_of_channel(dst, channel)];
   use(src_nic, false);
   int u = links_[src_nic].b;
   const int target = links_[dst_nic].b;
@@ -450,7 +297,43 @@ Route Topology::route(int src, int dst, uint64_t salt, bool ignore_failures) con
         if (vertices_[v].kind == VertexKind::kSwitch && dist[v] + 1 == dist[u] && usable(*e)) ++count;
       }
       uint64_t pick;
-      if (options_.routing == RoutingPolicy::kEcmpHash) {
+      if (options_.routing == RoutingPolicy::kAdaptive) {
+        // The candidate whose path looks least loaded: the link's bytes in flight, or those of
+        // the best link one hop further when that is busier (a leaf-spine-leaf route is
+        // balanced on both its switch links). Scanning starts at the hashed candidate so ties
+        // spread.
+        const auto& load = impl_->load;
+        auto link_load = [&](int l, int from) {
+          return load.empty() ? 0.0 : load[directed(l, links_[l].a != from)];
+        };
+        auto next_best = [&](int v) {
+          if (v == target) return 0.0;
+          double b = std::numeric_limits<double>::max();
+          for (auto [e2, end2] = boost::out_edges(v, impl_->graph); e2 != end2; ++e2) {
+            const int w = static_cast<int>(boost::target(*e2, impl_->graph));
+            if (vertices_[w].kind != VertexKind::kSwitch || dist[w] + 1 != dist[v] || !usable(*e2)) continue;
+            b = std::min(b, link_load(impl_->graph[*e2].link, v));
+          }
+          return b == std::numeric_limits<double>::max() ? 0.0 : b;
+        };
+        const uint64_t start = mix(key + hop) % count;
+        double best = std::numeric_limits<double>::max();
+        uint64_t best_rank = count;
+        pick = start;
+        uint64_t k = 0;
+        for (auto [e, end] = boost::out_edges(u, impl_->graph); e != end; ++e) {
+          const int v = static_cast<int>(boost::target(*e, impl_->graph));
+          if (vertices_[v].kind != VertexKind::kSwitch || dist[v] + 1 != dist[u] || !usable(*e)) continue;
+          const double score = std::max(link_load(impl_->graph[*e].link, u), next_best(v));
+          const uint64_t rank = (k + count - start) % count;
+          if (score < best || (score == best && rank < best_rank)) {
+            best = score;
+            best_rank = rank;
+            pick = k;
+          }
+          ++k;
+        }
+      } else if (options_.routing == RoutingPolicy::kEcmpHash) {
         pick = mix(key + hop) % count;
       } else {
         pick = key % count;  // destination-mod-k: next digit of the destination at each level

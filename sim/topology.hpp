@@ -28,9 +28,11 @@ namespace trainsim::sim {
 enum class VertexKind { kGpu, kNvSwitch, kNic, kSwitch, kCpu };
 enum class LinkKind { kNvlink, kNic, kSwitch, kPcie };
 // How a flow picks among equal-cost next hops: a hash of (source, destination, flow salt) as
-// switches' ECMP does, or destination-mod-k (deterministic, conflict-free for shift patterns
-// such as rings on fat-trees; what "topology-aware routing" means in scenarios/claims).
-enum class RoutingPolicy { kEcmpHash, kDestinationMod };
+// switches' ECMP does, destination-mod-k (deterministic, conflict-free for shift patterns
+// such as rings on fat-trees; what "topology-aware routing" means in scenarios/claims), or
+// adaptive: the candidate carrying the fewest bytes in flight when the flow starts (InfiniBand /
+// Spectrum-X adaptive routing, which AI fabrics run; ties broken by the ECMP hash).
+enum class RoutingPolicy { kEcmpHash, kDestinationMod, kAdaptive };
 
 const char* to_string(LinkKind kind);
 const char* to_string(RoutingPolicy policy);
@@ -96,6 +98,8 @@ struct Route {
   double latency_s = 0;
 };
 
+class TopologyBuilder;
+
 class Topology {
  public:
   Topology(const ClusterSpec& cluster, const TopologyOptions& options = {});
@@ -112,6 +116,10 @@ class Topology {
   // NIC index (within the node) a GPU's network traffic leaves through: GPU i uses NIC
   // i * nics / gpus_per_node, so two GPUs share a NIC on a node with half as many NICs.
   int nic_index_of(int gpu) const;
+  // The NICs a GPU reaches: its own (nic_index_of) and, on nodes with more NICs than GPUs, the
+  // next nics_per_node / gpus_per_node ones. Channel c uses the (c mod count)-th (-1: the first).
+  int nics_of_gpu(int gpu) const;
+  int nic_of_channel(int gpu, int channel) const;
   int leaf_of_gpu(int gpu) const;  // vertex of the switch the GPU's NIC plugs into; -1 if none
 
   const std::vector<TopologyVertex>& vertices() const { return vertices_; }
@@ -124,7 +132,11 @@ class Topology {
   // Failed links are skipped; ignore_failures routes as on the healthy fabric (to count the
   // flows a failure rerouted). Throws std::logic_error when no surviving path exists (callers
   // check disconnection() first).
-  Route route(int src_gpu, int dst_gpu, uint64_t flow_salt = 0, bool ignore_failures = false) const;
+  Route route(int src_gpu, int dst_gpu, uint64_t flow_salt = 0, bool ignore_failures = false,
+              int channel = -1) const;
+  // Bytes in flight on a route's links, for adaptive routing (the platform adds a flow's bytes
+  // when it starts and removes them when it completes).
+  void add_load(const Route& route, double bytes) const;
 
   // Link faults as applied (options().faults resolved to link indices).
   bool has_link_faults() const { return !failed_.empty() || !degraded_.empty(); }
@@ -148,16 +160,12 @@ class Topology {
   double bisection_bandwidth_bytes_per_s() const;
 
  private:
+  friend class TopologyBuilder;
   struct Impl;
   void build();
   int add_vertex(VertexKind kind, int node, int level, int index, std::string name);
   int add_link(LinkKind kind, int a, int b, double bw, double latency, std::string name);
   void build_node_local();
-  void build_fat_tree(bool rail_optimized);
-  void build_upper_tiers(const std::vector<int>& leaves, int tiers);
-  void build_dragonfly();
-  void build_torus();
-  void build_single_switch();
   void apply_faults();
 
   ClusterSpec cluster_;
@@ -175,5 +183,44 @@ class Topology {
   std::vector<int> failed_, degraded_;
   std::unique_ptr<Impl> impl_;
 };
+
+// What a topology file sees while it builds the switch fabric above the nodes (the GPUs,
+// NVSwitches, NICs and PCIe links exist already): add switches and links, plug each NIC into
+// a switch. One file per topology (sim/topology_<name>.cpp) and one line in
+// sim/topology_registry.cpp (CONVENTIONS.md #17).
+class TopologyBuilder {
+ public:
+  explicit TopologyBuilder(Topology& topo) : t_(topo) {}
+  const ClusterSpec& cluster() const { return t_.cluster_; }
+  const TopologyOptions& options() const { return t_.options_; }
+  int nics_per_node() const;
+  int nic_count() const { return static_cast<int>(t_.nic_vertex_.size()); }  // nodes x NICs
+  int add_switch(int level, int index, std::string name);
+  int add_link(LinkKind kind, int a, int b, double bandwidth_bytes_per_s, double latency_s,
+               std::string name);
+  // Plugs NIC i (node i / nics_per_node, NIC i % nics_per_node) into `switch_vertex` with one
+  // NIC link at the sustained port rate and half the network latency.
+  void attach_nic(int i, int switch_vertex);
+  double port_bandwidth_bytes_per_s() const;  // one NIC port, sustained
+  const std::string& vertex_name(int v) const { return t_.vertices_[v].name; }
+  const std::vector<TopologyLink>& links() const { return t_.links_; }
+
+ private:
+  Topology& t_;
+};
+
+// The switch tiers above a set of leaves (shared by fat-tree and rail-optimized): one switch
+// over all leaves (tiers 1), leaf-spine (2) or pods of leaves under aggregation switches and a
+// core (3). Each leaf gets as many uplinks as its attached NIC ports divided by the
+// oversubscription (rounded up, one at least, at most the radix's upper half), each at the port
+// rate, so a small cluster's leaf is not narrowed to a sliver of a port per spine.
+void build_switch_tiers(TopologyBuilder& b, const std::vector<int>& leaves, int tiers);
+
+struct TopologyKind {
+  const char* name;  // cluster.network.topology
+  void (*build)(TopologyBuilder&);
+};
+// Every topology, in registry order (sim/topology_registry.cpp).
+const std::vector<TopologyKind>& topology_kinds();
 
 }  // namespace trainsim::sim

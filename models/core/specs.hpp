@@ -104,6 +104,9 @@ struct GpuSpec {
   OpRates op_rates;
   // Kernel-level compute model parameters (models/cost/compute/).
   GpuKernelParams kernel;
+  // CUDA compute capability (8.0 A100, 9.0 H100/H200, 10.0 B200): selects NCCL's tuning rows
+  // and NVLink SHARP. 0 = derived from the name (models/cost/collectives/collective_cost.hpp).
+  double compute_capability = 0;
   double peak_flops(Precision p) const;
 };
 
@@ -133,6 +136,8 @@ struct IntraNodeSpec {
   double bandwidth_bytes_per_s = 0;  // per GPU, both directions together (NVLink "600 GB/s")
   double latency_s = 0;
   double efficiency = 0.8;  // share of line rate a bus-bandwidth-bound collective sustains
+  std::string fabric = "nvswitch";  // "nvswitch", "nvlink" (direct links) or "pcie"
+  int nvls = -1;  // NVLink SHARP: 1 yes, 0 no, -1 = from the GPU generation (Hopper+ NVSwitch)
 };
 
 struct NetworkSpec {
@@ -142,7 +147,8 @@ struct NetworkSpec {
   double latency_s = 0;
   double oversubscription = 1.0;  // >= 1; leaf-to-spine taper of a fat-tree
   double efficiency = 0.85;
-  std::string routing = "ecmp";  // "ecmp" (flow hash) or "dmodk" (destination-mod-k)
+  bool collnet = false;  // in-network reduction (InfiniBand SHARP) for NCCL's CollNet algorithms
+  std::string routing = "adaptive";  // "adaptive" (least-loaded), "ecmp" (flow hash), "dmodk"
   // Shape parameters for the topology builders (0 / empty = the builder's default).
   int switch_radix = 0;
   int fat_tree_tiers = 0;
@@ -201,7 +207,8 @@ struct ParallelPlan {
   std::vector<CompressionStage> compression;
   int sync_interval = 1;
   OverlapSpec overlap;
-  std::string collective_algorithm = "auto";
+  std::string collective_algorithm = "auto";  // registry key (collective_algorithm.hpp)
+  std::string collective_protocol = "auto";   // LL, LL128, Simple (as NCCL_PROTO) or auto
   std::string placement = "tp-cp-dp-pp";  // rank order, innermost first (Megatron's default)
   std::vector<int> layers_per_stage;      // optional, pp*vpp entries summing to model.layers
   bool flash_attention = true;  // fused attention keeps no s x s score matrix in memory

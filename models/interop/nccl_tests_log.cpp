@@ -1,5 +1,7 @@
 #include "models/interop/nccl_tests_log.hpp"
 
+#include <functional>
+
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -16,6 +18,25 @@
 #include "models/scenario/scenario_loader.hpp"
 
 namespace trainsim {
+namespace {
+
+// A row no GPU can produce: times below nccl-tests' printed resolution (0.01 us) or above a
+// day, sizes above 1 TiB, or an algbw that is not size / time (nccl-tests prints size / time;
+// allowing for its two decimals).
+void check_row(const NcclSample& s, const std::string& where) {
+  if (!(s.time_s >= 1e-8)) throw ScenarioError(where, "time: must be at least 0.01 us (nccl-tests' resolution)");
+  if (s.time_s > 86400) throw ScenarioError(where, "time: more than a day for one collective");
+  if (s.bytes > 1099511627776.0) throw ScenarioError(where, "size: more than 1 TiB per rank");
+  if (s.algbw_bytes_per_s > 0.1e9 && s.bytes > 0) {
+    const double implied = s.bytes / s.time_s;
+    if (std::fabs(implied - s.algbw_bytes_per_s) > 0.05 * implied + 0.01e9)
+      throw ScenarioError(where, "algbw: " + std::to_string(s.algbw_bytes_per_s / 1e9) +
+                                     " GB/s is not size / time = " + std::to_string(implied / 1e9) + " GB/s");
+  }
+}
+
+}  // namespace
+
 namespace {
 
 using nlohmann::json;
@@ -166,7 +187,7 @@ NcclTestsLog parse_nccl_tests_text(const std::string& text, const std::string& s
       s.busbw_bytes_per_s = number_at(t[c_bus[g]], where, "busbw") * 1e9;
       if (c_wrong[g] >= 0 && t[c_wrong[g]] != "N/A")
         s.wrong = number_at(t[c_wrong[g]], where, "#wrong");
-      if (s.time_s <= 0) throw ScenarioError(where, "time: must be > 0");
+      check_row(s, where);
       (g ? log.in_place : log.out_of_place).push_back(s);
     }
   }
@@ -233,7 +254,7 @@ NcclTestsLog parse_nccl_tests_json(const json& report, const std::string& source
       NcclSample s;
       s.bytes = bytes;
       s.time_s = read_result_number(b[time_key], bp + "." + time_key) * 1e-6;
-      if (!(s.time_s > 0)) throw ScenarioError(bp + "." + time_key, "must be > 0");
+      check_row(s, bp);
       if (b.contains("alg_bw")) s.algbw_bytes_per_s = read_result_number(b["alg_bw"], bp + ".alg_bw") * 1e9;
       if (b.contains("bus_bw")) s.busbw_bytes_per_s = read_result_number(b["bus_bw"], bp + ".bus_bw") * 1e9;
       if (b.contains("nwrong") && !b["nwrong"].is_null())
@@ -348,44 +369,166 @@ GroupShape nccl_group_shape(const NcclTestsLog& log, const ClusterSpec& cluster)
   return g;
 }
 
-CollectiveAlgo nccl_reference_algo(CollectiveOp op) {
-  return op == CollectiveOp::kAllToAll ? CollectiveAlgo::kDirect : CollectiveAlgo::kRing;
+double nccl_model_time_s(const NcclTestsLog& log, double bytes, const ClusterSpec& cluster) {
+  return collective_cost(log.op, CollectiveAlgo::kAuto, bytes, nccl_group_shape(log, cluster),
+                         fabric_terms(cluster))
+      .time_s;
 }
 
-FittedFabric fit_fabric(const NcclTestsLog& log, const NcclFit& fit, const ClusterSpec& cluster) {
-  FittedFabric out;
-  const GroupShape g = nccl_group_shape(log, cluster);
-  out.inter_node = g.nodes > 1;
-  const CollectiveAlgo algo = nccl_reference_algo(log.op);
-  const FabricTerms f = fabric_terms(cluster);
-  // The closed forms are alpha = k_a * latency and beta = k_b / (line rate x efficiency) for one
-  // fabric domain: read k_a, k_b off the cluster as it is and scale.
-  const double probe = 1 << 30;
-  const CollectiveCost c = collective_cost(log.op, algo, probe, g, f);
-  const double model_alpha = c.latency_s, model_beta = c.bandwidth_s / probe;
-  const double latency = out.inter_node ? cluster.network.latency_s : cluster.intra_node.latency_s;
-  const double eff = out.inter_node ? cluster.network.efficiency : cluster.intra_node.efficiency;
-  const AlphaBetaFit& small = fit.split_bytes > 0 ? fit.small : fit.all;
-  const AlphaBetaFit& large = fit.split_bytes > 0 ? fit.large : fit.all;
-  out.latency_s = model_alpha > 0 && latency > 0 ? latency * small.alpha_s / model_alpha : small.alpha_s;
-  out.efficiency = large.beta_s_per_byte > 0 ? eff * model_beta / large.beta_s_per_byte : eff;
-  if (out.inter_node && g.ranks_per_node > 1 &&
-      f.intra_bandwidth_bytes_per_s <
-          g.ranks_per_node * f.nic_bandwidth_per_gpu_bytes_per_s / f.oversubscription)
-    out.notes.push_back("NVLink, not the NICs, limits this ring on the cluster as given; the "
-                        "fitted network efficiency may not show in the closed form");
-  if (out.efficiency > 1.0) {
-    out.notes.push_back("fitted efficiency " + std::to_string(out.efficiency) +
-                        " > 1 (faster than the line rate the cluster states, e.g. NVLink SHARP): "
-                        "clamped to 1");
-    out.efficiency = 1.0;
+namespace {
+
+struct FitSet {
+  const NcclTestsLog* log;
+  std::vector<NcclSample> samples;
+};
+
+double mean_sq_log_error(const std::vector<FitSet>& sets, const ClusterSpec& c) {
+  double sum = 0;
+  int n = 0;
+  for (const auto& set : sets)
+    for (const auto& s : set.samples) {
+      const double t = nccl_model_time_s(*set.log, s.bytes, c);
+      if (t > 0) sum += std::pow(std::log(t / s.time_s), 2), ++n;
+    }
+  return n ? sum / n : 0;
+}
+
+// Golden-section search of a one-dimensional error on [lo, hi], refined from a coarse grid so
+// a min-of-algorithms model (piecewise smooth) does not trap it.
+double minimise(const std::function<double(double)>& err, double lo, double hi) {
+  const int grid = 40;
+  int best = 0;
+  double best_e = std::numeric_limits<double>::max();
+  for (int i = 0; i <= grid; ++i) {
+    const double e = err(lo + (hi - lo) * i / grid);
+    if (e < best_e) best_e = e, best = i;
   }
-  if (out.efficiency < 0.01) {
-    out.notes.push_back("fitted efficiency below 0.01: clamped");
-    out.efficiency = 0.01;
+  double a = lo + (hi - lo) * std::max(0, best - 1) / grid, b = lo + (hi - lo) * std::min(grid, best + 1) / grid;
+  const double g = (std::sqrt(5.0) - 1) / 2;
+  for (int it = 0; it < 60; ++it) {
+    const double x1 = b - g * (b - a), x2 = a + g * (b - a);
+    if (err(x1) < err(x2)) b = x2;
+    else a = x1;
   }
-  out.latency_s = std::min(out.latency_s, 1.0);
+  return (a + b) / 2;
+}
+
+std::vector<FitSet> select(const std::vector<NcclTestsLog>& logs, const std::vector<std::vector<NcclSample>>& samples,
+                           const ClusterSpec& c, bool multi_node, bool large) {
+  std::vector<FitSet> out;
+  for (std::size_t i = 0; i < logs.size(); ++i) {
+    if ((nccl_group_shape(logs[i], c).nodes > 1) != multi_node) continue;
+    std::vector<NcclSample> s = samples[i];
+    std::sort(s.begin(), s.end(), [](const NcclSample& x, const NcclSample& y) { return x.bytes < y.bytes; });
+    if (s.empty()) continue;
+    std::vector<NcclSample> pick;
+    for (const auto& x : s)
+      if (large ? x.bytes >= 256.0 * 1024 * 1024 : x.bytes <= 64.0 * 1024) pick.push_back(x);
+    if (pick.empty()) {
+      const std::size_t third = std::max<std::size_t>(1, s.size() / 3);
+      pick.assign(large ? s.end() - third : s.begin(), large ? s.end() : s.begin() + third);
+    }
+    out.push_back({&logs[i], pick});
+  }
   return out;
+}
+
+}  // namespace
+
+FittedCluster fit_cluster(const std::vector<NcclTestsLog>& logs, const std::vector<std::vector<NcclSample>>& samples,
+                          const ClusterSpec& cluster) {
+  FittedCluster out;
+  ClusterSpec c = cluster;
+  std::vector<FitSet> all;
+  for (std::size_t i = 0; i < logs.size(); ++i) all.push_back({&logs[i], samples[i]});
+  auto mean_abs = [&](const ClusterSpec& k) {
+    double sum = 0;
+    int n = 0;
+    for (const auto& set : all)
+      for (const auto& s : set.samples) sum += std::fabs(nccl_model_time_s(*set.log, s.bytes, k) / s.time_s - 1), ++n;
+    return n ? sum / n : 0;
+  };
+  out.mean_error_before = mean_abs(c);
+  auto bounded = [&](double v, const char* field) {
+    if (v <= 0.0105 || v >= 0.9995)
+      out.notes.push_back(std::string(field) + " fitted to the bound of its range (" + std::to_string(v) +
+                          "): the logs ask for more or less than the model can give");
+    return v;
+  };
+  // A fitted value replaces the cluster's only where it explains the logs better: a part the
+  // logs do not limit (another link or a per-channel cap binds) keeps its value.
+  auto keep_unless_better = [&](double fitted, double original, const std::function<double(double)>& err,
+                                const char* field) {
+    if (err(fitted) < err(original) * (1 - 1e-3)) return fitted;
+    if (*field && std::fabs(fitted - original) > 1e-3 * std::max(1e-12, std::fabs(original)))
+      out.notes.push_back(std::string(field) + " kept: these logs do not depend on it");
+    return original;
+  };
+  const auto intra = select(logs, samples, c, false, true);
+  if (!intra.empty() && c.gpus_per_node > 1) {
+    const auto err = [&](double e) {
+      ClusterSpec k = c;
+      k.intra_node.efficiency = e;
+      return mean_sq_log_error(intra, k);
+    };
+    c.intra_node.efficiency = bounded(
+        keep_unless_better(minimise(err, 0.01, 1.0), c.intra_node.efficiency, err, "intra_node.efficiency"),
+        "intra_node.efficiency");
+    out.intra = true;
+    out.intra_efficiency = c.intra_node.efficiency;
+  }
+  const auto net_bw = select(logs, samples, c, true, true);
+  if (!net_bw.empty()) {
+    const auto net_lat = select(logs, samples, c, true, false);
+    // Bandwidth and latency each leave a trace in the other's sizes: alternate to a fixed point.
+    for (int round = 0; round < 4; ++round) {
+      const auto bw_err = [&](double e) {
+        ClusterSpec k = c;
+        k.network.efficiency = e;
+        return mean_sq_log_error(net_bw, k);
+      };
+      c.network.efficiency = keep_unless_better(minimise(bw_err, 0.01, 1.0), c.network.efficiency, bw_err,
+                                                round == 3 ? "network.efficiency" : "");
+      const auto lat_err = [&](double l) {
+        ClusterSpec k = c;
+        k.network.latency_s = l;
+        return mean_sq_log_error(net_lat, k);
+      };
+      c.network.latency_s = keep_unless_better(minimise(lat_err, 0.0, 200e-6), c.network.latency_s, lat_err,
+                                               round == 3 ? "network.latency" : "");
+    }
+    bounded(c.network.efficiency, "network.efficiency");
+    out.net = true;
+    out.net_efficiency = c.network.efficiency;
+    out.net_latency_s = c.network.latency_s;
+  }
+  if (!out.intra && !out.net) out.notes.push_back("no log covers this cluster's fabric: nothing fitted");
+  if (intra.empty() && c.gpus_per_node > 1)
+    out.notes.push_back("no single-node log: intra_node.efficiency kept (multi-node logs are fitted with it)");
+  out.mean_error_after = mean_abs(c);
+  return out;
+}
+
+ClusterSpec apply_fit(const ClusterSpec& cluster, const FittedCluster& fit) {
+  ClusterSpec c = cluster;
+  if (fit.intra) c.intra_node.efficiency = fit.intra_efficiency;
+  if (fit.net) {
+    c.network.efficiency = fit.net_efficiency;
+    c.network.latency_s = fit.net_latency_s;
+  }
+  return c;
+}
+
+void check_fit_is_physical(const NcclTestsLog& log, const NcclFit& fit) {
+  if (fit.all.samples < 2) throw ScenarioError(log.source, "fewer than 2 usable rows (need sizes to fit alpha and beta)");
+  // The bandwidth term must show: over the sweep, time grows by at least 1% of its smallest.
+  const double growth = fit.all.beta_s_per_byte * (fit.all.max_bytes - fit.all.min_bytes);
+  if (!(fit.all.beta_s_per_byte > 0) || fit.all.max_bytes <= fit.all.min_bytes ||
+      !(growth >= 0.01 * fit.all.time_s(fit.all.min_bytes)))
+    throw ScenarioError(log.source + ": time",
+                        "does not grow with the message size (the fit has no bandwidth term: alpha " +
+                            std::to_string(fit.all.alpha_s * 1e6) + " us, beta " +
+                            std::to_string(fit.all.beta_s_per_byte) + " s/B); not an nccl-tests size sweep");
 }
 
 json nccl_calibration_json(const std::vector<NcclTestsLog>& logs, const std::vector<NcclFit>& fits,

@@ -78,20 +78,33 @@ NcclFit fit_nccl_log(const std::vector<NcclSample>& samples);
 // Where the logged group sits on `cluster`: the log's host count when it has one, else packed
 // onto nodes of cluster.gpus_per_node.
 GroupShape nccl_group_shape(const NcclTestsLog& log, const ClusterSpec& cluster);
-// The algorithm whose closed form stands for NCCL's measured one: ring, direct for all-to-all.
-CollectiveAlgo nccl_reference_algo(CollectiveOp op);
+// The closed form of the logged collective on `cluster`: NCCL's tuner choice per size (the
+// algorithm nccl-tests ran, unless NCCL_ALGO was set), as collective_cost prices it.
+double nccl_model_time_s(const NcclTestsLog& log, double bytes, const ClusterSpec& cluster);
 
-// Cluster fields fitted so that collective_cost(op, nccl_reference_algo(op), ...) on the group
-// reproduces the fit: the latency of the domain the group crosses (intra_node for one node, else
-// network) from the small-size alpha, its efficiency from the large-size beta (both scale the
-// closed form linearly). Efficiency is clamped to the loader's (0.01, 1]; clamping is noted.
-struct FittedFabric {
-  bool inter_node = false;
-  double latency_s = 0;
-  double efficiency = 0;
+// The cluster fields whose values make the closed forms reproduce a set of logs (several ops,
+// node counts): intra_node.efficiency from the single-node logs' large sizes (>= 256 MiB, else
+// their upper third), then network.efficiency from the multi-node logs' large sizes, then
+// network.latency from the multi-node logs' small sizes (<= 64 KiB, else their lower third)
+// (the two alternated to a fixed point), each a one-dimensional least-squares fit of
+// log(model / measured) with the others held.
+// Efficiencies stay in the loader's (0.01, 1]; a bound that is hit is noted.
+struct FittedCluster {
+  bool intra = false, net = false;  // which parts the logs determine
+  double intra_efficiency = 0, net_efficiency = 0, net_latency_s = 0;
+  double mean_error_before = 0, mean_error_after = 0;  // |model / measured - 1| over all samples
   std::vector<std::string> notes;
 };
-FittedFabric fit_fabric(const NcclTestsLog& log, const NcclFit& fit, const ClusterSpec& cluster);
+// samples[i]: the rows of logs[i] to fit (e.g. out-of-place rows without #wrong).
+FittedCluster fit_cluster(const std::vector<NcclTestsLog>& logs,
+                          const std::vector<std::vector<NcclSample>>& samples, const ClusterSpec& cluster);
+// `cluster` with the fitted fields set.
+ClusterSpec apply_fit(const ClusterSpec& cluster, const FittedCluster& fit);
+
+// Rejects a log no cluster can explain: fewer than 2 usable rows, or times that do not grow
+// with the message size (the fit's bandwidth term is zero: no bandwidth, or alpha = beta = 0).
+// ScenarioError naming the log and field.
+void check_fit_is_physical(const NcclTestsLog& log, const NcclFit& fit);
 
 // The calibration file (kernels/README.md "Calibration file", collectives part) for these logs.
 nlohmann::json nccl_calibration_json(const std::vector<NcclTestsLog>& logs,

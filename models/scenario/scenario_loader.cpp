@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "models/cost/compute/kernel_params_json.hpp"
+#include "models/cost/collectives/collective_cost.hpp"
 #include "models/scenario/hf_config.hpp"
 #include "models/scenario/json_reader.hpp"
 #include "models/core/scenario_error.hpp"
@@ -167,6 +168,7 @@ GpuSpec parse_gpu(const json& j, const std::string& path) {
   }
   if (const json* k = r.raw("kernels")) g.kernel = parse_gpu_kernel_params(*k, r.child_path("kernels"));
   g.training_tensor_share = r.number_or("training_tensor_share", 0, 0.2, 1.0);
+  g.compute_capability = r.number_or("compute_capability", 0, 0, 99);
   r.finish(kDocKeys);
   return g;
 }
@@ -229,6 +231,8 @@ ClusterSpec parse_cluster(const json& j, const std::string& path) {
     c.intra_node.bandwidth_bytes_per_s = n.quantity("bandwidth", Kind::kBandwidth, 1, 1e16);
     c.intra_node.latency_s = n.quantity_or("latency", Kind::kTime, 1e-6, 0, 1);
     c.intra_node.efficiency = n.number_or("efficiency", 0.8, 0.01, 1.0);
+    c.intra_node.fabric = n.choice_or("fabric", {"nvswitch", "nvlink", "pcie"}, "nvswitch");
+    if (n.raw("nvls")) c.intra_node.nvls = n.boolean_or("nvls", false) ? 1 : 0;
     n.finish(kDocKeys);
   } else if (c.gpus_per_node > 1) {
     r.fail("intra_node", "missing (required when gpus_per_node > 1): {bandwidth, latency}");
@@ -243,7 +247,8 @@ ClusterSpec parse_cluster(const json& j, const std::string& path) {
     c.network.latency_s = n.quantity_or("latency", Kind::kTime, 5e-6, 0, 1);
     c.network.oversubscription = n.number_or("oversubscription", 1.0, 1.0, 1024.0);
     c.network.efficiency = n.number_or("efficiency", 0.85, 0.01, 1.0);
-    c.network.routing = n.choice_or("routing", {"ecmp", "dmodk"}, "ecmp");
+    c.network.collnet = n.boolean_or("collnet", false);
+    c.network.routing = n.choice_or("routing", {"adaptive", "ecmp", "dmodk"}, "adaptive");
     c.network.switch_radix = static_cast<int>(n.integer_or("switch_radix", 0, 0, 4096));
     c.network.fat_tree_tiers = static_cast<int>(n.integer_or("fat_tree_tiers", 0, 0, 3));
     c.network.dragonfly_nodes_per_router =
@@ -337,8 +342,12 @@ ParallelPlan parse_plan(const json& j, const std::string& path) {
     p.overlap.pp = o.boolean_or("pp", true);
     o.finish();
   }
-  p.collective_algorithm =
-      r.choice_or("collective_algorithm", {"auto", "ring", "tree", "hd", "hier", "direct"}, "auto");
+  p.collective_algorithm = to_string(
+      collective_algo_from_string(r.string_or("collective_algorithm", "auto"),
+                                  r.child_path("collective_algorithm")));
+  p.collective_protocol = to_string(
+      collective_protocol_from_string(r.string_or("collective_protocol", "auto"),
+                                      r.child_path("collective_protocol")));
   p.placement = r.choice_or("placement", {"tp-cp-dp-pp", "tp-cp-ep-dp-pp", "tp-dp-pp", "tp-pp-dp",
                                           "dp-tp-pp", "pp-tp-dp"},
                             "tp-cp-dp-pp");
@@ -657,15 +666,18 @@ json to_json(const Scenario& s) {
                          {"elementwise_bytes_per_hidden", c.gpu.elementwise_bytes_per_hidden}};
   if (c.gpu.kernel.present()) gpu["kernels"] = to_json(c.gpu.kernel);
   if (c.gpu.training_tensor_share > 0) gpu["training_tensor_share"] = c.gpu.training_tensor_share;
+  if (c.gpu.compute_capability > 0) gpu["compute_capability"] = c.gpu.compute_capability;
   json cluster = {{"name", c.name},
                   {"gpu", gpu},
                   {"nodes", c.nodes},
                   {"gpus_per_node", c.gpus_per_node},
                   {"intra_node", {{"bandwidth", c.intra_node.bandwidth_bytes_per_s},
                                   {"latency", c.intra_node.latency_s},
-                                  {"efficiency", c.intra_node.efficiency}}},
+                                  {"efficiency", c.intra_node.efficiency},
+                                  {"fabric", c.intra_node.fabric}}},
                   {"pcie_bandwidth", c.pcie_bandwidth_bytes_per_s},
                   {"host_memory", c.host_memory_bytes}};
+  if (c.intra_node.nvls >= 0) cluster["intra_node"]["nvls"] = c.intra_node.nvls == 1;
   if (c.network.nic_bandwidth_bytes_per_s > 0)
     cluster["network"] = {{"topology", c.network.topology},
                           {"nic_bandwidth", c.network.nic_bandwidth_bytes_per_s},
@@ -673,6 +685,7 @@ json to_json(const Scenario& s) {
                           {"latency", c.network.latency_s},
                           {"oversubscription", c.network.oversubscription},
                           {"efficiency", c.network.efficiency},
+                          {"collnet", c.network.collnet},
                           {"routing", c.network.routing}};
   if (c.network.switch_radix) cluster["network"]["switch_radix"] = c.network.switch_radix;
   if (c.network.fat_tree_tiers) cluster["network"]["fat_tree_tiers"] = c.network.fat_tree_tiers;
@@ -705,6 +718,7 @@ json to_json(const Scenario& s) {
                {"sync_interval", p.sync_interval},
                {"overlap", {{"dp", p.overlap.dp}, {"tp", p.overlap.tp}, {"pp", p.overlap.pp}}},
                {"collective_algorithm", p.collective_algorithm},
+               {"collective_protocol", p.collective_protocol},
                {"placement", p.placement},
                {"flash_attention", p.flash_attention},
                {"attention_kernel", p.attention_kernel},

@@ -35,13 +35,7 @@ std::string gib(double bytes) {
 }
 
 CollectiveAlgo plan_algo(const ParallelPlan& p) {
-  const std::string& a = p.collective_algorithm;
-  if (a == "ring") return CollectiveAlgo::kRing;
-  if (a == "tree") return CollectiveAlgo::kTree;
-  if (a == "hd") return CollectiveAlgo::kHalvingDoubling;
-  if (a == "hier") return CollectiveAlgo::kHierarchical;
-  if (a == "direct") return CollectiveAlgo::kDirect;
-  return CollectiveAlgo::kAuto;
+  return collective_algo_from_string(p.collective_algorithm, "plan.collective_algorithm");
 }
 
 bool splits_backward(ScheduleKind s) {

@@ -168,7 +168,8 @@ TEST(StepSimulator, DpContentionOnOversubscribedFatTree) {
   nlohmann::json raw = base_raw();
   raw["cluster"] = {{"base", "dgx-a100-superpod"},
                     {"nodes", 8},
-                    {"network", {{"topology", "fat-tree"}, {"oversubscription", 4}, {"switch_radix", 16}}}};
+                    {"network", {{"topology", "fat-tree"}, {"oversubscription", 4}, {"switch_radix", 16},
+                                 {"routing", "ecmp"}}}};
   raw["plan"]["dp"] = 8;
   raw["plan"]["global_batch"] = 64;
   raw["plan"]["overlap"] = {{"dp", false}};

@@ -6,6 +6,7 @@
 
 #include <set>
 
+#include "models/core/scenario_error.hpp"
 #include "sim/rank_order.hpp"
 #include "sim_test_util.hpp"
 
@@ -111,6 +112,81 @@ TEST(RankOrder, ChannelRingsLeaveEachNodeThroughADifferentNic) {
     exit_nics.insert(t.nic_index_of(ring[7]));
   }
   EXPECT_EQ(exit_nics.size(), 8u);
+}
+
+// A route's narrowest link (bytes/s per direction).
+double bottleneck(const Topology& t, const Route& r) {
+  double b = 1e300;
+  for (DirectedLink d : r.links) b = std::min(b, t.links()[link_of(d)].bandwidth_bytes_per_s);
+  return b;
+}
+
+TEST(Topology, RailOptimizedCrossRailRoutesGetFullPortUplinks) {
+  // A send that crosses rails climbs leaf -> spine -> leaf. Each leaf gets as many uplinks as
+  // its NIC ports / oversubscription (at least one), each at the port rate: on 2 and 4 nodes
+  // the spine hop is as wide as the NIC (not 1/16 of it over 32 spines), and on 140 nodes
+  // (4 full scalable units of 32 nodes and one of 12) too.
+  for (int nodes : {2, 4, 140}) {
+    SCOPED_TRACE(nodes);
+    Topology t(test_cluster(nodes, 8, 600e9, 25e9, 8, "rail-optimized"));
+    const int last = (nodes - 1) * 8;
+    EXPECT_DOUBLE_EQ(bottleneck(t, t.route(7, 8)), 25e9);          // rail 7 -> rail 0
+    EXPECT_DOUBLE_EQ(bottleneck(t, t.route(0, 8)), 25e9);          // same rail
+    EXPECT_DOUBLE_EQ(bottleneck(t, t.route(3, last + 5)), 25e9);   // across rails and units
+    // A leaf's uplinks carry its NICs' bandwidth (full bisection): count them.
+    double up = 0, down = 0;
+    const int leaf = t.leaf_of_gpu(0);
+    for (const auto& l : t.links()) {
+      if (l.kind == LinkKind::kSwitch && l.a == leaf) up += l.bandwidth_bytes_per_s;
+      if (l.kind == LinkKind::kNic && l.b == leaf) down += l.bandwidth_bytes_per_s;
+    }
+    EXPECT_NEAR(up, down, 1);
+  }
+  // With a 2:1 taper a leaf keeps half its NIC bandwidth upward, still in full-rate uplinks.
+  Topology tapered(test_cluster(4, 8, 600e9, 25e9, 8, "rail-optimized", 2.0));
+  EXPECT_DOUBLE_EQ(bottleneck(tapered, tapered.route(7, 8)), 25e9);
+}
+
+TEST(Topology, EveryTopologyComesFromTheRegistry) {
+  std::set<std::string> names;
+  for (const auto& k : topology_kinds()) names.insert(k.name);
+  EXPECT_EQ(names, (std::set<std::string>{"fat-tree", "rail-optimized", "dragonfly", "torus", "single-switch"}));
+  for (const auto& name : names) {
+    SCOPED_TRACE(name);
+    ClusterSpec c = test_cluster(16, 8, 600e9, 25e9, 8, name);
+    Topology t(c);
+    EXPECT_EQ(t.kind(), name);
+    EXPECT_GT(t.route(0, 8 * 15 + 3).links.size(), 1u);  // every pair of GPUs is connected
+  }
+  try {
+    Topology(test_cluster(2, 8, 600e9, 25e9, 8, "hypercube"));
+    ADD_FAILURE() << "unknown topology accepted";
+  } catch (const ScenarioError& e) {
+    EXPECT_NE(std::string(e.what()).find("rail-optimized"), std::string::npos);  // lists the valid ones
+  }
+}
+
+TEST(Topology, AGpuWithSeveralNicsUsesThemAllByChannel) {
+  Topology t(test_cluster(2, 1, 0, 25e9, 4, "single-switch"));
+  EXPECT_EQ(t.nics_of_gpu(0), 4);
+  std::set<int> nic_links;
+  for (int ch = 0; ch < 4; ++ch) nic_links.insert(link_of(t.route(0, 1, 0, false, ch).links.front()));
+  EXPECT_EQ(nic_links.size(), 4u);
+  EXPECT_EQ(channel_rings(t, {0, 1}).size(), 4u);
+}
+
+TEST(Topology, AdaptiveRoutingTakesTheLeastLoadedUplink) {
+  TopologyOptions opts;
+  opts.switch_radix = 8;  // 4 spines
+  opts.routing = RoutingPolicy::kAdaptive;
+  Topology t(test_cluster(16, 1, 0, 25e9, 1, "fat-tree"), opts);
+  std::set<int> uplinks;
+  for (int dst = 4; dst < 8; ++dst) {  // four flows from leaf 0 to leaf 1, loaded as they start
+    const Route r = t.route(0, dst, 0);
+    uplinks.insert(link_of(r.links[1]));
+    t.add_load(r, 1e9);
+  }
+  EXPECT_EQ(uplinks.size(), 4u);  // one spine each, whatever the hash says
 }
 
 }  // namespace

@@ -2,10 +2,13 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <cmath>
 #include <limits>
+#include <set>
 
 #include "models/core/scenario_error.hpp"
+#include "models/cost/collectives/collective_tuner.hpp"
 
 namespace trainsim {
 namespace {
@@ -19,136 +22,25 @@ constexpr std::array<std::pair<const char*, CollectiveOp>, 7> kOps = {{
     {"alltoall", CollectiveOp::kAllToAll},
     {"sendrecv", CollectiveOp::kSendRecv},
 }};
-constexpr std::array<std::pair<const char*, CollectiveAlgo>, 6> kAlgos = {{
-    {"ring", CollectiveAlgo::kRing},
-    {"tree", CollectiveAlgo::kTree},
-    {"hd", CollectiveAlgo::kHalvingDoubling},
-    {"hier", CollectiveAlgo::kHierarchical},
-    {"direct", CollectiveAlgo::kDirect},
-    {"auto", CollectiveAlgo::kAuto},
+constexpr std::array<std::pair<const char*, CollectiveProtocol>, 4> kProtocols = {{
+    {"LL", CollectiveProtocol::kLL},
+    {"LL128", CollectiveProtocol::kLL128},
+    {"Simple", CollectiveProtocol::kSimple},
+    {"auto", CollectiveProtocol::kAuto},
 }};
 
-double log2_ceil(int n) { return n <= 1 ? 0.0 : std::ceil(std::log2(static_cast<double>(n))); }
-
-// Bandwidth a ring sustains per rank: within a node NVLink; across nodes each node's share of
-// its NICs, since NCCL runs one channel per NIC and the ring's node-crossing edges spread over
-// all of them (busbw of a cross-node ring ~ the node's NIC bandwidth per GPU in the group).
-double ring_bandwidth(const GroupShape& g, const FabricTerms& f) {
-  if (g.nodes <= 1) return f.intra_bandwidth_bytes_per_s;
-  const double net = g.ranks_per_node * f.nic_bandwidth_per_gpu_bytes_per_s / f.oversubscription;
-  return g.ranks_per_node > 1 ? std::min(f.intra_bandwidth_bytes_per_s, net) : net;
-}
-double step_latency(const GroupShape& g, const FabricTerms& f) {
-  return g.nodes > 1 ? f.net_latency_s : f.intra_latency_s;
+std::string lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
 }
 
-// Number of "ring passes" of the data: all-reduce = reduce-scatter + all-gather.
-double ring_passes(CollectiveOp op) {
-  switch (op) {
-    case CollectiveOp::kAllReduce: return 2;
-    case CollectiveOp::kReduceScatter:
-    case CollectiveOp::kAllGather:
-    case CollectiveOp::kAllToAll: return 1;
-    default: return 1;
-  }
+std::string joined(const std::vector<std::string>& v) {
+  std::string out;
+  for (const auto& s : v) out += (out.empty() ? "" : ", ") + s;
+  return out;
 }
 
-CollectiveCost ring(CollectiveOp op, double bytes, const GroupShape& g, const FabricTerms& f) {
-  CollectiveCost c;
-  c.algo = CollectiveAlgo::kRing;
-  const int n = g.ranks;
-  if (op == CollectiveOp::kBroadcast || op == CollectiveOp::kReduce) {
-    // Pipelined ring broadcast/reduce: (n-1) latency steps, S/B bandwidth.
-    c.latency_s = (n - 1) * step_latency(g, f);
-    c.bandwidth_s = bytes / ring_bandwidth(g, f);
-  } else {
-    // Ring all-reduce 2(n-1)a + 2(n-1)/n S/B; reduce-scatter / all-gather half of each.
-    const double passes = ring_passes(op);
-    c.latency_s = passes * (n - 1) * step_latency(g, f);
-    c.bandwidth_s = passes * (n - 1) / static_cast<double>(n) * bytes / ring_bandwidth(g, f);
-  }
-  c.time_s = c.latency_s + c.bandwidth_s;
-  return c;
-}
-
-CollectiveCost tree(CollectiveOp op, double bytes, const GroupShape& g, const FabricTerms& f) {
-  // Double binary tree (NCCL Tree): reduce up + broadcast down across nodes, a chain inside each
-  // node. Latency logarithmic in nodes; every rank moves S per direction per phase.
-  CollectiveCost c;
-  c.algo = CollectiveAlgo::kTree;
-  const double phases = op == CollectiveOp::kAllReduce ? 2.0 : 1.0;
-  c.latency_s = phases * (log2_ceil(g.nodes) * f.net_latency_s +
-                          (g.ranks_per_node - 1) * f.intra_latency_s);
-  c.bandwidth_s = phases * bytes / ring_bandwidth(g, f);
-  c.time_s = c.latency_s + c.bandwidth_s;
-  return c;
-}
-
-CollectiveCost halving_doubling(CollectiveOp op, double bytes, const GroupShape& g,
-                                const FabricTerms& f) {
-  // Rabenseifner: recursive halving reduce-scatter + recursive doubling all-gather,
-  // 2 log2(n) a + 2(n-1)/n S/B; a non-power-of-two n costs one extra exchange of S. Across
-  // nodes the partners at distance 1, 2, 4, ... are inside the node first: (k-1)/k S crosses
-  // NVLink and only (m-1)/(m k) S each GPU's own NIC (k ranks per node, m nodes), the
-  // hierarchical algorithm's bandwidth term.
-  CollectiveCost c;
-  c.algo = CollectiveAlgo::kHalvingDoubling;
-  const int n = g.ranks;
-  const double passes = ring_passes(op);
-  const bool pow2 = (n & (n - 1)) == 0;
-  const double extra_s = pow2 ? 0 : 2 * step_latency(g, f);
-  const double extra_b = pow2 ? 0 : 2 * bytes / ring_bandwidth(g, f);
-  if (g.nodes > 1 && g.ranks_per_node > 1) {
-    const int k = g.ranks_per_node, m = g.nodes;
-    const double bn = f.nic_bandwidth_per_gpu_bytes_per_s / f.oversubscription;
-    c.latency_s = passes * (log2_ceil(k) * f.intra_latency_s + log2_ceil(m) * f.net_latency_s) + extra_s;
-    c.bandwidth_s = passes * ((k - 1) / static_cast<double>(k) * bytes / f.intra_bandwidth_bytes_per_s +
-                              (m - 1) / static_cast<double>(m) * bytes / k / bn) +
-                    extra_b;
-  } else {
-    c.latency_s = passes * log2_ceil(n) * step_latency(g, f) + extra_s;
-    c.bandwidth_s = passes * (n - 1) / static_cast<double>(n) * bytes / ring_bandwidth(g, f) + extra_b;
-  }
-  c.time_s = c.latency_s + c.bandwidth_s;
-  return c;
-}
-
-CollectiveCost hierarchical(CollectiveOp op, double bytes, const GroupShape& g,
-                            const FabricTerms& f) {
-  // 2D: intra-node reduce-scatter (k ranks), per-rail inter-node all-reduce of S/k over m
-  // nodes, intra-node all-gather. Each phase is a ring of its own.
-  if (g.nodes <= 1 || g.ranks_per_node <= 1) return ring(op, bytes, g, f);
-  const int k = g.ranks_per_node, m = g.nodes;
-  const double bi = f.intra_bandwidth_bytes_per_s;
-  const double bn = f.nic_bandwidth_per_gpu_bytes_per_s / f.oversubscription;
-  const double passes = ring_passes(op);
-  CollectiveCost c;
-  c.algo = CollectiveAlgo::kHierarchical;
-  c.latency_s = passes * ((k - 1) * f.intra_latency_s + (m - 1) * f.net_latency_s);
-  c.bandwidth_s = passes * ((k - 1) / static_cast<double>(k) * bytes / bi +
-                            (m - 1) / static_cast<double>(m) * bytes / k / bn);
-  c.time_s = c.latency_s + c.bandwidth_s;
-  return c;
-}
-
-CollectiveCost direct(CollectiveOp op, double bytes, const GroupShape& g, const FabricTerms& f) {
-  // Pairwise exchange: n-1 rounds; each rank sends (n-1)/n of its buffer. The cross-node part
-  // (n - k)/n goes through the NICs, the rest over NVLink, concurrently.
-  if (op != CollectiveOp::kAllToAll) return ring(op, bytes, g, f);
-  const int n = g.ranks;
-  CollectiveCost c;
-  c.algo = CollectiveAlgo::kDirect;
-  c.latency_s = (n - 1) * step_latency(g, f) / std::max(1.0, std::min<double>(n - 1, 8.0));
-  const double intra_share = (g.ranks_per_node - 1) / static_cast<double>(n);
-  const double cross_share = (n - g.ranks_per_node) / static_cast<double>(n);
-  double t = intra_share * bytes / f.intra_bandwidth_bytes_per_s;
-  if (g.nodes > 1)
-    t = std::max(t, cross_share * bytes /
-                        (f.nic_bandwidth_per_gpu_bytes_per_s / f.oversubscription));
-  c.bandwidth_s = t;
-  c.time_s = c.latency_s + c.bandwidth_s;
-  return c;
-}
+bool contains(const std::string& hay, const char* needle) { return hay.find(needle) != std::string::npos; }
 
 }  // namespace
 
@@ -157,9 +49,10 @@ const char* to_string(CollectiveOp op) {
     if (value == op) return name;
   return "?";
 }
-const char* to_string(CollectiveAlgo algo) {
-  for (const auto& [name, value] : kAlgos)
-    if (value == algo) return name;
+const char* to_string(CollectiveAlgo algo) { return algo.name(); }
+const char* to_string(CollectiveProtocol p) {
+  for (const auto& [name, value] : kProtocols)
+    if (value == p) return name;
   return "?";
 }
 std::vector<std::string> collective_op_names() {
@@ -168,23 +61,32 @@ std::vector<std::string> collective_op_names() {
   return v;
 }
 std::vector<std::string> collective_algo_names() {
+  std::vector<std::string> v{"auto"};
+  for (const CollectiveAlgorithm* a : collective_algorithms()) v.emplace_back(a->name());
+  return v;
+}
+std::vector<std::string> collective_protocol_names() {
   std::vector<std::string> v;
-  for (const auto& e : kAlgos) v.emplace_back(e.first);
+  for (const auto& e : kProtocols) v.emplace_back(e.first);
   return v;
 }
 CollectiveOp collective_op_from_string(const std::string& name, const std::string& path) {
   for (const auto& [n, value] : kOps)
     if (name == n) return value;
-  std::string list;
-  for (const auto& n : collective_op_names()) list += (list.empty() ? "" : ", ") + n;
-  throw ScenarioError(path, "unknown collective \"" + name + "\"; expected one of " + list);
+  throw ScenarioError(path, "unknown collective \"" + name + "\"; expected one of " +
+                                joined(collective_op_names()));
 }
 CollectiveAlgo collective_algo_from_string(const std::string& name, const std::string& path) {
-  for (const auto& [n, value] : kAlgos)
-    if (name == n) return value;
-  std::string list;
-  for (const auto& n : collective_algo_names()) list += (list.empty() ? "" : ", ") + n;
-  throw ScenarioError(path, "unknown collective algorithm \"" + name + "\"; expected one of " + list);
+  if (name == "auto") return CollectiveAlgo::kAuto;
+  if (const CollectiveAlgorithm* a = find_collective_algorithm(name)) return CollectiveAlgo(a->name());
+  throw ScenarioError(path, "unknown collective algorithm \"" + name + "\"; expected one of " +
+                                joined(collective_algo_names()));
+}
+CollectiveProtocol collective_protocol_from_string(const std::string& name, const std::string& path) {
+  for (const auto& [n, value] : kProtocols)
+    if (lower(name) == lower(n)) return value;
+  throw ScenarioError(path, "unknown NCCL protocol \"" + name + "\"; expected one of " +
+                                joined(collective_protocol_names()));
 }
 
 double bus_bandwidth_factor(CollectiveOp op, int ranks) {
@@ -201,6 +103,21 @@ double bus_bandwidth_factor(CollectiveOp op, int ranks) {
   return 1.0;
 }
 
+GpuArch gpu_arch(const GpuSpec& gpu) {
+  const double cc = gpu.compute_capability;
+  if (cc > 0) return cc >= 10 ? GpuArch::kBlackwell : cc >= 9 ? GpuArch::kHopper : cc >= 8 ? GpuArch::kAmpere
+                                                                                           : GpuArch::kVolta;
+  // The GPU's family, from its marketing name (NVIDIA's naming: V = Volta, A = Ampere,
+  // H = Hopper, B = Blackwell).
+  std::string n;
+  for (char c : gpu.name) n += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  if (contains(n, "B100") || contains(n, "B200") || contains(n, "B300")) return GpuArch::kBlackwell;
+  if (contains(n, "H100") || contains(n, "H200") || contains(n, "H800") || contains(n, "H20"))
+    return GpuArch::kHopper;
+  if (contains(n, "V100")) return GpuArch::kVolta;
+  return GpuArch::kAmpere;
+}
+
 FabricTerms fabric_terms(const ClusterSpec& c) {
   FabricTerms f;
   // NVLink figures are both directions together; a ring uses one direction of each link.
@@ -208,47 +125,92 @@ FabricTerms fabric_terms(const ClusterSpec& c) {
   f.intra_latency_s = c.intra_node.latency_s;
   if (c.gpus_per_node <= 1 && f.intra_bandwidth_bytes_per_s <= 0)
     f.intra_bandwidth_bytes_per_s = std::numeric_limits<double>::max();
-  f.nic_bandwidth_per_gpu_bytes_per_s = c.network.nic_bandwidth_bytes_per_s *
-                                        c.network.nics_per_node / c.gpus_per_node *
-                                        c.network.efficiency;
+  f.gpus_per_node = std::max(1, c.gpus_per_node);
+  f.nics_per_node = std::max(1, c.network.nics_per_node);
+  f.nic_bandwidth_bytes_per_s = c.network.nic_bandwidth_bytes_per_s * c.network.efficiency;
+  f.nic_bandwidth_per_gpu_bytes_per_s = f.nic_bandwidth_bytes_per_s * f.nics_per_node / f.gpus_per_node;
   f.net_latency_s = c.network.latency_s;
   f.oversubscription = std::max(1.0, c.network.oversubscription);
+  if (c.pcie_bandwidth_bytes_per_s > 0)
+    f.gpu_nic_bandwidth_bytes_per_s = std::max(c.pcie_bandwidth_bytes_per_s, f.nic_bandwidth_bytes_per_s);
+  f.arch = gpu_arch(c.gpu);
+  f.intra_fabric = c.intra_node.fabric == "pcie"     ? IntraFabric::kPcie
+                   : c.intra_node.fabric == "nvlink" ? IntraFabric::kNvLink
+                                                     : IntraFabric::kNvSwitch;
+  // NVLink SHARP: third-generation NVSwitch (Hopper) and later, unless the cluster says.
+  f.nvls = c.intra_node.nvls >= 0 ? c.intra_node.nvls == 1
+                                  : (f.arch >= GpuArch::kHopper && f.intra_fabric == IntraFabric::kNvSwitch &&
+                                     c.gpus_per_node >= 2);
+  f.collnet = c.network.collnet;
   return f;
+}
+
+GroupShape group_shape_of(const std::vector<int>& gpus, const ClusterSpec& cluster) {
+  GroupShape s;
+  const int gpn = std::max(1, cluster.gpus_per_node);
+  const int nics = std::max(1, cluster.network.nics_per_node);
+  std::vector<std::pair<int, int>> node_count;  // (node, ranks), in order of first appearance
+  std::vector<std::set<int>> node_nics;
+  for (int g : gpus) {
+    const int node = g / gpn;
+    auto it = std::find_if(node_count.begin(), node_count.end(), [&](const auto& e) { return e.first == node; });
+    if (it == node_count.end()) {
+      node_count.emplace_back(node, 0);
+      node_nics.emplace_back();
+      it = node_count.end() - 1;
+    }
+    ++it->second;
+    node_nics[it - node_count.begin()].insert((g % gpn) * nics / gpn);
+  }
+  s.ranks = std::max<int>(1, gpus.size());
+  s.nodes = std::max<int>(1, node_count.size());
+  s.ranks_per_node = 1;
+  for (const auto& e : node_count) s.ranks_per_node = std::max(s.ranks_per_node, e.second);
+  int min_nics = nics;
+  for (const auto& n : node_nics) min_nics = std::min<int>(min_nics, n.size());
+  // A GPU with several NICs of its own reaches all of them.
+  const int nics_per_gpu = std::max(1, nics / gpn);
+  s.nics = std::min(nics, std::max(1, min_nics) * (nics > gpn ? nics_per_gpu : 1));
+  return s;
+}
+
+CollectiveCost collective_cost(CollectiveOp op, CollectiveAlgo algo, CollectiveProtocol protocol,
+                               double bytes, const GroupShape& group, const FabricTerms& fabric) {
+  CollectiveCost out;
+  const CollectiveAlgo fallback =
+      op == CollectiveOp::kAllToAll || op == CollectiveOp::kSendRecv ? CollectiveAlgo::kDirect
+                                                                     : CollectiveAlgo::kRing;
+  const nccl::Terms terms = nccl::make_terms(op, group, fabric);
+  std::vector<TunerCandidate> c = tuner_candidates(op, algo, protocol, std::max(bytes, 1.0), terms);
+  // A forced choice the op cannot run: its protocol is dropped first, then the algorithm.
+  if (c.empty() && protocol != CollectiveProtocol::kAuto)
+    c = tuner_candidates(op, algo, CollectiveProtocol::kAuto, std::max(bytes, 1.0), terms);
+  if (c.empty()) c = tuner_candidates(op, fallback, protocol, std::max(bytes, 1.0), terms);
+  if (c.empty()) c = tuner_candidates(op, fallback, CollectiveProtocol::kAuto, std::max(bytes, 1.0), terms);
+  if (c.empty()) {
+    out.algo = fallback;
+    return out;
+  }
+  const TunerCandidate& best = c.front();
+  out.algo = CollectiveAlgo(best.algorithm->name());
+  out.protocol = best.protocol;
+  out.channels = best.cost.channels;
+  if (group.ranks <= 1 || !(bytes > 0)) return out;  // nothing moves: the choice, no time
+  out.latency_s = best.cost.latency_s;
+  out.bandwidth_s = bytes / best.cost.algbw_bytes_per_s;
+  out.time_s = out.latency_s + out.bandwidth_s;
+  return out;
 }
 
 CollectiveCost collective_cost(CollectiveOp op, CollectiveAlgo algo, double bytes,
                                const GroupShape& group, const FabricTerms& fabric) {
-  if (group.ranks <= 1 || bytes <= 0) return {};
-  if (op == CollectiveOp::kSendRecv) {
-    CollectiveCost c;
-    const bool cross = group.nodes > 1;
-    c.latency_s = cross ? fabric.net_latency_s : fabric.intra_latency_s;
-    c.bandwidth_s = bytes / (cross ? fabric.nic_bandwidth_per_gpu_bytes_per_s
-                                   : fabric.intra_bandwidth_bytes_per_s);
-    c.time_s = c.latency_s + c.bandwidth_s;
-    return c;
-  }
-  switch (algo) {
-    case CollectiveAlgo::kRing: return ring(op, bytes, group, fabric);
-    case CollectiveAlgo::kTree:
-      return op == CollectiveOp::kAllReduce || op == CollectiveOp::kBroadcast ||
-                     op == CollectiveOp::kReduce
-                 ? tree(op, bytes, group, fabric)
-                 : ring(op, bytes, group, fabric);
-    case CollectiveAlgo::kHalvingDoubling: return halving_doubling(op, bytes, group, fabric);
-    case CollectiveAlgo::kHierarchical: return hierarchical(op, bytes, group, fabric);
-    case CollectiveAlgo::kDirect: return direct(op, bytes, group, fabric);
-    case CollectiveAlgo::kAuto: {
-      CollectiveCost best = ring(op, bytes, group, fabric);
-      for (CollectiveAlgo a : {CollectiveAlgo::kTree, CollectiveAlgo::kHalvingDoubling,
-                               CollectiveAlgo::kHierarchical, CollectiveAlgo::kDirect}) {
-        const CollectiveCost c = collective_cost(op, a, bytes, group, fabric);
-        if (c.time_s < best.time_s) best = c;
-      }
-      return best;
-    }
-  }
-  return {};
+  return collective_cost(op, algo, CollectiveProtocol::kAuto, bytes, group, fabric);
+}
+
+CollectiveCost price_collective(CollectiveOp op, double bytes, const std::vector<int>& gpus,
+                                const ClusterSpec& cluster, CollectiveAlgo algo,
+                                CollectiveProtocol protocol) {
+  return collective_cost(op, algo, protocol, bytes, group_shape_of(gpus, cluster), fabric_terms(cluster));
 }
 
 }  // namespace trainsim

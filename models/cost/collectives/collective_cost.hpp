@@ -1,9 +1,14 @@
-// Alpha-beta cost of collectives (REFERENCE.md "Collectives"), shared by the estimate tier and
-// the simulator's tests: the simulator must reproduce these closed forms on contention-free
-// topologies. Bus-bandwidth factors follow nccl-tests doc/PERFORMANCE.md and live only here.
+// The one pricing entry point for collectives, shared by the estimate tier, the simulator and
+// the importers (ARCHITECTURE.md "communication op"): given the op, the bytes per rank as
+// nccl-tests counts them, where the group sits and the fabric, it returns the time and the
+// algorithm / protocol / channel count NCCL's tuner would run. The algorithms are NCCL's
+// (src/graph/tuning.cc, NCCL 2.30.7): one file each in this folder, listed once in
+// collective_registry.cpp; collective_tuner.cpp picks among them. Bus-bandwidth factors follow
+// nccl-tests doc/PERFORMANCE.md and live only here.
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "models/core/specs.hpp"
@@ -12,49 +17,121 @@ namespace trainsim {
 
 enum class CollectiveOp { kAllReduce, kReduceScatter, kAllGather, kBroadcast, kReduce, kAllToAll,
                           kSendRecv };
-enum class CollectiveAlgo { kRing, kTree, kHalvingDoubling, kHierarchical, kDirect, kAuto };
+
+// NCCL's protocols (src/include/device.h): LL carries 8 bytes of data with an 8-byte flag per
+// 16-byte line, LL128 120 of every 128 bytes, Simple whole buffers with a fence per step.
+enum class CollectiveProtocol { kLL, kLL128, kSimple, kAuto };
+
+// An algorithm, by its registry key (collective_algorithm.hpp). A handle, not an enum, so that a
+// new algorithm is one file plus one registry line; the constants below name the built-in ones.
+class CollectiveAlgo {
+ public:
+  constexpr CollectiveAlgo() = default;
+  constexpr explicit CollectiveAlgo(const char* key) : key_(key) {}
+  const char* name() const { return key_; }
+  bool is_auto() const { return std::string_view(key_) == "auto"; }
+  friend bool operator==(CollectiveAlgo a, CollectiveAlgo b) {
+    return std::string_view(a.key_) == std::string_view(b.key_);
+  }
+  friend bool operator!=(CollectiveAlgo a, CollectiveAlgo b) { return !(a == b); }
+
+  static const CollectiveAlgo kAuto, kRing, kTree, kNvls, kNvlsTree, kCollnetDirect,
+      kCollnetChain, kPat, kHalvingDoubling, kHierarchical, kDirect;
+
+ private:
+  const char* key_ = "auto";
+};
+inline constexpr CollectiveAlgo CollectiveAlgo::kAuto{"auto"};
+inline constexpr CollectiveAlgo CollectiveAlgo::kRing{"ring"};
+inline constexpr CollectiveAlgo CollectiveAlgo::kTree{"tree"};
+inline constexpr CollectiveAlgo CollectiveAlgo::kNvls{"nvls"};
+inline constexpr CollectiveAlgo CollectiveAlgo::kNvlsTree{"nvls_tree"};
+inline constexpr CollectiveAlgo CollectiveAlgo::kCollnetDirect{"collnet_direct"};
+inline constexpr CollectiveAlgo CollectiveAlgo::kCollnetChain{"collnet_chain"};
+inline constexpr CollectiveAlgo CollectiveAlgo::kPat{"pat"};
+inline constexpr CollectiveAlgo CollectiveAlgo::kHalvingDoubling{"hd"};
+inline constexpr CollectiveAlgo CollectiveAlgo::kHierarchical{"hier"};
+inline constexpr CollectiveAlgo CollectiveAlgo::kDirect{"direct"};
 
 const char* to_string(CollectiveOp op);
 const char* to_string(CollectiveAlgo algo);
-// Registry lookups by name; throw ScenarioError listing valid names on an unknown one.
+const char* to_string(CollectiveProtocol protocol);  // "LL", "LL128", "Simple", "auto"
+// Lookups by name; throw ScenarioError listing valid names on an unknown one. Algorithm names
+// are the registry's (plus "auto"); protocols are matched case-insensitively (NCCL_PROTO).
 CollectiveOp collective_op_from_string(const std::string& name, const std::string& path);
 CollectiveAlgo collective_algo_from_string(const std::string& name, const std::string& path);
+CollectiveProtocol collective_protocol_from_string(const std::string& name,
+                                                   const std::string& path);
 std::vector<std::string> collective_op_names();
-std::vector<std::string> collective_algo_names();
+std::vector<std::string> collective_algo_names();  // "auto" first, then the registry
+std::vector<std::string> collective_protocol_names();
 
 // nccl-tests: busbw = algbw * factor. All-reduce 2(n-1)/n; reduce-scatter, all-gather,
 // all-to-all (n-1)/n; broadcast, reduce, send/recv 1.
 double bus_bandwidth_factor(CollectiveOp op, int ranks);
 
-// Where a group of ranks sits: `ranks` in total over `nodes` nodes, `ranks_per_node` on each
-// (groups are assumed evenly spread, as Megatron's rank placement makes them).
+// Where a group of ranks sits: `ranks` in total over `nodes` nodes, at most `ranks_per_node` on
+// one of them, and the NICs its ranks reach on a node (0: derived, the group's share of the
+// node's NICs, rounded up).
 struct GroupShape {
   int ranks = 1;
   int nodes = 1;
   int ranks_per_node = 1;
+  int nics = 0;
 };
+// The shape of an explicit group of GPU ids (GPU g on node g / gpus_per_node, NIC
+// local * nics_per_node / gpus_per_node), counting the NICs it really reaches.
+GroupShape group_shape_of(const std::vector<int>& gpus, const ClusterSpec& cluster);
 
-// The links a collective runs over, reduced to alpha-beta terms per direction.
+// NCCL's compute-capability classes, the row index of its tuning tables.
+enum class GpuArch { kVolta, kAmpere, kHopper, kBlackwell };
+enum class IntraFabric { kNvSwitch, kNvLink, kPcie };
+GpuArch gpu_arch(const GpuSpec& gpu);  // from compute_capability, else the GPU's family name
+
+// The hardware a collective runs over, as the cost models read it (sustained rates: line rate x
+// the cluster's efficiency, the same rates the simulator gives its links).
 struct FabricTerms {
-  double intra_bandwidth_bytes_per_s = 0;  // per GPU per direction, after efficiency
+  double intra_bandwidth_bytes_per_s = 0;  // per GPU per direction (NVLink to the NVSwitch)
   double intra_latency_s = 0;
-  double nic_bandwidth_per_gpu_bytes_per_s = 0;  // node NIC total / gpus_per_node, after efficiency
+  double nic_bandwidth_per_gpu_bytes_per_s = 0;  // node NIC total / gpus_per_node
   double net_latency_s = 0;
   double oversubscription = 1;
+  double nic_bandwidth_bytes_per_s = 0;  // one NIC, one direction
+  int nics_per_node = 0;
+  int gpus_per_node = 1;
+  // Most one GPU pushes into its NICs (GPUDirect RDMA crosses the GPU's PCIe link; one NIC at
+  // line rate is always reachable). 0 = no limit.
+  double gpu_nic_bandwidth_bytes_per_s = 0;
+  GpuArch arch = GpuArch::kAmpere;
+  IntraFabric intra_fabric = IntraFabric::kNvSwitch;
+  bool nvls = false;     // NVLink SHARP (NVSwitch multicast / in-switch reduction)
+  bool collnet = false;  // in-network reduction (InfiniBand SHARP) on the inter-node fabric
 };
 FabricTerms fabric_terms(const ClusterSpec& cluster);
 
 struct CollectiveCost {
   double time_s = 0;
-  double latency_s = 0;    // alpha part
-  double bandwidth_s = 0;  // beta part
-  CollectiveAlgo algo = CollectiveAlgo::kRing;
+  double latency_s = 0;    // alpha part (NCCL's latency term)
+  double bandwidth_s = 0;  // beta part (bytes / algorithm bandwidth)
+  CollectiveAlgo algo = CollectiveAlgo::kRing;              // what runs (auto resolved)
+  CollectiveProtocol protocol = CollectiveProtocol::kSimple;  // what runs (auto resolved)
+  int channels = 1;
 };
 
-// Time of one collective of `bytes` (the per-rank buffer size as nccl-tests counts it: the
-// full vector for all-reduce/reduce-scatter input/all-gather output/all-to-all send buffer).
-// kAuto picks the cheapest algorithm, as NCCL's tuner does (src/graph/tuning.cc).
+// Time of one collective of `bytes` (the per-rank buffer as nccl-tests counts it: the full
+// vector for all-reduce, reduce-scatter input, all-gather output, all-to-all send buffer).
+// kAuto / CollectiveProtocol::kAuto pick the fastest (algorithm, protocol) as NCCL's tuner does
+// (collective_tuner.cpp); a forced choice is priced as NCCL_ALGO / NCCL_PROTO run it, and one the
+// op cannot run falls back to ring (direct for all-to-all and send/recv), reported in `algo`.
+CollectiveCost collective_cost(CollectiveOp op, CollectiveAlgo algo, CollectiveProtocol protocol,
+                               double bytes, const GroupShape& group, const FabricTerms& fabric);
 CollectiveCost collective_cost(CollectiveOp op, CollectiveAlgo algo, double bytes,
                                const GroupShape& group, const FabricTerms& fabric);
+
+// The entry point for a workload's communication op: the group as explicit GPU ids on a cluster.
+CollectiveCost price_collective(CollectiveOp op, double bytes, const std::vector<int>& gpus,
+                                const ClusterSpec& cluster,
+                                CollectiveAlgo algo = CollectiveAlgo::kAuto,
+                                CollectiveProtocol protocol = CollectiveProtocol::kAuto);
 
 }  // namespace trainsim

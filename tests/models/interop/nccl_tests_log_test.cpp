@@ -82,24 +82,78 @@ TEST(NcclTestsLog, TwoProtocolRegimesGetTwoRanges) {
   for (const auto& x : s) EXPECT_LT(std::fabs(fit.time_s(x.bytes) - x.time_s) / x.time_s, 1e-6);
 }
 
-TEST(NcclTestsLog, FittedClusterMakesTheClosedFormReproduceTheLog) {
-  const NcclTestsLog log = read_nccl_tests_log(test::data_path("nccl/a100_8gpu_all_reduce_perf.log"));
-  const NcclFit fit = fit_nccl_log(log.out_of_place);
-  const ClusterSpec base = cluster_of("dgx-a100-superpod");
-  const FittedFabric ff = fit_fabric(log, fit, base);
-  EXPECT_FALSE(ff.inter_node);
-  const ClusterSpec fitted = cluster_of(
-      {{"base", "dgx-a100-superpod"},
-       {"intra_node", {{"latency", ff.latency_s}, {"efficiency", ff.efficiency}}}});
-  const GroupShape g = nccl_group_shape(log, fitted);
-  for (const auto& s : log.out_of_place) {
-    if (s.bytes < 1 << 20) continue;  // the large range sets the bandwidth
-    const double t = collective_cost(log.op, CollectiveAlgo::kRing, s.bytes, g, fabric_terms(fitted)).time_s;
-    EXPECT_LT(std::fabs(t - s.time_s) / s.time_s, 0.05) << s.bytes;
+// Size sweeps "measured" on a cluster whose efficiencies and network latency are known: the
+// fit, started from the preset, must recover them (the reference is the generating cluster).
+TEST(NcclTestsLog, FitRecoversTheClusterThatProducedTheLogs) {
+  const ClusterSpec truth = cluster_of({{"base", "dgx-h100-superpod"},
+                                        {"intra_node", {{"efficiency", 0.6}}},
+                                        {"network", {{"efficiency", 0.7}, {"latency", "9us"}}}});
+  const ClusterSpec start = cluster_of("dgx-h100-superpod");
+  std::vector<NcclTestsLog> logs;
+  std::vector<std::vector<NcclSample>> samples;
+  const struct {
+    CollectiveOp op;
+    int ranks, nodes;
+  } sweeps[] = {{CollectiveOp::kAllReduce, 8, 1}, {CollectiveOp::kAllGather, 8, 1},
+                {CollectiveOp::kAllReduce, 32, 4}, {CollectiveOp::kReduceScatter, 64, 8}};
+  for (const auto& w : sweeps) {
+    NcclTestsLog log;
+    log.source = to_string(w.op) + std::to_string(w.ranks);
+    log.op = w.op;
+    log.op_known = true;
+    log.ranks = w.ranks;
+    log.nodes = w.nodes;
+    std::vector<NcclSample> s;
+    for (double b = 8; b <= 8.0 * 1024 * 1024 * 1024; b *= 4) {
+      NcclSample x;
+      x.bytes = b;
+      x.time_s = nccl_model_time_s(log, b, truth);
+      s.push_back(x);
+    }
+    logs.push_back(log);
+    samples.push_back(s);
   }
-  // Latency-bound end: ring alpha = 2(n-1) x latency.
-  const double small = collective_cost(log.op, CollectiveAlgo::kRing, 8, g, fabric_terms(fitted)).time_s;
-  EXPECT_NEAR(small, fit.small.time_s(8), 0.02 * small);
+  const FittedCluster f = fit_cluster(logs, samples, start);
+  ASSERT_TRUE(f.intra);
+  ASSERT_TRUE(f.net);
+  EXPECT_NEAR(f.intra_efficiency, 0.6, 0.01);
+  EXPECT_NEAR(f.net_efficiency, 0.7, 0.01);
+  EXPECT_NEAR(f.net_latency_s, 9e-6, 0.5e-6);
+  EXPECT_GT(f.mean_error_before, 0.05);
+  EXPECT_LT(f.mean_error_after, 0.01);
+}
+
+TEST(NcclTestsLog, FittedClusterReproducesTheA100Log) {
+  const NcclTestsLog log = read_nccl_tests_log(test::data_path("nccl/a100_8gpu_all_reduce_perf.log"));
+  const FittedCluster f = fit_cluster({log}, {log.out_of_place}, cluster_of("dgx-a100-superpod"));
+  EXPECT_TRUE(f.intra);
+  EXPECT_FALSE(f.net);
+  const ClusterSpec fitted = apply_fit(cluster_of("dgx-a100-superpod"), f);
+  for (const auto& s : log.out_of_place) {
+    if (s.bytes < 64 << 20) continue;  // the large sizes set the bandwidth
+    EXPECT_LT(std::fabs(nccl_model_time_s(log, s.bytes, fitted) - s.time_s) / s.time_s, 0.05) << s.bytes;
+  }
+}
+
+TEST(NcclTestsLog, RejectsLogsNoClusterExplains) {
+  NcclTestsLog log;
+  log.source = "flat.log";
+  std::vector<NcclSample> flat;
+  for (double b = 8; b <= 1 << 30; b *= 8) flat.push_back({b, 20e-6});  // time independent of size
+  EXPECT_THROW(check_fit_is_physical(log, fit_nccl_log(flat)), ScenarioError);
+  // A row whose algbw is not size / time, and one faster than nccl-tests can print.
+  const std::string head =
+      "# nThread 1 nGpus 8 minBytes 8 maxBytes 8 step: 2(factor) warmup iters: 5 iters: 20\n"
+      "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n"
+      "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)\n";
+  EXPECT_THROW(parse_nccl_tests_text(head + "  1048576  262144  float  sum  -1  10.00  900.00  1575.00  0  10.00  "
+                                            "104.86  183.50  0\n",
+                                     "bad_algbw.log"),
+               ScenarioError);
+  EXPECT_THROW(parse_nccl_tests_text(head + "  1048576  262144  float  sum  -1  0.00  0.00  0.00  0  0.00  0.00  "
+                                            "0.00  0\n",
+                                     "zero_time.log"),
+               ScenarioError);
 }
 
 TEST(NcclTestsLog, CalibrationFileFollowsTheKernelsFormat) {
