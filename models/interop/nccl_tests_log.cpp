@@ -11,6 +11,7 @@
 #include <set>
 #include <sstream>
 
+#include "models/scenario/input_file.hpp"
 #include "models/scenario/json_reader.hpp"
 #include "models/core/scenario_error.hpp"
 #include "models/scenario/scenario_loader.hpp"
@@ -19,8 +20,6 @@ namespace trainsim {
 namespace {
 
 using nlohmann::json;
-
-constexpr std::size_t kMaxLogBytes = 64u << 20;
 
 std::vector<std::string> tokens_of(const std::string& line) {
   std::vector<std::string> t;
@@ -246,25 +245,10 @@ NcclTestsLog parse_nccl_tests_json(const json& report, const std::string& source
 }
 
 NcclTestsLog read_nccl_tests_log(const std::string& path) {
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec))
-    throw ScenarioError(path, "nccl-tests log not found (or not a file)");
-  if (std::filesystem::file_size(path, ec) > kMaxLogBytes)
-    throw ScenarioError(path, "log larger than 64 MiB; refusing to read it");
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  const std::string text = ss.str();
+  const std::string text = read_input_file(path, "nccl-tests log");
   const auto first = text.find_first_not_of(" \t\r\n");
-  if (first != std::string::npos && text[first] == '{') {
-    json j;
-    try {
-      j = json::parse(text);
-    } catch (const json::parse_error& e) {
-      throw ScenarioError(path, std::string("invalid JSON: ") + e.what());
-    }
-    return parse_nccl_tests_json(j, path);
-  }
+  if (first != std::string::npos && text[first] == '{')
+    return parse_nccl_tests_json(parse_json_text(text, path), path);
   return parse_nccl_tests_text(text, path);
 }
 

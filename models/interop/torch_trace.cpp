@@ -15,6 +15,8 @@
 #include "models/estimate/estimate.hpp"
 #include "models/cost/flops.hpp"
 #include "models/core/scenario_error.hpp"
+#include "models/scenario/input_file.hpp"
+#include "models/scenario/json_reader.hpp"
 #include "models/workload/workload.hpp"
 
 namespace trainsim {
@@ -129,7 +131,7 @@ OpArgs read_op_args(const Event& e, const std::string& where) {
   if (e.args->contains("Input Dims")) {
     const json& d = (*e.args)["Input Dims"];
     const std::string path = base + ".Input Dims";
-    if (!d.is_array()) throw ScenarioError(path, "expected a list of tensor shapes, got " + d.dump());
+    if (!d.is_array()) throw ScenarioError(path, "expected a list of tensor shapes, got " + describe_json_value(d));
     a.has_dims = true;
     auto shape = [&](const json& s, const std::string& p) {
       Dims out;
@@ -138,7 +140,7 @@ OpArgs read_op_args(const Event& e, const std::string& where) {
         if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < 0 ||
             v.get<double>() != std::floor(v.get<double>()))
           throw ScenarioError(p + "[" + std::to_string(k) + "]",
-                              "expected a non-negative integer dimension, got " + v.dump());
+                              "expected a non-negative integer dimension, got " + describe_json_value(v));
         out.push_back(v.get<double>());
       }
       return out;
@@ -146,12 +148,12 @@ OpArgs read_op_args(const Event& e, const std::string& where) {
     for (std::size_t j = 0; j < d.size(); ++j) {
       const json& in = d[j];
       const std::string p = path + "[" + std::to_string(j) + "]";
-      if (!in.is_array()) throw ScenarioError(p, "expected a shape (a list of dimensions), got " + in.dump());
+      if (!in.is_array()) throw ScenarioError(p, "expected a shape (a list of dimensions), got " + describe_json_value(in));
       std::vector<Dims> tensors;
       if (!in.empty() && in[0].is_array()) {  // a TensorList: a list of shapes
         for (std::size_t t = 0; t < in.size(); ++t) {
           const std::string pt = p + "[" + std::to_string(t) + "]";
-          if (!in[t].is_array()) throw ScenarioError(pt, "expected a shape in a tensor list, got " + in[t].dump());
+          if (!in[t].is_array()) throw ScenarioError(pt, "expected a shape in a tensor list, got " + describe_json_value(in[t]));
           tensors.push_back(shape(in[t], pt));
         }
       } else if (!in.empty()) {
@@ -162,11 +164,11 @@ OpArgs read_op_args(const Event& e, const std::string& where) {
   }
   if (e.args->contains("Input type")) {
     const json& t = (*e.args)["Input type"];
-    if (!t.is_array()) throw ScenarioError(base + ".Input type", "expected a list of type names, got " + t.dump());
+    if (!t.is_array()) throw ScenarioError(base + ".Input type", "expected a list of type names, got " + describe_json_value(t));
     for (const auto& v : t) a.types.push_back(v.is_string() ? v.get<std::string>() : "");
   }
   if (e.args->contains("Concrete Inputs") && (*e.args)["Concrete Inputs"].is_array())
-    for (const auto& v : (*e.args)["Concrete Inputs"]) a.concrete.push_back(v.is_string() ? v.get<std::string>() : v.dump());
+    for (const auto& v : (*e.args)["Concrete Inputs"]) a.concrete.push_back(v.is_string() ? v.get<std::string>() : v.is_primitive() ? v.dump() : std::string());
   return a;
 }
 
@@ -251,30 +253,30 @@ Event read_event(const json& e, int i, const std::string& source, Kind& kind) {
   Event ev;
   ev.index = i;
   kind = Kind::kIgnored;
-  if (!e.is_object()) throw ScenarioError(path, "expected an event object, got " + e.dump().substr(0, 80));
+  if (!e.is_object()) throw ScenarioError(path, "expected an event object, got " + describe_json_value(e));
   if (!e.contains("ph")) throw ScenarioError(path + ".ph", "missing (every trace event has a phase)");
-  if (!e["ph"].is_string()) throw ScenarioError(path + ".ph", "expected a string, got " + e["ph"].dump());
+  if (!e["ph"].is_string()) throw ScenarioError(path + ".ph", "expected a string, got " + describe_json_value(e["ph"]));
   if (e["ph"] != "X") return ev;
   if (e.contains("cat") && !e["cat"].is_string())
-    throw ScenarioError(path + ".cat", "expected a string, got " + e["cat"].dump());
+    throw ScenarioError(path + ".cat", "expected a string, got " + describe_json_value(e["cat"]));
   ev.cat = e.value("cat", std::string());
   kind = kind_of(ev.cat);
   if (kind == Kind::kIgnored) return ev;
   if (!e.contains("name") || !e["name"].is_string())
     throw ScenarioError(path + ".name", e.contains("name") ? "expected a string" : "missing");
   ev.name = e["name"].get<std::string>();
-  const std::string what = "\"" + ev.name.substr(0, 60) + "\"";
+  const std::string what = "\"" + safe_excerpt(ev.name, 60) + "\"";
   for (const char* key : {"ts", "dur"}) {
     if (!e.contains(key))
       throw ScenarioError(path + "." + key, "missing on complete event " + what +
                                                 " (an \"X\" event needs ts and dur, in microseconds)");
     const json& v = e[key];
     if (!v.is_number() || !std::isfinite(v.get<double>()))
-      throw ScenarioError(path + "." + key, "expected a number of microseconds, got " + v.dump());
+      throw ScenarioError(path + "." + key, "expected a number of microseconds, got " + describe_json_value(v));
   }
   ev.ts_us = e["ts"].get<double>();
   ev.dur_us = e["dur"].get<double>();
-  if (ev.dur_us < 0) throw ScenarioError(path + ".dur", "negative duration " + e["dur"].dump() + " on " + what);
+  if (ev.dur_us < 0) throw ScenarioError(path + ".dur", "negative duration " + describe_json_value(e["dur"]) + " on " + what);
   ev.thread = id_text(e.value("pid", json())) + "/" + id_text(e.value("tid", json()));
   if (e.contains("args")) {
     if (!e["args"].is_object()) throw ScenarioError(path + ".args", "expected an object");
@@ -827,28 +829,19 @@ TorchTrace parse_torch_trace(const json& trace, const std::string& source, const
 }
 
 TorchTrace read_torch_trace(const std::string& path, const TorchTraceOptions& options) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ScenarioError(path, "cannot open the trace file");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  const std::string text = ss.str();
+  const std::string text = read_input_file(path, "trace");
   if (text.size() >= 2 && static_cast<unsigned char>(text[0]) == 0x1f && static_cast<unsigned char>(text[1]) == 0x8b)
     throw ScenarioError(path, "gzip-compressed: decompress it first (gunzip -k " + path + ")");
   std::size_t first = text.find_first_not_of(" \t\r\n");
   if (first == std::string::npos) throw ScenarioError(path, "empty file");
   json j;
   try {
-    j = json::parse(text);
-  } catch (const json::parse_error& e) {
-    std::size_t line = 1, col = 1;
-    for (std::size_t i = 0; i < std::min<std::size_t>(e.byte ? e.byte - 1 : 0, text.size()); ++i) {
-      if (text[i] == '\n') ++line, col = 1;
-      else ++col;
-    }
-    const bool at_end = e.byte >= text.size();
-    throw ScenarioError(path + ":" + std::to_string(line) + ":" + std::to_string(col),
-                        std::string(at_end ? "the JSON ends early (a trace cut off while it was written?)"
-                                           : "malformed JSON") + ": " + e.what());
+    j = parse_json_text(text, path);
+  } catch (const JsonSyntaxError& e) {
+    if (e.number_overflow()) throw;
+    throw ScenarioError(path + ":" + std::to_string(e.line()) + ":" + std::to_string(e.column()),
+                        std::string(e.at_end() ? "the JSON ends early (a trace cut off while it was written?)"
+                                               : "malformed JSON") + ": " + e.reason());
   }
   return parse_torch_trace(j, path, options);
 }

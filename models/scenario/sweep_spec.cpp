@@ -52,7 +52,7 @@ int64_t resolve_integer(const json& v, const json& base_resolved, const std::str
   if (v.is_string()) {
     const json* target = find_path(base_resolved, v.get<std::string>());
     if (!target || !target->is_number_integer())
-      throw ScenarioError(path, "\"" + v.get<std::string>() + "\" is not an integer field of the base scenario");
+      throw ScenarioError(path, "\"" + safe_excerpt(v.get<std::string>()) + "\" is not an integer field of the base scenario");
     return target->get<int64_t>();
   }
   return json_to_integer(v, path, 1, int64_t{1} << 40);
