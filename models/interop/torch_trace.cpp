@@ -134,13 +134,16 @@ OpArgs read_op_args(const Event& e, const std::string& where) {
     if (!d.is_array()) throw ScenarioError(path, "expected a list of tensor shapes, got " + describe_json_value(d));
     a.has_dims = true;
     auto shape = [&](const json& s, const std::string& p) {
+      // A tensor has at most a few dimensions, each below 2^40 elements: their products (the
+      // FLOPs and bytes) stay finite.
+      if (s.size() > 16) throw ScenarioError(p, "a tensor shape of " + std::to_string(s.size()) + " dimensions (at most 16)");
       Dims out;
       for (std::size_t k = 0; k < s.size(); ++k) {
         const json& v = s[k];
         if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < 0 ||
-            v.get<double>() != std::floor(v.get<double>()))
+            v.get<double>() != std::floor(v.get<double>()) || v.get<double>() > 1099511627776.0)
           throw ScenarioError(p + "[" + std::to_string(k) + "]",
-                              "expected a non-negative integer dimension, got " + describe_json_value(v));
+                              "expected a non-negative integer dimension below 2^40, got " + describe_json_value(v));
         out.push_back(v.get<double>());
       }
       return out;
@@ -248,6 +251,9 @@ struct Parsed {
   std::map<std::string, std::vector<int>> hosts_by_thread;  // sorted by ts
 };
 
+constexpr double kMaxTimestampUs = 1e17;
+constexpr double kMaxDurationUs = 86400e6;
+
 Event read_event(const json& e, int i, const std::string& source, Kind& kind) {
   const std::string path = source + ": traceEvents[" + std::to_string(i) + "]";
   Event ev;
@@ -277,6 +283,14 @@ Event read_event(const json& e, int i, const std::string& source, Kind& kind) {
   ev.ts_us = e["ts"].get<double>();
   ev.dur_us = e["dur"].get<double>();
   if (ev.dur_us < 0) throw ScenarioError(path + ".dur", "negative duration " + describe_json_value(e["dur"]) + " on " + what);
+  // Kineto writes microseconds since the epoch (~1.7e15 today); nothing in one profiled step
+  // lasts a day. Beyond these the times are not a trace's, and sums of them lose every digit.
+  if (std::fabs(ev.ts_us) > kMaxTimestampUs)
+    throw ScenarioError(path + ".ts", "timestamp " + describe_json_value(e["ts"]) + " us on " + what +
+                                          " is not a time of this era (|ts| <= 1e17 us)");
+  if (ev.dur_us > kMaxDurationUs)
+    throw ScenarioError(path + ".dur", "duration " + describe_json_value(e["dur"]) + " us on " + what +
+                                           " is longer than a day: not the time of one op of a step");
   ev.thread = id_text(e.value("pid", json())) + "/" + id_text(e.value("tid", json()));
   if (e.contains("args")) {
     if (!e["args"].is_object()) throw ScenarioError(path + ".args", "expected an object");
@@ -931,6 +945,24 @@ TorchTraceFit fit_torch_trace(const TorchTrace& trace, const GpuSpec& gpu) {
     s.time_s += op.gpu_time_s;
     s.flop += op.flop;
   }
+  // No op runs faster than the GPU's fastest tensor-core rate (2x for 2:4 sparsity): a GEMM
+  // that appears to is a trace whose times are not this GPU's (or not times at all).
+  const double fastest = 2 * std::max({gpu.peak_flops_fp8, gpu.peak_flops_bf16, gpu.peak_flops_fp16,
+                                       gpu.peak_flops_fp32});
+  auto check_rate = [&](const TorchTraceOp& op) {
+    if (op.gpu_time_s > 0 && op.flop / op.gpu_time_s > fastest) {
+      char buf[200];
+      std::snprintf(buf, sizeof buf,
+                    "%.3g FLOP in %.3g s of kernels is %.3g FLOP/s, above twice %s's fastest peak "
+                    "(%.3g): the kernel times are not plausible",
+                    op.flop, op.gpu_time_s, op.flop / op.gpu_time_s, safe_excerpt(gpu.name).c_str(), fastest / 2);
+      throw ScenarioError(trace.source + ": traceEvents[" + std::to_string(op.event) + "] (" +
+                              safe_excerpt(op.name, 60) + ")",
+                          buf);
+    }
+  };
+  for (const auto& op : trace.ops)
+    if (op.cls == TorchOpClass::kGemm || op.cls == TorchOpClass::kAttention) check_rate(op);
   std::vector<std::pair<double, double>> samples;
   for (auto& [key, s] : shapes) {
     s.efficiency = s.time_s > 0 ? s.flop / s.time_s / peak_for(gpu, s.dtype) : 0;
@@ -940,6 +972,16 @@ TorchTraceFit fit_torch_trace(const TorchTrace& trace, const GpuSpec& gpu) {
     fit.gemm_shapes.push_back(s);
   }
   fit.gemm = fit_gemm_efficiency(samples);
+  // The range the scenario loader accepts for gpu.efficiency.gemm_max ([0.01, 1]): a curve that
+  // peaks below 1% of the GPU's rate is not a GPU's GEMMs (a trace with absurd times fits 0).
+  if (!samples.empty() && !(fit.gemm.eff_max >= 0.01)) {
+    char buf[200];
+    std::snprintf(buf, sizeof buf,
+                  "the GEMM efficiency curve fitted to the trace peaks at %.3g of %s's %s rate, below "
+                  "the 0.01 any GPU reaches: the kernel times are not plausible",
+                  fit.gemm.eff_max, safe_excerpt(gpu.name).c_str(), fit.dtype.c_str());
+    throw ScenarioError(trace.source + ": traceEvents", buf);
+  }
   auto eff = [&](double w) { return std::min(1.0, fit.gemm.eff_max) * w / (w + fit.gemm.half_width); };
 
   double af = 0, at = 0, bf = 0, bt = 0, eb = 0, et = 0;

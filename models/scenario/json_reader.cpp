@@ -32,11 +32,7 @@ std::string describe_json_value(const nlohmann::json& v) {
   if (v.is_boolean()) return v.get<bool>() ? "true" : "false";
   if (v.is_number_unsigned()) return "the number " + std::to_string(v.get<uint64_t>());
   if (v.is_number_integer()) return "the number " + std::to_string(v.get<int64_t>());
-  if (v.is_number_float()) {
-    char buf[48];
-    std::snprintf(buf, sizeof buf, "the number %.17g", v.get<double>());
-    return buf;
-  }
+  if (v.is_number_float()) return "the number " + v.dump();  // shortest form that reads back
   if (v.is_string()) return "a string (" + std::to_string(v.get_ref<const std::string&>().size()) + " characters)";
   if (v.is_array()) return "a list of " + std::to_string(v.size()) + (v.size() == 1 ? " item" : " items");
   if (v.is_object()) return "an object with " + std::to_string(v.size()) + (v.size() == 1 ? " key" : " keys");
