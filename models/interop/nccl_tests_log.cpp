@@ -102,7 +102,9 @@ NcclTestsLog parse_nccl_tests_text(const std::string& text, const std::string& s
       else t[0] = t[0].substr(1);
       if (t.empty()) continue;
       if (t.size() >= 4 && t[0] == "Collective" && t[1] == "test" && t[2] == "starting:") {
-        log.program = t[3];
+        // Words of a text log go into JSON output (the calibration file): printable ASCII only,
+        // as a log line may hold any bytes (nlohmann refuses to write invalid UTF-8).
+        log.program = safe_excerpt(t[3], 80);
         if (nccl_op_from_name(t[3], log.op)) log.op_known = true;
       } else if (t[0] == "nThread" && t.size() >= 4 && t[2] == "nGpus") {
         threads = std::max(1, std::atoi(t[1].c_str()));
@@ -115,7 +117,7 @@ NcclTestsLog parse_nccl_tests_text(const std::string& text, const std::string& s
         if (log.device.empty() && close != std::string::npos) {
           std::string d = line.substr(close + 1);
           d.erase(0, d.find_first_not_of(' '));
-          log.device = d;
+          log.device = safe_excerpt(d, 120);
         }
       } else if (std::find(t.begin(), t.end(), "size") != t.end() &&
                  (std::find(t.begin(), t.end(), "time") != t.end() ||
@@ -123,6 +125,9 @@ NcclTestsLog parse_nccl_tests_text(const std::string& text, const std::string& s
         if (c_size >= 0 && !log.out_of_place.empty())
           throw ScenarioError(where, "a second result table in one log; split the log per test");
         header_columns = t.size();
+        // A header before any row replaces the previous one whole.
+        c_size = -1;
+        for (int g = 0; g < 2; ++g) c_time[g] = c_alg[g] = c_bus[g] = c_wrong[g] = -1;
         int group = 0;
         for (int i = 0; i < static_cast<int>(t.size()); ++i) {
           const std::string& c = t[i];
@@ -136,6 +141,8 @@ NcclTestsLog parse_nccl_tests_text(const std::string& text, const std::string& s
         }
         if (c_time[0] < 0 || c_alg[0] < 0 || c_bus[0] < 0)
           throw ScenarioError(where, "result header lacks time/algbw/busbw columns");
+        // A second (in-place) group is read only when it has all three columns.
+        if (c_time[1] >= 0 && (c_alg[1] < 0 || c_bus[1] < 0)) c_time[1] = c_wrong[1] = -1;
       }
       continue;
     }
@@ -147,7 +154,7 @@ NcclTestsLog parse_nccl_tests_text(const std::string& text, const std::string& s
       throw ScenarioError(where, "a result row before the nccl-tests header line "
                                  "(\"# size count type ... time algbw busbw #wrong\")");
     // Rows have as many fields as the header names, minus empty trailing labels.
-    int needed = 0;
+    int needed = c_size;
     for (int g = 0; g < 2; ++g)
       needed = std::max({needed, c_time[g], c_alg[g], c_bus[g], c_wrong[g]});
     if (static_cast<int>(t.size()) <= needed)

@@ -9,6 +9,7 @@
 #include "models/core/scenario_error.hpp"
 #include "models/cost/calibration.hpp"
 #include "models/interop/megatron_args.hpp"
+#include "models/interop/nccl_tests_log.hpp"
 #include "models/interop/torch_trace.hpp"
 #include "models/scenario/hf_config.hpp"
 #include "models/scenario/input_file.hpp"
@@ -157,6 +158,40 @@ TEST(ImporterRanges, TorchTraceWithAbsurdTimesIsRefused) {
       break;
     }
   EXPECT_NE(error_of([&] { parse_torch_trace(dims, "t.json", o); }).find("below 2^40"), std::string::npos);
+}
+
+// Found by fuzz/nccl_tests_fuzzer: a device name with invalid UTF-8 in a text log made writing
+// the calibration file throw (nlohmann refuses invalid UTF-8), exit 1 instead of a file.
+TEST(ImporterRanges, NcclTextLogWordsAreWritableJson) {
+  const std::string log =
+      "# Collective test starting: all_reduce_perf\xff\n"
+      "#   Rank  0 Pid  1 on  node-a device  0 [0x00] Tesla V100\xa3\xff\n"
+      "#   Rank  1 Pid  1 on  node-a device  1 [0x01] Tesla V100\n"
+      "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n"
+      "           8             2     float     sum      -1    10.00    0.00    0.00      0    10.00    0.00    0.00      0\n"
+      "     1048576        262144     float     sum      -1    50.00   20.97   20.97      0    50.00   20.97   20.97      0\n";
+  const NcclTestsLog l = parse_nccl_tests_text(log, "x.log");
+  EXPECT_EQ(l.device, "Tesla V100??");
+  const NcclFit fit = fit_nccl_log(l.out_of_place);
+  EXPECT_NO_THROW(nccl_calibration_json({l}, {fit}, json()).dump());
+}
+
+// Found by fuzz/nccl_tests_fuzzer: column indices of an odd header read past a row (a size
+// column after the others; an in-place group with a time but no algbw: t[-1]).
+TEST(ImporterRanges, NcclHeaderColumnsStayInsideTheRow) {
+  const std::string late_size =
+      "#  time algbw busbw #wrong count type size\n"
+      "   8 0 0 0\n";
+  EXPECT_NE(error_of([&] { parse_nccl_tests_text(late_size, "x.log"); }).find("x.log:2: expected 7 columns"),
+            std::string::npos);
+  const std::string half_group =
+      "#  size count type redop root time algbw busbw #wrong time\n"
+      "   8 2 float sum -1 10.0 0.00 0.00 0 10.0\n"
+      "   1048576 262144 float sum -1 50.0 20.97 20.97 0 50.0\n";
+  NcclTestsLog l;
+  EXPECT_NO_THROW(l = parse_nccl_tests_text("# nThread 1 nGpus 2\n" + half_group, "x.log"));
+  EXPECT_EQ(l.out_of_place.size(), 2u);
+  EXPECT_TRUE(l.in_place.empty());
 }
 
 TEST(ImporterRanges, CalibrationValuesAreCheckedForTypeAndRange) {

@@ -1,0 +1,13 @@
+torchrun --nproc_per_node=8 --nnodes=8 pretrain_gpt.py \
+  --tensor-model-parallel-size 8 --pipeline-model-parallel-size 4 \
+  --num-layers-per-virtual-pipeline-stage 5 --sequence-parallel \
+  --use-distributed-optimizer --overlap-grad-reduce --overlap-param-gather \
+  --num-layers 80 --hidden-size 8192 --ffn-hidden-size 28672 --num-attention-heads 64 \
+  --group-query-attention --num-query-groups 8 --seq-length 4096 --max-position-embeddings 4096 \
+  --swiglu --untie-embeddings-and-output-weights --normalization RMSNorm \
+  --position-embedding-type rope --disable-bias-linear \
+  --tokenizer-type Llama2Tokenizer --tokenizer-model "/data/llama 2/tokenizer.model" \
+  --micro-batch-size=1 --global-batch-size=1024 --bf16 \
+  --recompute-granularity full --recompute-method uniform --recompute-num-layers 1 \
+  --use-flash-attn --lr 1.5e-4 --train-iters 1000 --data-path /data/llama2_text_document \
+  --some-future-flag 3 --another-unknown-switch
