@@ -497,9 +497,13 @@ json read_json_file(const std::string& file_path, const std::string& what) {
 
 void apply_override(json& raw, const std::string& dotted_path, const std::string& value) {
   if (dotted_path.empty()) throw ScenarioError("--set", "empty path in --set");
+  // A path nests as deep as it has components: the same cap as a file's nesting.
+  if (std::count(dotted_path.begin(), dotted_path.end(), '.') >= kMaxJsonDepth)
+    throw ScenarioError("--set " + safe_excerpt(dotted_path), "a path of more than " +
+                                                                  std::to_string(kMaxJsonDepth) + " components");
   json parsed;
   try {
-    parsed = parse_json_text(value, "--set " + dotted_path);
+    parsed = parse_json_text(value, "--set " + safe_excerpt(dotted_path, 120));
   } catch (const JsonSyntaxError& e) {
     // Not JSON: the value is a string ("plan.schedule=interleaved"); but a number too large for
     // a double, or nesting beyond the cap, is an error, not a word.
@@ -513,10 +517,10 @@ void apply_override(json& raw, const std::string& dotted_path, const std::string
     const std::size_t dot = dotted_path.find('.', start);
     const std::string key = dotted_path.substr(start, dot == std::string::npos ? std::string::npos
                                                                                 : dot - start);
-    if (key.empty()) throw ScenarioError("--set " + dotted_path, "empty component in path");
+    if (key.empty()) throw ScenarioError("--set " + safe_excerpt(dotted_path), "empty component in path");
     walked += (walked.empty() ? "" : ".") + key;
     if (!node->is_object())
-      throw ScenarioError("--set " + dotted_path, walked + " is not inside an object");
+      throw ScenarioError("--set " + safe_excerpt(dotted_path), safe_excerpt(walked) + " is not inside an object");
     if (dot == std::string::npos) {
       (*node)[key] = parsed;
       return;

@@ -123,6 +123,15 @@ TEST(InputFile, ErrorPrinterDoesNotRecurseIntoADeepValue) {
             std::string::npos);
 }
 
+TEST(InputFile, OverridePathsNestNoDeeperThanFiles) {
+  json raw = json::parse(std::string(kScenarioHead) + "\"micro_batch\": 4}}");
+  std::string deep = "plan";
+  for (int i = 0; i < 100000; ++i) deep += ".x";
+  EXPECT_NE(error_of([&] { apply_override(raw, deep, "1"); }).find("a path of more than 64 components"),
+            std::string::npos);
+  EXPECT_LT(error_of([&] { apply_override(raw, deep, "1"); }).size(), 200u);
+}
+
 TEST(InputFile, NumberBeyondADoubleNamesTheField) {
   const std::string text = std::string(kScenarioHead) + "\"micro_batch\": 1e309}}";
   const std::string e = error_of([&] { parse_json_text(text, "s.json"); });
