@@ -4,6 +4,8 @@
 // And no message quotes a string of the file.
 #include <gtest/gtest.h>
 
+#include "tests/models/error_of.hpp"
+
 #include <fstream>
 
 #include "models/core/scenario_error.hpp"
@@ -21,15 +23,7 @@ namespace {
 
 using nlohmann::json;
 
-template <typename F>
-std::string error_of(F f) {
-  try {
-    f();
-  } catch (const ScenarioError& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+using test::error_of;
 
 const json kLlama = {{"model_type", "llama"},        {"num_hidden_layers", 32}, {"hidden_size", 4096},
                      {"num_attention_heads", 32},    {"vocab_size", 32000},     {"max_position_embeddings", 4096}};

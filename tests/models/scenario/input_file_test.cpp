@@ -3,6 +3,8 @@
 #include "models/scenario/input_file.hpp"
 
 #include <gtest/gtest.h>
+
+#include "tests/models/error_of.hpp"
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -19,15 +21,7 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-template <typename F>
-std::string error_of(F f) {
-  try {
-    f();
-  } catch (const ScenarioError& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+using test::error_of;
 
 struct TempDir {
   fs::path dir;
