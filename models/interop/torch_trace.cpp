@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <climits>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -94,9 +95,12 @@ std::string id_text(const json& v) {
 long long arg_id(const Event& e, const char* key) {
   if (!e.args || !e.args->contains(key)) return 0;
   const json& v = (*e.args)[key];
+  if (v.is_number_unsigned()) return v.get<uint64_t>() <= static_cast<uint64_t>(LLONG_MAX) ? v.get<long long>() : 0;
+  if (v.is_number_integer()) return std::max<long long>(0, v.get<long long>());
   if (!v.is_number()) return 0;
+  // A float id beyond 2^62 is not an id Kineto writes (and would not fit a long long).
   const double d = v.get<double>();
-  return d > 0 && std::isfinite(d) ? static_cast<long long>(d) : 0;
+  return d > 0 && d < 4.6e18 ? static_cast<long long>(d) : 0;
 }
 
 // Bytes per element of an "Input type" string.

@@ -188,6 +188,20 @@ TEST(ImporterRanges, NcclHeaderColumnsStayInsideTheRow) {
   EXPECT_TRUE(l.in_place.empty());
 }
 
+// Found by fuzz/torch_trace_fuzzer: an "External id" of 1.2e34 was cast to long long (undefined
+// behaviour, caught by UBSan); an id no exporter writes now links nothing.
+TEST(ImporterRanges, TorchTraceIdsBeyondALongAreNoIds) {
+  json t = step_trace();
+  int changed = 0;
+  for (json& ev : t["traceEvents"])
+    if (ev.contains("args") && ev["args"].contains("External id") && changed < 3) {
+      ev["args"]["External id"] = changed == 0 ? json(1.2e34) : changed == 1 ? json(uint64_t{1} << 63) : json(-5);
+      ++changed;
+    }
+  ASSERT_EQ(changed, 3);
+  EXPECT_NO_THROW(parse_torch_trace(t, "t.json"));
+}
+
 TEST(ImporterRanges, CalibrationValuesAreCheckedForTypeAndRange) {
   const json good = {{"format", "trainsim-calibration"}, {"version", 1}};
   struct Case {
