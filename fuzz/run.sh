@@ -5,8 +5,8 @@
 # `fuzz/run.sh 30` fuzzes the 7 formats for ~2 minutes on two cores. TARGET: scenario, sweep,
 # hf_config, megatron_args, nccl_tests, torch_trace, calibration (default: all).
 #
-# Seeds: fuzz/corpus/<target>/ (committed, small), plus every JSON under scenarios/ for scenario
-# and sweep. Each run starts its working corpus (build-fuzz/corpus/<target>/, not committed)
+# Seeds: fuzz/corpus/<target>/ (committed, small), plus the format's test data (tests/data/hf,
+# megatron, nccl, torch/bad_*; every JSON under scenarios/ for scenario and sweep). Each run starts its working corpus (build-fuzz/corpus/<target>/, not committed)
 # from the seeds, or keeps growing it with FUZZ_KEEP=1. A crasher lands in
 # build-fuzz/artifacts/<target>/; once fixed it goes into fuzz/corpus/<target>/ as a regression
 # seed. One line per target (executions, seconds, crashes) is printed and written to
@@ -53,9 +53,16 @@ run_one() {  # target
   rm -rf "$art"
   mkdir -p "$corpus" "$art"
   cp fuzz/corpus/"$t"/* "$corpus"/ 2>/dev/null || true
-  if [ "$t" = scenario ] || [ "$t" = sweep ]; then
-    find scenarios -name '*.json' | while read -r f; do cp "$f" "$corpus/$(echo "$f" | tr / _)"; done
-  fi
+  # The test data of each format seeds it too (not copied into fuzz/corpus/).
+  local data=()
+  case $t in
+    scenario|sweep) mapfile -t data < <(find scenarios -name '*.json') ;;
+    hf_config) data=(tests/data/hf/*.json) ;;
+    megatron_args) data=(tests/data/megatron/*) ;;
+    nccl_tests) data=(tests/data/nccl/*) ;;
+    torch_trace) data=(tests/data/torch/bad_*.json) ;;
+  esac
+  for f in "${data[@]}"; do cp "$f" "$corpus/$(echo "$f" | tr / _)"; done
   local dict=()
   [ -f "fuzz/dict/$t.dict" ] && dict=(-dict="fuzz/dict/$t.dict")
   local log="$out/logs/$t.log"
