@@ -7,6 +7,7 @@
 #include <climits>
 #include <vector>
 
+#include "kernels/calibration.hpp"
 #include "kernels/trainer.hpp"
 
 namespace trainsim::kernels {
@@ -94,6 +95,22 @@ TEST(ArgParser, TrainerRangesNameTheArgument) {
   bad = c;
   bad.tp = bad.pp = bad.dp = 1 << 11;  // 2^33
   EXPECT_NE(check_train_config(bad, 0, "cpu").find("8589934592"), std::string::npos);
+}
+
+TEST(ArgParser, CalibrateShapesAndOptionsHaveRanges) {
+  EXPECT_NO_THROW(parse_model_op_shape("layers=4,hidden=128,heads=4,seq=64,micro_batch=2,tp=1,pp=2,dp=1"));
+  EXPECT_THROW(parse_model_op_shape("hidden=1048576,heads=4"), std::invalid_argument);
+  EXPECT_THROW(parse_model_op_shape("layers=64,hidden=65536,heads=4"), std::invalid_argument);
+  CalibrationOptions o;
+  EXPECT_EQ(check_calibration_options(o), "");
+  o.max_collective_bytes = size_t{1} << 40;
+  EXPECT_NE(check_calibration_options(o).find("--max-bytes"), std::string::npos);
+  o = CalibrationOptions{};
+  o.min_time_per_point_s = 1e9;
+  EXPECT_NE(check_calibration_options(o).find("--min-time"), std::string::npos);
+  o = CalibrationOptions{};
+  o.model_gemm_shapes.push_back({1 << 20, 8, 8});
+  EXPECT_NE(check_calibration_options(o).find("--gemm-shapes"), std::string::npos);
 }
 
 }  // namespace
