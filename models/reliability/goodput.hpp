@@ -108,7 +108,7 @@ MonteCarloOutcome simulate_long_run(const MonteCarloInputs& in);
 // The Monte Carlo's cost is bounded before it runs (CONVENTIONS.md #18): a trial plays a few
 // events per failure (expected failures = horizon x failure rate, restarts included) and, when
 // async checkpoints outpace storage, one per checkpoint. goodput() plays the run and its
-// interval search within kMaxMonteCarloEvents expected events in all (~1-2 s): beyond, it
+// interval search within kMaxMonteCarloEvents expected events in all (about a second): beyond, it
 // lowers the trial count (down to kMinMonteCarloTrials), and beyond that it reports Daly's
 // closed form instead, with a note. (A GPU MTBF of 1 s over 1e10 s is 1e14 events a trial.)
 constexpr double kMaxMonteCarloEvents = 2e7;

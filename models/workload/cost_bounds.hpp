@@ -12,11 +12,10 @@
 //   hand-offs    = 2 m (p v - 1)         an activation forward and a gradient back per boundary
 //   p2p flows    = hand-offs x tp        the simulate tier sends each TP rank's share as a flow
 //   chakra nodes = pipeline ops + 2 hand-offs   (a send and a recv node each)
-// Bounds, from what the tiers cost where this was written (a 2-core machine): the simulate tier
-// plays ~1 us and ~45 bytes per op or flow (1e6 micro-batches on 4 stages, TP 2: 2e7 events,
-// 20 s, 0.9 GiB), export-chakra ~10 us and ~1.7 KB per node (2e5 nodes: 2.1 s, 0.33 GiB).
-//   simulate / timeline: pipeline ops <= 2e6 and p2p flows <= 2e6   (a few seconds, < 0.3 GiB)
-//   export-chakra:       nodes <= 5e5                               (~5 s, < 1 GiB)
+// Bounds. The simulate tier costs about a microsecond and 50 bytes per op or flow it plays,
+// export-chakra about 10 us and 2 KB per node it writes (JSON objects in memory), so:
+//   simulate / timeline: pipeline ops <= 2e6 and p2p flows <= 2e6   (seconds, < 0.3 GiB)
+//   export-chakra:       nodes <= 5e5                               (seconds, < 1 GiB)
 // The simulate tier's data-parallel flows have their own budget (sim StepOptions.max_dp_flows).
 #pragma once
 
