@@ -15,6 +15,20 @@ std::string printable(const std::string& v) {
     out += v[i] >= 0x20 && v[i] < 0x7f ? v[i] : '?';
   return v.size() > 40 ? out + "..." : out;
 }
+
+// A parser that also refuses values outside [min, max], leaving *out as it was.
+template <typename T>
+std::function<bool(const std::string&)> within(std::function<bool(const std::string&)> parse, T* out, T min, T max) {
+  return [parse, out, min, max](const std::string& v) {
+    const T keep = *out;
+    if (!parse(v)) return false;
+    if (*out < min || *out > max) {
+      *out = keep;
+      return false;
+    }
+    return true;
+  };
+}
 }  // namespace
 
 ArgParser::ArgParser(std::string usage, std::string description)
@@ -56,31 +70,13 @@ void ArgParser::add_double(const std::string& name, const std::string& help, dou
 
 void ArgParser::add_int(const std::string& name, const std::string& help, int* out, int min, int max) {
   add_int(name, help, out);
-  auto parse = options_.back().set;
-  options_.back().set = [parse, out, min, max](const std::string& v) {
-    const int keep = *out;
-    if (!parse(v)) return false;
-    if (*out < min || *out > max) {
-      *out = keep;
-      return false;
-    }
-    return true;
-  };
+  options_.back().set = within(options_.back().set, out, min, max);
   options_.back().kind_hint = " (expected an integer between " + std::to_string(min) + " and " + std::to_string(max) + ")";
 }
 
 void ArgParser::add_double(const std::string& name, const std::string& help, double* out, double min, double max) {
   add_double(name, help, out);
-  auto parse = options_.back().set;
-  options_.back().set = [parse, out, min, max](const std::string& v) {
-    const double keep = *out;
-    if (!parse(v)) return false;
-    if (*out < min || *out > max) {
-      *out = keep;
-      return false;
-    }
-    return true;
-  };
+  options_.back().set = within(options_.back().set, out, min, max);
   std::ostringstream os;
   os << " (expected a number between " << min << " and " << max << ")";
   options_.back().kind_hint = os.str();
