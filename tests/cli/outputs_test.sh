@@ -49,12 +49,12 @@ python3 - "$SWEEP" >typo.json <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1])); d["constraints"] = ["memory.peak_byte < 0.9 * hbm"]; json.dump(d, sys.stdout)
 PY
-check constraint-typo 2 'constraints\[0\]: "memory.peak_byte < 0.9 \* hbm" uses "memory.peak_byte"' -- "$T" sweep typo.json --out typo/t
+check constraint-typo 2 'constraints\[0\]: unknown name "memory.peak_byte"' -- "$T" sweep typo.json --out typo/t
 python3 - "$SWEEP" >objtypo.json <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1])); d["objective"] = {"maximize": "token_per_s"}; json.dump(d, sys.stdout)
 PY
-check objective-typo 2 'objective: "token_per_s" uses "token_per_s"' -- "$T" sweep objtypo.json --out typo/o
+check objective-typo 2 'objective.maximize: unknown name "token_per_s"' -- "$T" sweep objtypo.json --out typo/o
 
 # --resume refuses the rows of another sweep.
 "$T" sweep "$SWEEP" --out res/a --quiet >/dev/null
