@@ -438,7 +438,9 @@ bool MainWindow::load_result(const QString& file_path, QString* error) {
   try {
     const nlohmann::json result = read_json_file(file_path.toStdString(), "result");
     if (!result.is_object() || !result.contains("step_time_s")) throw std::runtime_error("not a trainsim run --json result");
-    show_simulation(result, result.value("simulate_wall_s", 0.0));
+    show_simulation(result, 0);
+    status_label_->setText(tr("Showing the result in %1 (%2).")
+                               .arg(file_path, QString::fromStdString(result.value("fidelity", std::string("?")))));
     return true;
   } catch (const std::exception& e) {
     if (error) *error = QString::fromUtf8(e.what());
@@ -466,8 +468,10 @@ void MainWindow::show_simulation(const nlohmann::json& result, double wall_s) {
     else if (auto f = result.find("trace_file"); f != result.end() && f->is_string())
       trace = load_chrome_trace_file(QString::fromStdString(f->get<std::string>()));
     if (trace) {
-      trace->title = tr("Simulated timeline: step %1 (simulate tier, child process, %2)")
-                         .arg(format_seconds(ev.result.step_time_s), format_seconds(ev.simulate_s));
+      trace->title = ev.simulate_s > 0 ? tr("Simulated timeline: step %1 (simulate tier, child process, %2)")
+                                             .arg(format_seconds(ev.result.step_time_s), format_seconds(ev.simulate_s))
+                                       : tr("Simulated timeline: step %1 (simulate tier, a saved result)")
+                                             .arg(format_seconds(ev.result.step_time_s));
       simulated_trace_ = trace;
       timeline_->show_trace(*trace);
     }

@@ -89,10 +89,11 @@ void SummaryBar::show_evaluation(const Evaluation& ev) {
   cards_[7].value->setText(QString::number(r.gpus));
   QString status;
   // Name the tier and the timing of the result on screen: the live estimate, or a simulation.
-  const QString source = ev.simulated()
-                             ? tr("Simulated (%1 tier, trainsim child process) in %2.")
-                                   .arg(QString::fromStdString(r.fidelity), format_seconds(ev.simulate_s))
-                             : tr("Estimate (closed form, in-process), computed in %1.").arg(format_seconds(ev.evaluate_s));
+  const QString source =
+      !ev.simulated() ? tr("Estimate (closed form, in-process), computed in %1.").arg(format_seconds(ev.evaluate_s))
+      : ev.simulate_s > 0 ? tr("Simulated (%1 tier, trainsim child process) in %2.")
+                                .arg(QString::fromStdString(r.fidelity), format_seconds(ev.simulate_s))
+                          : tr("Simulated (%1 tier, a saved trainsim run result).").arg(QString::fromStdString(r.fidelity));
   if (r.feasible) {
     status = tr("Feasible. %1").arg(source);
     status_->setStyleSheet("color: #2b6a2b;");

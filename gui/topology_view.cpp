@@ -2,6 +2,7 @@
 
 #include <QPainter>
 #include <QPainterPath>
+#include <QRegularExpression>
 #include <QStringList>
 #include <algorithm>
 #include <cmath>
@@ -145,11 +146,32 @@ TopologyPicture topology_picture(const Evaluation& ev) {
     add("PP", stages, r.pp_bytes, palette::kPpComm);
   }
 
-  // Nodes drawn: node 0 (GPU 0's), then, in turn, the next node each group reaches (PP's next
-  // stage, DP's next replica, ...), up to four; then the following nodes.
+  if (ev.simulated() && ev.simulation.contains("hottest_links") && ev.simulation["hottest_links"].is_array()) {
+    pic.simulated = true;
+    for (const auto& l : ev.simulation["hottest_links"]) {
+      if (!l.is_object()) continue;
+      pic.hottest.push_back({QString::fromStdString(l.value("link", std::string())),
+                             QString::fromStdString(l.value("kind", std::string())), l.value("utilisation", 0.0),
+                             l.value("bytes", 0.0)});
+    }
+  }
+
+  // Nodes drawn: node 0 (GPU 0's); after a simulation, the node of its hottest link; then, in
+  // turn, the next node each group reaches (PP's next stage, DP's next replica, ...), up to
+  // four; then the following nodes.
   const int limit = std::min(c.nodes, 4);
   pic.nodes.push_back(0);
   auto drawn = [&](int n) { return std::find(pic.nodes.begin(), pic.nodes.end(), n) != pic.nodes.end(); };
+  static const QRegularExpression kNvlink(R"(^nvlink_gpu(\d+))"), kNic(R"(^nic_node(\d+)_)");
+  for (const auto& l : pic.hottest) {
+    int node = -1;
+    if (const auto m = kNvlink.match(l.name); m.hasMatch()) node = m.captured(1).toInt() / gpn;
+    else if (const auto m2 = kNic.match(l.name); m2.hasMatch()) node = m2.captured(1).toInt();
+    if (node >= 0 && node < c.nodes && static_cast<int>(pic.nodes.size()) < limit) {
+      if (!drawn(node)) pic.nodes.push_back(node);
+      break;
+    }
+  }
   std::vector<std::vector<int>> reach;
   for (const char* kind : {"PP", "DP", "EP", "CP", "TP"})
     for (const auto& g : pic.groups)
@@ -173,16 +195,6 @@ TopologyPicture topology_picture(const Evaluation& ev) {
   }
   for (int n = 1; static_cast<int>(pic.nodes.size()) < limit && n < c.nodes; ++n)
     if (!drawn(n)) pic.nodes.push_back(n);
-
-  if (ev.simulated() && ev.simulation.contains("hottest_links") && ev.simulation["hottest_links"].is_array()) {
-    pic.simulated = true;
-    for (const auto& l : ev.simulation["hottest_links"]) {
-      if (!l.is_object()) continue;
-      pic.hottest.push_back({QString::fromStdString(l.value("link", std::string())),
-                             QString::fromStdString(l.value("kind", std::string())), l.value("utilisation", 0.0),
-                             l.value("bytes", 0.0)});
-    }
-  }
   return pic;
 }
 
@@ -274,7 +286,9 @@ void TopologyView::paintEvent(QPaintEvent*) {
       gpu_boxes[gpu_index] = gpu;
       draw_link(QPointF(gpu.center().x(), gpu.bottom() + 14), QPointF(gpu.center().x(), nvswitch.top()),
                 pic.nvlink_utilisation(gpu_index), 3);
-      box(p, gpu, QColor(0x76, 0xb9, 0x00), QString("G%1").arg(gpu_index), gpu_index >= 1000 ? 5.5 : 7.0);
+      // The GPU's global index; long ones drop the "G" and shrink to fit the box.
+      const QString label = gpu_index < 100 ? QString("G%1").arg(gpu_index) : QString::number(gpu_index);
+      box(p, gpu, QColor(0x76, 0xb9, 0x00), label, gpu_index < 100 ? 7.0 : gpu_index < 1000 ? 6.0 : gpu_index < 10000 ? 5.0 : 4.2);
       // One coloured tick per group of GPU 0 this GPU belongs to.
       int k = 0;
       for (const auto& grp : pic.groups)
@@ -320,7 +334,6 @@ void TopologyView::paintEvent(QPaintEvent*) {
     }
   }
   // Groups across nodes: arcs below the nodes between the members drawn (PP in stage order).
-  const double arc_base = node_y + node_h + 22;
   int arc_row = 0;
   for (const auto& grp : pic.groups) {
     if (!grp.over_nics) continue;
@@ -336,8 +349,13 @@ void TopologyView::paintEvent(QPaintEvent*) {
       path.cubicTo(pts[i] + QPointF(0, depth + 10), pts[i + 1] + QPointF(0, depth + 10), pts[i + 1]);
       p.drawPath(path);
     }
-    if (!pts.empty())
-      p.drawText(QRectF(pts.front().x() - 60, arc_base + depth - 10, 120, 14), Qt::AlignCenter, grp.kind);
+    // The name at the bottom of its first arc.
+    for (std::size_t i = 0; i + 1 < pts.size(); ++i)
+      if (std::abs(pts[i].x() - pts[i + 1].x()) >= 1) {
+        const double mid = (pts[i].x() + pts[i + 1].x()) / 2;
+        p.drawText(QRectF(mid - 30, node_y + node_h + 0.75 * (depth + 10) - 2, 60, 14), Qt::AlignCenter, grp.kind);
+        break;
+      }
   }
   if (more) {
     const QRectF rest(x0 + shown * (node_w + gap), node_y + 40, 110, node_h - 80);

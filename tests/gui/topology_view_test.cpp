@@ -111,6 +111,7 @@ class TopologyViewTest : public QObject {
     QVERIFY(script.open(QIODevice::WriteOnly));
     script.write(R"(#!/bin/sh
 echo '{"feasible": true, "fidelity": "simulate", "step_time_s": 20, "tokens_per_s": 1000, "hottest_links": [
+ {"link": "nvlink_gpu1346:down", "kind": "nvlink", "bytes": 2e9, "bandwidth_bytes_per_s": 3e11, "utilisation": 0.7},
  {"link": "nic_node0_0:up", "kind": "nic", "bytes": 1e9, "bandwidth_bytes_per_s": 25e9, "utilisation": 0.62},
  {"link": "nvlink_gpu3:down", "kind": "nvlink", "bytes": 1e9, "bandwidth_bytes_per_s": 3e11, "utilisation": 0.3},
  {"link": "leaf0_spine1:up", "kind": "switch", "bytes": 1e9, "bandwidth_bytes_per_s": 25e9, "utilisation": 0.45}]}'
@@ -128,7 +129,10 @@ echo '{"feasible": true, "fidelity": "simulate", "step_time_s": 20, "tokens_per_
     QVERIFY(done.wait(10000));
     const auto& pic = topology(w)->picture();
     QVERIFY(pic.simulated);
-    QCOMPARE(pic.hottest.size(), size_t(3));
+    QCOMPARE(pic.hottest.size(), size_t(4));
+    // The node of the hottest link (GPU 1346 on node 168) is drawn next to GPU 0's.
+    QCOMPARE(pic.nodes, (std::vector<int>{0, 168, 24, 1}));
+    QCOMPARE(pic.nvlink_utilisation(1346), 0.7);
     QCOMPARE(pic.nic_utilisation(0, 0), 0.62);
     QCOMPARE(pic.nvlink_utilisation(3), 0.3);
     QCOMPARE(pic.uplink_utilisation(), 0.45);
