@@ -106,6 +106,16 @@ GanttTrace estimate_timeline(const Evaluation& ev) {
                 .arg(vpp)
                 .arg(m)
                 .arg(format_seconds(t.makespan_s), format_percent(t.bubble_fraction), format_percent(r.bubble_fraction));
+  // After a simulation without a timeline of its own, this is still the estimate's pipeline:
+  // say so, and give the simulation's bubble beside it.
+  if (ev.simulated())
+    g.title = EstimateTimelineText::tr("The estimate's pipeline (the simulation sent no timeline): %1 schedule, PP %2, "
+                                       "vpp %3, %4 micro-batches, played bubble %5; simulated bubble %6")
+                  .arg(QString::fromStdString(sc.plan.schedule))
+                  .arg(pp)
+                  .arg(vpp)
+                  .arg(m)
+                  .arg(format_percent(t.bubble_fraction), format_percent(r.bubble_fraction));
   if (!ev.result.feasible)
     g.title = QString::fromStdString(infeasible_note(ev)) + " — " + g.title;
   g.legend_note = EstimateTimelineText::tr("From the estimate: each stage's forward and backward passes as its op graph reduces them "
