@@ -36,6 +36,10 @@ GanttTrace estimate_timeline(const Evaluation& ev) {
   // graph's reduction gives them, transfers at their contention-free time.
   const Timeline& t = ev.timeline;
   const double p2p_s = ev.p2p_s;
+  if (t.ops.empty() && !ev.timeline_skipped.empty()) {
+    g.title = EstimateTimelineText::tr("No timeline: %1").arg(QString::fromStdString(ev.timeline_skipped));
+    return g;
+  }
   if (t.ops.empty()) {
     g.title = EstimateTimelineText::tr("No timeline: the estimate played no pipeline");
     return g;

@@ -38,6 +38,7 @@
 #include "gui/topology_view.hpp"
 #include "gui/view_export.hpp"
 #include "models/core/scenario_error.hpp"
+#include "models/scenario/input_file.hpp"
 #include "models/scenario/scenario_loader.hpp"
 
 namespace trainsim::gui {
@@ -508,8 +509,14 @@ void MainWindow::edit_json_dialog() {
   connect(buttons, &QDialogButtonBox::rejected, &dialog, &QDialog::reject);
   connect(buttons, &QDialogButtonBox::accepted, &dialog, [&] {
     const std::string text = edit->toPlainText().toStdString();
-    nlohmann::json parsed = nlohmann::json::parse(text, nullptr, false);
-    if (parsed.is_discarded() || !parsed.is_object()) {
+    nlohmann::json parsed;
+    try {
+      parsed = trainsim::parse_json_text(text, "scenario");  // the CLI's depth cap and messages
+    } catch (const trainsim::ScenarioError& e) {
+      error->setText(QString::fromStdString(e.what()));
+      return;
+    }
+    if (!parsed.is_object()) {
       error->setText(tr("Not a JSON object."));
       return;
     }

@@ -113,6 +113,25 @@ class GuiUnitsTest : public QObject {
     QVERIFY(std::abs(g.end_s() - ev.result.step_time_s) < 0.15 * ev.result.step_time_s);
   }
 
+  void estimate_timeline_of_a_plan_too_large_to_play_says_why() {
+    // 2^30 sequences at micro-batch 1 over DP24: 4.5e7 micro-batches x 8 stages x 2 chunks, far
+    // beyond the playback bound (models/workload/cost_bounds.hpp): the step is estimated, the
+    // timeline is not played op by op (which would take minutes and gigabytes).
+    auto raw = trainsim::read_json_file(std::string(TRAINSIM_TEST_SCENARIOS) + "/default.json");
+    raw["plan"]["global_batch"] = 1 << 30;
+    QElapsedTimer clock;
+    clock.start();
+    const Evaluation ev = evaluate_scenario(raw, TRAINSIM_TEST_SCENARIOS);
+    QVERIFY(ev.loaded);
+    QVERIFY(ev.result.step_time_s > 0);
+    QVERIFY(ev.timeline.ops.empty());
+    QVERIFY(ev.timeline_skipped.find("pipeline ops") != std::string::npos);
+    const GanttTrace g = estimate_timeline(ev);
+    QVERIFY(g.events.empty());
+    QVERIFY(g.title.contains("micro-batches"));
+    QVERIFY2(clock.elapsed() < 10000, "bounded work: no op-by-op playback");
+  }
+
   void chrome_trace_round_trips() {
     const GanttTrace g = estimate_timeline(default_evaluation());
     const GanttTrace back = gantt_from_chrome_trace(chrome_trace_from_gantt(g));
