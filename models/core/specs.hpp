@@ -212,7 +212,7 @@ struct ParallelPlan {
   std::string placement = "tp-cp-dp-pp";  // rank order, innermost first (Megatron's default)
   std::vector<int> layers_per_stage;      // optional, pp*vpp entries summing to model.layers
   bool flash_attention = true;  // fused attention keeps no s x s score matrix in memory
-  // When flash_attention: flash2 | flash3 (Hopper) | flash1 (FlashAttention v1, Triton FA)
+  // When flash_attention: flash2 | flash3 (Hopper) | flash1 (FlashAttention v1) | triton (Triton FA)
   std::string attention_kernel = "flash2";
   // The weight-gradient GEMM accumulates into the fp32 gradient buffer itself (Megatron-Core
   // --gradient-accumulation-fusion); otherwise a memory-bound pass adds each micro-batch in.

@@ -357,7 +357,7 @@ ParallelPlan parse_plan(const json& j, const std::string& path) {
   }
   p.flash_attention = r.boolean_or("flash_attention", true);
   p.grad_accumulation_fusion = r.boolean_or("grad_accumulation_fusion", false);
-  p.attention_kernel = r.choice_or("attention_kernel", {"flash2", "flash3", "flash1"}, "flash2");
+  p.attention_kernel = r.choice_or("attention_kernel", {"flash2", "flash3", "flash1", "triton"}, "flash2");
   r.finish(kDocKeys);
   return p;
 }

@@ -200,6 +200,7 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r) {
   ctx.flash_attention = p.flash_attention;
   ctx.attention_kernel = p.attention_kernel == "flash3"   ? AttentionKernel::kFlash3
                          : p.attention_kernel == "flash1" ? AttentionKernel::kFlash1
+                         : p.attention_kernel == "triton" ? AttentionKernel::kFlashTriton
                                                           : AttentionKernel::kFlash2;
   ctx.overlap_tp = p.overlap.tp;
   ctx.zero_stage = p.zero_stage;

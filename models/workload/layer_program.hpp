@@ -19,7 +19,7 @@ namespace trainsim {
 // neighbouring kernels, stream and allocator gaps. One value for every GPU and framework,
 // fitted on the published runs (validate --published --fit-tensor-share, docs/compute-model.md
 // "Training-loop share"); a GPU preset or a calibration may set its own.
-constexpr double kDefaultTrainingTensorShare = 0.90;
+constexpr double kDefaultTrainingTensorShare = 0.88;
 double training_tensor_share(const GpuSpec& gpu);
 
 // Everything the layer programs depend on; filled once per plan by build_workload.
