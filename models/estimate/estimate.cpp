@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "models/schedules/pipeline_schedule.hpp"
+#include "models/workload/precision_schedule.hpp"
 #include "models/workload/timeline.hpp"
 #include "models/workload/workload.hpp"
 
@@ -111,6 +112,8 @@ void finish_result(const Scenario& sc, Result& r) {
 }
 
 Result estimate(const Scenario& sc) {
+  // A precision that changes with the step: the step-weighted mix of one run per precision.
+  if (!sc.plan.precision_stages.empty()) return mix_precision_stages(sc, [](const Scenario& s) { return estimate(s); });
   Result r;
   r.fidelity = "estimate";
   Workload w;
