@@ -40,7 +40,7 @@ struct StepOptions {
   int max_buckets_per_chunk = 8;
   // ... and fewer (down to 2) when the whole step's reduction flows would exceed this budget
   // (each completion scans every comm in flight in SimGrid 3.32: cost ~ flows x concurrency).
-  double max_dp_flows = 1e6;
+  double max_dp_flows = 3e5;
   // Also start the p2p flows of the other DP/CP replicas' pipelines (background load that shares
   // switch links; their completions are not waited for). Off: only the representative pipeline.
   bool mirror_replica_p2p = true;

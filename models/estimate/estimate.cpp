@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "models/schedules/pipeline_schedule.hpp"
+#include "models/workload/cost_bounds.hpp"
 #include "models/workload/precision_schedule.hpp"
 #include "models/workload/timeline.hpp"
 #include "models/workload/workload.hpp"
@@ -94,9 +95,22 @@ Timeline pipeline_timeline(const Workload& w, double p2p_s) {
 EstimatedStep estimate_step(const Scenario& sc) {
   EstimatedStep out;
   out.result.fidelity = "estimate";
+  if (!sc.plan.precision_stages.empty()) {
+    // The run is a mix of steps at several precisions: the result is the mix; the workload (its
+    // placement and transfers) is plan.precision's step; no single step's timeline stands for it.
+    Result single;
+    build_workload(at_precision(sc, sc.plan.precision), out.workload, single);
+    out.result = estimate(sc);
+    out.timeline_skipped = check_cost_bounds(sc, CostTier::kSimulate).reason;
+    return out;
+  }
   if (!build_workload(sc, out.workload, out.result)) return out;
   compose_closed_form(sc, out.workload, out.result);
-  out.timeline = pipeline_timeline(out.workload, out.workload.p2p_s);
+  const CostCheck bounds = check_cost_bounds(sc, CostTier::kSimulate);
+  if (bounds.within)
+    out.timeline = pipeline_timeline(out.workload, out.workload.p2p_s);
+  else
+    out.timeline_skipped = bounds.reason;
   return out;
 }
 

@@ -298,7 +298,8 @@ MonteCarloOutcome simulate_long_run(const MonteCarloInputs& in) {
   return out;
 }
 
-GoodputReport goodput(const Scenario& s, const Result& step, const SlowParts& slow) {
+GoodputReport goodput(const Scenario& s, const Result& step, const SlowParts& slow,
+                      const std::function<void(double)>& progress) {
   GoodputReport g;
   const FaultSpec& f = s.training.faults;
   g.enabled = f.enabled;
@@ -390,6 +391,7 @@ GoodputReport goodput(const Scenario& s, const Result& step, const SlowParts& sl
     mc.trials = trials;
     g.monte_carlo_trials = trials;
     g.run = simulate_long_run(mc);
+    if (progress) progress(1.0 / 18);  // the run, then 17 interval probes
   }
 
   // The interval that maximises the simulated goodput: a grid of quarter-octaves around the
@@ -401,6 +403,7 @@ GoodputReport goodput(const Scenario& s, const Result& step, const SlowParts& sl
       probe.interval_s = g.optimal_interval_closed_form_s * std::pow(2.0, k / 4.0);
       probe.trials = std::min(trials, 100);
       const double u = simulate_long_run(probe).useful_fraction_mean;
+      if (progress) progress((k + 10) / 18.0);
       if (u > best) {
         best = u;
         g.optimal_interval_monte_carlo_s = probe.interval_s;

@@ -24,6 +24,8 @@
 // goodput is searched on common random numbers.
 #pragma once
 
+#include <functional>
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -159,6 +161,8 @@ struct GoodputReport {
 };
 
 // Goodput of a scenario whose one-step prediction is `step` (either tier), with its slow parts.
-GoodputReport goodput(const Scenario& scenario, const Result& step, const SlowParts& slow);
+// `progress`, when given, hears the share of the Monte Carlo runs done (0 to 1).
+GoodputReport goodput(const Scenario& scenario, const Result& step, const SlowParts& slow,
+                      const std::function<void(double)>& progress = {});
 
 }  // namespace trainsim

@@ -169,6 +169,10 @@ def extra_cases(tmp):
         cases.append(("--calibration " + what, [T, "run", base, "--fidelity", "estimate", "--calibration", path], 2,
                       expect, ["root"]))
     cases.append(("scenario path is a FIFO", [T, "run", fifo], 2, "is a FIFO", []))
+    cases.append(("import-megatron --file is a FIFO", [T, "import-megatron", "--gpus", "8", "--file", fifo], 2,
+                  "is a FIFO", []))
+    cases.append(("import-megatron --file is /dev/zero", [T, "import-megatron", "--gpus", "8", "--file", "/dev/zero"],
+                  2, "character device", []))
     cases.append(("sweep base is /dev/zero", [T, "sweep", write("sw1.json", json.dumps(
         {"schema_version": 1, "base": "/dev/zero", "axes": [{"path": "plan.tp", "values": [1]}]})), "--out",
         os.path.join(tmp, "sw1")], 2, "character device", []))
