@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Published claims as scenario pairs (scenarios/claims/*_before.json / *_after.json): prints what
-# trainsim predicts for each next to the claim, and checks the direction of each effect. The
-# README's "Published claims" table is this test's output.
+# trainsim predicts for each next to the claim, checks the direction of each effect and prints
+# the ratio where the claim gives one. The table in docs/claims.md is this test's output.
 set -u
 T=${TRAINSIM:?}
 S=${SCENARIOS:?}/claims
