@@ -179,7 +179,7 @@ struct CompressionStage {
 
 // plan.precision_stages: the training precision from a step on (steps before the first stage
 // run plan.precision), as plan.compression switches methods by step. A run with stages is the
-// step-weighted mix of its precisions' steps (models/workload/precision_schedule.hpp).
+// step-weighted mix of its precisions' steps (models/estimate/precision_schedule.hpp).
 struct PrecisionStage {
   int64_t from_step = 0;
   Precision precision = Precision::kBf16;

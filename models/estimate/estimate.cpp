@@ -5,7 +5,7 @@
 
 #include "models/schedules/pipeline_schedule.hpp"
 #include "models/workload/cost_bounds.hpp"
-#include "models/workload/precision_schedule.hpp"
+#include "models/estimate/precision_schedule.hpp"
 #include "models/workload/timeline.hpp"
 #include "models/workload/workload.hpp"
 

@@ -50,7 +50,7 @@ CostCheck check_cost_bounds(const Scenario& s, CostTier tier) {
   };
   if (!s.plan.precision_stages.empty()) {
     // Both play one step, at one precision; a run of several is a mix of steps
-    // (models/workload/precision_schedule.hpp), which the estimate tier composes.
+    // (models/estimate/precision_schedule.hpp), which the estimate tier composes.
     out.within = false;
     out.reason = tier == CostTier::kSimulate
                      ? "plan.precision_stages: the simulate tier plays one step at one precision; the estimate "

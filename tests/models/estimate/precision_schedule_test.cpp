@@ -1,4 +1,4 @@
-#include "models/workload/precision_schedule.hpp"
+#include "models/estimate/precision_schedule.hpp"
 
 #include <gtest/gtest.h>
 
