@@ -177,6 +177,14 @@ struct CompressionStage {
   int sync_interval = 1;  // synchronise gradients every N steps in this stage
 };
 
+// plan.precision_stages: the training precision from a step on (steps before the first stage
+// run plan.precision), as plan.compression switches methods by step. A run with stages is the
+// step-weighted mix of its precisions' steps (models/estimate/precision_schedule.hpp).
+struct PrecisionStage {
+  int64_t from_step = 0;
+  Precision precision = Precision::kBf16;
+};
+
 struct OffloadSpec {
   bool optimizer = false;
   bool params = false;
@@ -204,6 +212,7 @@ struct ParallelPlan {
   Recompute recompute = Recompute::kNone;
   OffloadSpec offload;
   Precision precision = Precision::kBf16;
+  std::vector<PrecisionStage> precision_stages;  // empty: plan.precision every step
   std::vector<CompressionStage> compression;
   int sync_interval = 1;
   OverlapSpec overlap;

@@ -5,6 +5,7 @@
 
 #include "models/schedules/pipeline_schedule.hpp"
 #include "models/workload/cost_bounds.hpp"
+#include "models/estimate/precision_schedule.hpp"
 #include "models/workload/timeline.hpp"
 #include "models/workload/workload.hpp"
 
@@ -94,6 +95,15 @@ Timeline pipeline_timeline(const Workload& w, double p2p_s) {
 EstimatedStep estimate_step(const Scenario& sc) {
   EstimatedStep out;
   out.result.fidelity = "estimate";
+  if (!sc.plan.precision_stages.empty()) {
+    // The run is a mix of steps at several precisions: the result is the mix; the workload (its
+    // placement and transfers) is plan.precision's step; no single step's timeline stands for it.
+    Result single;
+    build_workload(at_precision(sc, sc.plan.precision), out.workload, single);
+    out.result = estimate(sc);
+    out.timeline_skipped = check_cost_bounds(sc, CostTier::kSimulate).reason;
+    return out;
+  }
   if (!build_workload(sc, out.workload, out.result)) return out;
   compose_closed_form(sc, out.workload, out.result);
   const CostCheck bounds = check_cost_bounds(sc, CostTier::kSimulate);
@@ -116,6 +126,8 @@ void finish_result(const Scenario& sc, Result& r) {
 }
 
 Result estimate(const Scenario& sc) {
+  // A precision that changes with the step: the step-weighted mix of one run per precision.
+  if (!sc.plan.precision_stages.empty()) return mix_precision_stages(sc, [](const Scenario& s) { return estimate(s); });
   Result r;
   r.fidelity = "estimate";
   Workload w;

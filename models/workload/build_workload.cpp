@@ -422,7 +422,13 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r) {
       b.params_bytes *= 2;
       b.grads_bytes *= 2;
     }
-    if (p.offload.optimizer) b.optimizer_bytes = 0;
+    if (p.offload.optimizer) {
+      // The host runs Adam, so each gradient streams to it as it is produced (the PCIe transfer
+      // counted above): the GPU holds one layer's gradients, as DeepSpeed's ZeRO-Offload
+      // estimator counts no gradient state on the GPU beyond the largest layer's (memory.hpp).
+      b.optimizer_bytes = 0;
+      b.grads_bytes = std::min(b.grads_bytes, largest_layer_params * sb.grads);
+    }
     if (p.offload.params) b.params_bytes = 2 * largest_layer_params * sb.params;
     const double per_mb = (sw.layers - sw.moe_layers) * act_dense + sw.moe_layers * act_moe;
     double act = per_mb * sm.in_flight_micro_batches;
@@ -438,8 +444,10 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r) {
     b.other_bytes = kFrameworkReserveBytes;
     if (dp_group.ranks > 1) b.other_bytes += 2 * dp_bucket_params(dp) * sb.grads / (p.zero_stage >= 2 ? 1 : 2);
     if (p.zero_stage >= 3) b.other_bytes += 2 * largest_layer_params * sb.params;  // gather + prefetch
+    // Compression applies to the ZeRO-0/1/2 gradient reduction only (warned below), so only
+    // there does its error-feedback residual take memory.
     for (const auto& st : p.compression)
-      if (compression_effect(st, h).error_feedback_buffer) {
+      if (p.zero_stage < 3 && compression_effect(st, h).error_feedback_buffer) {
         b.other_bytes += (sw.dense_params + sw.expert_params) * sb.grads;
         break;
       }
@@ -461,6 +469,9 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r) {
       place.straddles(place.cp_group(0)))
     r.warnings.push_back("plan.cp groups straddle node boundaries");
   if (tp > m.kv_heads) r.warnings.push_back("plan.tp exceeds model.kv_heads: KV heads are replicated");
+  if (p.zero_stage >= 3 && !p.compression.empty())
+    r.warnings.push_back("plan.compression is not applied under ZeRO-3: its per-layer gradient reduce-scatters "
+                         "and parameter all-gathers are modelled uncompressed");
   if (r.peak_memory_bytes > gpu.hbm_capacity_bytes) {
     int worst = 0;
     for (int s = 0; s < pp; ++s)
@@ -474,7 +485,7 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r) {
   }
   if (r.feasible && (p.offload.optimizer || p.offload.params)) {
     double host_per_gpu = 0;
-    if (p.offload.optimizer) host_per_gpu += opt_params * sb.optimizer;
+    if (p.offload.optimizer) host_per_gpu += opt_params * (sb.optimizer + sb.grads);
     if (p.offload.params) host_per_gpu += max_stage_params * sb.params;
     if (host_per_gpu * gpn > c.host_memory_bytes) {
       r.feasible = false;
