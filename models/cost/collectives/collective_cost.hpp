@@ -71,8 +71,11 @@ std::vector<std::string> collective_protocol_names();
 double bus_bandwidth_factor(CollectiveOp op, int ranks);
 
 // Where a group of ranks sits: `ranks` in total over `nodes` nodes, at most `ranks_per_node` on
-// one of them, and the NICs its ranks reach on a node (0: derived, the group's share of the
-// node's NICs, rounded up).
+// one of them, and the NICs its ranks reach on a node. nics = 0: the group is one of a plan's
+// groups of its kind, which all run at once (every GPU of a node is in one DP group, one TP
+// group...): its ranks get their GPUs' share of the node's NICs, ranks_per_node x NICs / GPUs
+// per node, a fraction of a NIC when several GPUs share one. group_shape_of() describes a group
+// that runs alone and counts the NICs it really reaches.
 struct GroupShape {
   int ranks = 1;
   int nodes = 1;
