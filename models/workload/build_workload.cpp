@@ -151,23 +151,26 @@ PassSummary summarize_pass(const PassProgram& p, double sigma) {
   return s;
 }
 
-// Everything a pass program depends on besides the memo environment (model, GPU, fabric),
-// normalised so that plans differing only in what the pass ignores share an entry: ZeRO 0-2
-// are one (only ZeRO-3 changes the layer programs), the micro-batch count matters only to the
-// unfused gradient accumulation, the DP groups only to ZeRO-3.
-struct PassKey {
+// Everything the passes of a plan depend on besides the memo environment (model, GPU, fabric)
+// and the chunk, normalised so that plans differing only in what the passes ignore share it:
+// ZeRO 0-2 are one (only ZeRO-3 changes the layer programs), the micro-batch count matters only
+// to the unfused gradient accumulation, the DP groups only to ZeRO-3.
+struct ContextKey {
   uint32_t env;
   int32_t tp, cp, ep, etp;
   int32_t micro_batches;
   GroupShape shape[5];
   double micro_batch, activation_bytes, param_bytes, grad_bytes;
   char algo[24];
-  int32_t layers, moe_layers;
-  uint8_t first, last, pass, sp, precision, recompute, flash, kernel, overlap_tp, zero3, gaf, pad;
+  uint8_t sp, precision, recompute, flash, kernel, overlap_tp, zero3, gaf;
 };
 
-PassKey pass_key(const LayerContext& ctx, const ChunkLayers& cl, PassKind pass) {
-  PassKey k = memo::zeroed<PassKey>();
+// A content id (>= 1) for the plan's layer context: passes are keyed on it and the chunk, so one
+// lookup of the large key per plan, small keys per pass. Ids are never reused in a thread; 0 when
+// the context cannot be keyed (an algorithm name longer than the key holds).
+uint32_t context_id(const LayerContext& ctx) {
+  if (std::strlen(ctx.algo.name()) >= sizeof(ContextKey::algo)) return 0;
+  ContextKey k = memo::zeroed<ContextKey>();
   const bool zero3 = ctx.zero_stage >= 3;
   k.env = ctx.memo_env;
   k.tp = ctx.tp, k.cp = ctx.cp, k.ep = ctx.ep, k.etp = ctx.etp;
@@ -181,10 +184,7 @@ PassKey pass_key(const LayerContext& ctx, const ChunkLayers& cl, PassKind pass) 
   k.activation_bytes = ctx.activation_bytes;
   k.param_bytes = ctx.param_bytes;
   k.grad_bytes = ctx.grad_bytes;
-  std::strncpy(k.algo, ctx.algo.name(), sizeof k.algo - 1);
-  k.layers = cl.layers, k.moe_layers = cl.moe_layers;
-  k.first = cl.first, k.last = cl.last;
-  k.pass = static_cast<uint8_t>(pass);
+  std::memcpy(k.algo, ctx.algo.name(), std::strlen(ctx.algo.name()));
   k.sp = ctx.sp;
   k.precision = static_cast<uint8_t>(ctx.precision);
   k.recompute = static_cast<uint8_t>(ctx.recompute);
@@ -193,15 +193,61 @@ PassKey pass_key(const LayerContext& ctx, const ChunkLayers& cl, PassKind pass) 
   k.overlap_tp = ctx.overlap_tp;
   k.zero3 = zero3;
   k.gaf = ctx.grad_accumulation_fusion;
-  return k;
+  struct Id {
+    uint32_t id;
+  };
+  thread_local uint32_t next_id = 1;
+  // 1024 slots of ~180 bytes.
+  thread_local memo::Table<ContextKey, Id, 1024> table;
+  return table.get(k, [&] { return Id{next_id++}; }).id;
 }
 
-// The cost-only route: the same program built and reduced, once per distinct key; the program
-// itself is dropped. 4096 slots of ~300 bytes (about 1.2 MB per thread).
-PassSummary memo_pass(const LayerContext& ctx, const ChunkLayers& cl, PassKind pass, double sigma) {
-  thread_local memo::Table<PassKey, PassSummary, 4096> table;
-  if (std::strlen(ctx.algo.name()) >= sizeof(PassKey::algo)) return summarize_pass(pass_program(ctx, cl, pass), sigma);
-  return table.get(pass_key(ctx, cl, pass), [&] { return summarize_pass(pass_program(ctx, cl, pass), sigma); });
+struct PassKey {
+  uint32_t context;
+  int32_t layers, moe_layers;
+  uint8_t first, last, pass, pad;
+};
+
+// The cost-only route: the same program built and reduced, once per distinct (context, chunk,
+// pass); the program itself is dropped. 8192 slots of ~170 bytes (about 1.4 MB per thread).
+PassSummary memo_pass(const LayerContext& ctx, uint32_t context, const ChunkLayers& cl, PassKind pass,
+                      double sigma) {
+  auto compute = [&] { return summarize_pass(pass_program(ctx, cl, pass), sigma); };
+  if (context == 0) return compute();
+  thread_local memo::Table<PassKey, PassSummary, 8192> table;
+  PassKey k = memo::zeroed<PassKey>();
+  k.context = context;
+  k.layers = cl.layers, k.moe_layers = cl.moe_layers;
+  k.first = cl.first, k.last = cl.last;
+  k.pass = static_cast<uint8_t>(pass);
+  return table.get(k, compute);
+}
+
+// The placement's group shapes (worst per kind, and the first pipeline pair), memoised per
+// (degrees, node size, rank order): 1024 slots of ~150 bytes.
+struct PlacementShapes {
+  GroupShape worst[5];
+  GroupShape pp_pair;
+};
+
+PlacementShapes placement_shapes(const RankPlacement& place, const std::string& order, bool memoise) {
+  auto compute = [&] {
+    PlacementShapes out;
+    for (int k = 0; k < 5; ++k) out.worst[k] = place.worst_shape(k);
+    out.pp_pair = place.pp() > 1 ? place.pp_pair_shape(0, 1) : GroupShape{};
+    return out;
+  };
+  struct Key {
+    int32_t tp, cp, dp, pp, ep, etp, gpn, pad;
+    char order[24];
+  };
+  if (!memoise || order.size() >= sizeof(Key::order)) return compute();
+  Key k = memo::zeroed<Key>();
+  k.tp = place.tp(), k.cp = place.cp(), k.dp = place.dp(), k.pp = place.pp();
+  k.ep = place.ep(), k.etp = place.etp(), k.gpn = place.gpus_per_node();
+  std::memcpy(k.order, order.data(), order.size());
+  thread_local memo::Table<Key, PlacementShapes, 1024> table;
+  return table.get(k, compute);
 }
 
 bool same_layout(const ChunkLayers& a, const ChunkLayers& b) {
@@ -247,12 +293,13 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r, const WorkloadOp
   const uint32_t env = options.keep_programs ? 0 : memo::environment_id(m, gpu, fabric);
   w.placement = RankPlacement(tp, cp, dp, pp, p.placement, m.moe ? ep : 1, etp, gpn);
   const RankPlacement& place = w.placement;
-  for (int k = 0; k < 5; ++k) w.group_shapes[k] = place.worst_shape(k);
+  const PlacementShapes shapes = placement_shapes(place, p.placement, env != 0);
+  for (int k = 0; k < 5; ++k) w.group_shapes[k] = shapes.worst[k];
   const GroupShape& tp_group = w.group_shapes[static_cast<int>(CommGroup::kTp)];
   const GroupShape dp_group = w.group_shapes[static_cast<int>(CommGroup::kDp)];
   const GroupShape expert_dp_group =
       m.moe ? w.group_shapes[static_cast<int>(CommGroup::kExpertDp)] : GroupShape{};
-  const GroupShape pp_pair = pp > 1 ? place.pp_pair_shape(0, 1) : GroupShape{};
+  const GroupShape pp_pair = shapes.pp_pair;
 
   // ---- model chunks: which layers and parameters each pipeline device holds ----
   const StateBytes sb = state_bytes_per_param(p.precision);
@@ -424,6 +471,7 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r, const WorkloadOp
   ctx.param_bytes = sb.params;
   ctx.grad_bytes = sb.grads;
   ctx.memo_env = env;
+  const uint32_t context = env != 0 ? context_id(ctx) : 0;
 
   double traffic_per_gpu[kCommPurposes][2] = {};  // [purpose][0: first stage's GPU, 1: all GPUs]
   const double stage_gpus = static_cast<double>(tp) * cp * dp;
@@ -431,15 +479,29 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r, const WorkloadOp
                             PassKind::kBackwardWeight};
   const int passes = split ? 3 : 2;
   // The cost-only route reuses the previous device's passes when its chunks are laid out alike
-  // (the middle stages of an even split).
-  constexpr int kMaxReuse = 2 * 3;
-  PassSummary previous[kMaxReuse];
+  // (the middle stages of an even split): the same sums of the same passes.
+  double previous_traffic[kCommPurposes] = {};
   for (int d = 0; d < pp; ++d) {
     StageWork& sw = w.stages[d];
     double stage_traffic[kCommPurposes] = {};
-    bool reuse = !options.keep_programs && d > 0 && chunks <= 2;
+    bool reuse = !options.keep_programs && d > 0;
     for (int k = 0; reuse && k < chunks; ++k) reuse = same_layout(layout.chunk(d, k), layout.chunk(d - 1, k));
-    for (int k = 0; k < chunks; ++k) {
+    if (reuse) {
+      const StageWork& prev = w.stages[d - 1];
+      sw.forward_s = prev.forward_s;
+      sw.forward_compute_s = prev.forward_compute_s;
+      sw.backward_s = prev.backward_s;
+      sw.backward_compute_s = prev.backward_compute_s;
+      sw.backward_weight_s = prev.backward_weight_s;
+      sw.async_busy_s = prev.async_busy_s;
+      sw.async_tail_s = prev.async_tail_s;
+      sw.tp_comm_s = prev.tp_comm_s;
+      sw.cp_comm_s = prev.cp_comm_s;
+      sw.ep_comm_s = prev.ep_comm_s;
+      sw.zero3_comm_s = prev.zero3_comm_s;
+      std::copy(previous_traffic, previous_traffic + kCommPurposes, stage_traffic);
+    }
+    for (int k = 0; k < chunks && !reuse; ++k) {
       const ChunkLayers& cl = layout.chunk(d, k);
       ChunkProgram* ch = nullptr;
       if (options.keep_programs) {
@@ -458,12 +520,9 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r, const WorkloadOp
           PassProgram& prog = ch->program(kinds[i]);
           prog = pass_program(ctx, cl, kinds[i]);
           ps = summarize_pass(prog, sigma);
-        } else if (reuse) {
-          ps = previous[k * 3 + i];
         } else {
-          ps = memo_pass(ctx, cl, kinds[i], sigma);
+          ps = memo_pass(ctx, context, cl, kinds[i], sigma);
         }
-        if (!ch && chunks <= 2) previous[k * 3 + i] = ps;
         const PassCost& pc = ps.cost;
         for (int t = 0; t < kCommPurposes; ++t) stage_traffic[t] += ps.traffic[t] * micro_batches;
         const bool fwd = kinds[i] == PassKind::kForward;
@@ -484,6 +543,7 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r, const WorkloadOp
         sw.zero3_comm_s += pc.exposed_s[static_cast<int>(CommPurpose::kDp)];
       }
     }
+    std::copy(stage_traffic, stage_traffic + kCommPurposes, previous_traffic);
     for (int k = 0; k < kCommPurposes; ++k) {
       if (d == 0) traffic_per_gpu[k][0] = stage_traffic[k];
       traffic_per_gpu[k][1] += stage_traffic[k] * stage_gpus;

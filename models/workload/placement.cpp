@@ -24,10 +24,11 @@ RankPlacement::RankPlacement(int tp, int cp, int dp, int pp, const std::string& 
   edp_ = static_cast<int>(block / (static_cast<long long>(etp_) * ep_));
   // Dimension order, innermost first: 0 tp, 1 cp, 2 dp, 3 pp. Parsed without allocating: a
   // placement is built for every plan of a search.
-  int order[4];
+  int order[4] = {0, 1, 2, 3};
   int dims = 0;
   auto has = [&](int d) { return std::find(order, order + dims, d) != order + dims; };
-  for (std::size_t at = 0; at < placement.size();) {  // as std::getline on '-' splits it
+  if (placement == "tp-cp-dp-pp") dims = 4;  // the default, already in order
+  for (std::size_t at = dims == 4 ? placement.size() : 0; at < placement.size();) {  // as std::getline on '-' splits it
     std::size_t end = placement.find('-', at);
     if (end == std::string::npos) end = placement.size();
     const std::string_view tok(placement.data() + at, end - at);
