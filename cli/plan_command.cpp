@@ -134,6 +134,9 @@ int run(PlanOptions& o) {
   std::map<std::string, Rejected> rejected;
   long long searched = 0, feasible = 0;
   Scenario s = base;
+  // Cheapest rejections first: structure, then memory, before any pass is priced or played.
+  EstimateOptions search;
+  search.stop_when_infeasible = true;
   const std::vector<int> tps = divisors(m.heads, node);
   const std::vector<int> pps = divisors(m.layers, m.layers);
   const std::vector<int> eps = m.moe ? divisors(m.moe->experts, gpus) : std::vector<int>{1};
@@ -168,7 +171,7 @@ int run(PlanOptions& o) {
                         p.schedule = sched; p.micro_batch = mb; p.zero_stage = zero; p.recompute = rc;
                         p.sp = sp; p.offload.optimizer = offload;
                         ++searched;
-                        Result r = estimate(s);
+                        Result r = estimate(s, search);
                         if (!r.feasible) {
                           Rejected& rej = rejected[reason_code(r.reason)];
                           if (rej.count++ == 0) rej.example = r.reason;

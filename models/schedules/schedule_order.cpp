@@ -169,9 +169,15 @@ std::optional<PipeOp> PipelineRunner::pick(int device) {
 }
 
 std::vector<Handoff> PipelineRunner::finish(int device, const PipeOp& op) {
+  Handoff out[kMaxHandoffs];
+  const int n = finish(device, op, out);
+  return std::vector<Handoff>(out, out + n);
+}
+
+int PipelineRunner::finish(int device, const PipeOp& op, Handoff out[kMaxHandoffs]) {
   Device& d = dev_[device];
   --remaining_;
-  std::vector<Handoff> out;
+  int n = 0;
   const int dir = schedule_ == ScheduleKind::kDualPipe ? op.chunk : 0;
   const int vs = virtual_stage(device, op.chunk);
   const int last = stages_in_direction() - 1;
@@ -182,10 +188,10 @@ std::vector<Handoff> PipelineRunner::finish(int device, const PipeOp& op) {
       ++d.f_dir[dir];
       if (vs < last) {
         const int nd = device_of(vs + 1, dir);
-        out.push_back({nd, PipeOp{PipeOpKind::kForward, op.micro_batch, chunk_of(vs + 1, dir), !split},
-                       nd != device});
+        out[n++] = Handoff{nd, PipeOp{PipeOpKind::kForward, op.micro_batch, chunk_of(vs + 1, dir), !split},
+                       nd != device};
       } else {  // the loss: backward starts on the same device
-        out.push_back({device, PipeOp{PipeOpKind::kBackward, op.micro_batch, op.chunk, !split}, false});
+        out[n++] = Handoff{device, PipeOp{PipeOpKind::kBackward, op.micro_batch, op.chunk, !split}, false};
       }
       break;
     }
@@ -195,18 +201,18 @@ std::vector<Handoff> PipelineRunner::finish(int device, const PipeOp& op) {
       if (!split) ++d.w_done;
       if (vs > 0) {
         const int nd = device_of(vs - 1, dir);
-        out.push_back({nd, PipeOp{PipeOpKind::kBackward, op.micro_batch, chunk_of(vs - 1, dir), !split},
-                       nd != device});
+        out[n++] = Handoff{nd, PipeOp{PipeOpKind::kBackward, op.micro_batch, chunk_of(vs - 1, dir), !split},
+                       nd != device};
       }
       if (split)
-        out.push_back({device, PipeOp{PipeOpKind::kBackwardWeight, op.micro_batch, op.chunk, false}, false});
+        out[n++] = Handoff{device, PipeOp{PipeOpKind::kBackwardWeight, op.micro_batch, op.chunk, false}, false};
       break;
     }
     case PipeOpKind::kBackwardWeight:
       ++d.w_done;
       break;
   }
-  return out;
+  return n;
 }
 
 void PipelineRunner::arrive(const Handoff& h) {

@@ -61,6 +61,9 @@ class PipelineRunner {
   std::optional<PipeOp> pick(int device);
   // The op finished: returns the inputs it produces (delivered later by arrive()).
   std::vector<Handoff> finish(int device, const PipeOp& op);
+  // The same into out[] (at most kMaxHandoffs), returning how many: no allocation.
+  static constexpr int kMaxHandoffs = 2;
+  int finish(int device, const PipeOp& op, Handoff out[kMaxHandoffs]);
   // An input reached its device: the op it feeds is ready.
   void arrive(const Handoff& h);
   bool done() const { return remaining_ == 0; }

@@ -81,10 +81,14 @@ class PassPlayer {
 
   void play_block(const OpBlock& b) {
     const int n = static_cast<int>(b.compute.size());
-    // Per repetition: when each op's inputs are ready and which collective held it last.
-    std::vector<double> ready(n + 1);
-    std::vector<int> binding(n + 1);
-    std::vector<double> prefetched(b.comm.size(), -1.0);  // end of the copy issued for this rep
+    // Per repetition: when each op's inputs are ready and which collective held it last
+    // (buffers of the player, reused from block to block).
+    std::vector<double>& ready = ready_;
+    std::vector<int>& binding = binding_;
+    std::vector<double>& prefetched = prefetched_;  // end of the copy issued for this rep
+    ready.resize(n + 1);
+    binding.resize(n + 1);
+    prefetched.assign(b.comm.size(), -1.0);
     for (int r = 0; r < b.repeat; ++r) {
       std::fill(ready.begin(), ready.end(), 0.0);
       std::fill(binding.begin(), binding.end(), -1);
@@ -159,7 +163,8 @@ class PassPlayer {
     active_.erase(std::remove_if(active_.begin(), active_.end(), [&](const Interval& iv) { return iv.end <= start; }),
                   active_.end());
     if (active_.empty() || sigma_ <= 0) return start + work;
-    std::vector<double> cuts;
+    std::vector<double>& cuts = cuts_;
+    cuts.clear();
     for (const Interval& iv : active_) {
       if (iv.start > start) cuts.push_back(iv.start);
       cuts.push_back(iv.end);
@@ -193,6 +198,8 @@ class PassPlayer {
   std::array<double, kCommStreams> stream_free_{};
   std::vector<Interval> active_;
   PassCost cost_;
+  std::vector<double> ready_, prefetched_, cuts_;
+  std::vector<int> binding_;
 };
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include "models/workload/timeline.hpp"
 
+#include <algorithm>
 #include <queue>
 #include <stdexcept>
 #include <string>
@@ -13,6 +14,7 @@ Timeline play_schedule(ScheduleKind schedule, int pp, int vpp, int micro_batches
   const int n = runner.devices();
   Timeline t;
   t.busy_s.assign(n, 0.0);
+  t.ops.reserve(static_cast<std::size_t>(runner.total_ops()));
   std::vector<double> free_at(n, 0.0);
   std::vector<bool> busy(n, false);
   // Events: an op completing on a device, or an input arriving.
@@ -36,8 +38,21 @@ Timeline play_schedule(ScheduleKind schedule, int pp, int vpp, int micro_batches
     }
     return 0.0;
   };
+  // A device's pick depends on its own state only, which only its completions and arrivals
+  // change: after a pick that found nothing, a device is not asked again until one of those.
+  // Devices are asked in index order, as a sweep over all of them would.
+  std::vector<char> changed(n, 1);
+  std::vector<int> asked;
+  asked.reserve(n);
+  for (int d = 0; d < n; ++d) asked.push_back(d);
+  auto touch = [&](int d) {
+    if (!changed[d]) asked.push_back(d);
+    changed[d] = 1;
+  };
   auto dispatch = [&](double now) {
-    for (int d = 0; d < n; ++d) {
+    std::sort(asked.begin(), asked.end());
+    for (int d : asked) {
+      changed[d] = 0;
       if (busy[d]) continue;
       if (auto op = runner.pick(d)) {
         const double start = std::max(now, free_at[d]);
@@ -50,6 +65,7 @@ Timeline play_schedule(ScheduleKind schedule, int pp, int vpp, int micro_batches
         events.push({end, seq++, true, d, *op});
       }
     }
+    asked.clear();
   };
   dispatch(0.0);
   while (!events.empty()) {
@@ -57,16 +73,25 @@ Timeline play_schedule(ScheduleKind schedule, int pp, int vpp, int micro_batches
     events.pop();
     if (e.completion) {
       busy[e.device] = false;
+      touch(e.device);
       t.makespan_s = std::max(t.makespan_s, e.time);
-      for (const Handoff& h : runner.finish(e.device, e.op)) {
+      Handoff out[PipelineRunner::kMaxHandoffs];
+      const int handoffs = runner.finish(e.device, e.op, out);
+      for (int i = 0; i < handoffs; ++i) {
+        const Handoff& h = out[i];
         if (observer) observer->handed_off(e.device, e.op, h, e.time);
-        if (h.p2p) events.push({e.time + p2p_s, seq++, false, h.device, h.op});
-        else runner.arrive(h);
+        if (h.p2p) {
+          events.push({e.time + p2p_s, seq++, false, h.device, h.op});
+        } else {
+          runner.arrive(h);
+          touch(h.device);
+        }
       }
     } else {
       const Handoff h{e.device, e.op, true};
       if (observer) observer->arrived(h, e.time);
       runner.arrive(h);
+      touch(h.device);
     }
     // Dispatch once every event at this instant is in.
     if (events.empty() || events.top().time > e.time) dispatch(e.time);
