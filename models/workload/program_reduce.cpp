@@ -77,7 +77,15 @@ struct Interval {
 
 class PassPlayer {
  public:
-  explicit PassPlayer(double sigma) : sigma_(sigma) { stream_free_.fill(0.0); }
+  // A new pass, keeping the buffers (one player per thread: no allocation per pass).
+  void reset(double sigma) {
+    sigma_ = sigma;
+    t_ = 0;
+    async_end_ = 0;
+    stream_free_.fill(0.0);
+    active_.clear();
+    cost_ = PassCost{};
+  }
 
   void play_block(const OpBlock& b) {
     const int n = static_cast<int>(b.compute.size());
@@ -192,7 +200,7 @@ class PassPlayer {
     return t + left;
   }
 
-  double sigma_;
+  double sigma_ = 0;
   double t_ = 0;
   double async_end_ = 0;
   std::array<double, kCommStreams> stream_free_{};
@@ -205,7 +213,8 @@ class PassPlayer {
 }  // namespace
 
 PassCost reduce_pass(const PassProgram& program, double sigma) {
-  PassPlayer p(sigma);
+  thread_local PassPlayer p;
+  p.reset(sigma);
   for (const OpBlock& b : program.blocks) p.play_block(b);
   return p.finish(0.0);
 }
