@@ -1,7 +1,8 @@
 // The four parts of a scenario (ARCHITECTURE.md "The data that flows through"), resolved:
 // every quantity in SI base units, every preset expanded. Produced only by the scenario loader,
 // which has already checked types and ranges; feasibility (does the plan fit, divide, run) is
-// the estimate's job, not the loader's.
+// the estimate's job, not the loader's. The specs the estimate prices from compare by content
+// (operator==): the estimate tier's memo tables (models/workload/memo.hpp) key on it.
 #pragma once
 
 #include <cstdint>
@@ -41,6 +42,7 @@ struct OpRates {
   double copy_s_per_element = 0, fill_zero_s_per_element = 0;  // fp32 elements
   double adamw_s_per_param = 0;
   bool present() const { return peak_flop_per_s > 0; }
+  bool operator==(const OpRates&) const = default;
 };
 
 // Kernel-level parameters of one GPU generation, read from the preset's "kernels" block (each
@@ -54,10 +56,12 @@ struct AttentionPassParams {
   double overhead_blocks = 0;  // per-CTA fixed cost, in units of one KV block's work
   double causal_factor = 1;    // causal asymptote relative to non-causal
   bool present() const { return !share_by_head_dim.empty(); }
+  bool operator==(const AttentionPassParams&) const = default;
 };
 struct AttentionKernelParams {
   AttentionPassParams forward, backward;
   bool present() const { return forward.present(); }
+  bool operator==(const AttentionKernelParams&) const = default;
 };
 enum class GemmScheduler { kWaves, kStreamK };
 struct GpuKernelParams {
@@ -80,6 +84,7 @@ struct GpuKernelParams {
   double kernel_fixed_s = 0;
   double host_launch_s = 0;
   bool present() const { return sm_count > 0; }
+  bool operator==(const GpuKernelParams&) const = default;
 };
 
 struct GpuSpec {
@@ -108,6 +113,7 @@ struct GpuSpec {
   // and NVLink SHARP. 0 = derived from the name (models/cost/collectives/collective_cost.hpp).
   double compute_capability = 0;
   double peak_flops(Precision p) const;
+  bool operator==(const GpuSpec&) const = default;
 };
 
 struct MoeSpec {
@@ -116,6 +122,7 @@ struct MoeSpec {
   int64_t expert_ffn_hidden = 0;
   int shared_experts = 0;
   int dense_layers = 0;  // the first layers are dense (DeepSeek-V3: 3)
+  bool operator==(const MoeSpec&) const = default;
 };
 
 struct ModelSpec {
@@ -130,6 +137,7 @@ struct ModelSpec {
   int64_t seq_len = 0;
   bool tied_embeddings = false;
   std::optional<MoeSpec> moe;
+  bool operator==(const ModelSpec&) const = default;
 };
 
 struct IntraNodeSpec {

@@ -8,6 +8,8 @@
 // gradient reduce-scatter after each layer's weight gradients.
 #pragma once
 
+#include <cstdint>
+
 #include "models/core/specs.hpp"
 #include "models/workload/op_graph.hpp"
 
@@ -43,6 +45,9 @@ struct LayerContext {
   double activation_bytes = 2;  // one element of an activation between layers
   double param_bytes = 2;       // one element of a 16-bit parameter copy
   double grad_bytes = 2;        // one element of a gradient as it is reduced
+  // memo.hpp environment of (model, gpu, fabric): ops and collectives are priced once per
+  // shape and reused; 0 prices every op afresh (the programs the simulate tier plays).
+  uint32_t memo_env = 0;
 };
 
 // One layer's block for a pass (kForward; kBackward = input and weight gradients together;

@@ -81,6 +81,7 @@ struct GroupShape {
   int nodes = 1;
   int ranks_per_node = 1;
   int nics = 0;
+  bool operator==(const GroupShape&) const = default;
 };
 // The shape of an explicit group of GPU ids (GPU g on node g / gpus_per_node, NIC
 // local * nics_per_node / gpus_per_node), counting the NICs it really reaches.
@@ -109,6 +110,7 @@ struct FabricTerms {
   IntraFabric intra_fabric = IntraFabric::kNvSwitch;
   bool nvls = false;     // NVLink SHARP (NVSwitch multicast / in-switch reduction)
   bool collnet = false;  // in-network reduction (InfiniBand SHARP) on the inter-node fabric
+  bool operator==(const FabricTerms&) const = default;
 };
 FabricTerms fabric_terms(const ClusterSpec& cluster);
 
