@@ -162,7 +162,7 @@ struct ContextKey {
   GroupShape shape[5];
   double micro_batch, activation_bytes, param_bytes, grad_bytes;
   char algo[24];
-  uint8_t sp, precision, recompute, flash, kernel, overlap_tp, zero3, gaf;
+  uint8_t protocol, sp, precision, recompute, flash, kernel, overlap_tp, zero3, gaf;
 };
 
 // A content id (>= 1) for the plan's layer context: passes are keyed on it and the chunk, so one
@@ -185,6 +185,7 @@ uint32_t context_id(const LayerContext& ctx) {
   k.param_bytes = ctx.param_bytes;
   k.grad_bytes = ctx.grad_bytes;
   std::memcpy(k.algo, ctx.algo.name(), std::strlen(ctx.algo.name()));
+  k.protocol = static_cast<uint8_t>(ctx.protocol);
   k.sp = ctx.sp;
   k.precision = static_cast<uint8_t>(ctx.precision);
   k.recompute = static_cast<uint8_t>(ctx.recompute);
@@ -289,6 +290,7 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r, const WorkloadOp
   // ---- placement: the groups each rank talks in, and their shapes on the fabric ----
   const FabricTerms fabric = fabric_terms(c);
   const CollectiveAlgo algo = plan_algo(p);
+  const CollectiveProtocol protocol = collective_protocol_from_string(p.collective_protocol, "plan.collective_protocol");
   // The cost-only route memoises every priced part under this environment (memo.hpp).
   const uint32_t env = options.keep_programs ? 0 : memo::environment_id(m, gpu, fabric);
   w.placement = RankPlacement(tp, cp, dp, pp, p.placement, m.moe ? ep : 1, etp, gpn);
@@ -460,6 +462,7 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r, const WorkloadOp
   ctx.gpu = &gpu;
   ctx.fabric = fabric;
   ctx.algo = algo;
+  ctx.protocol = protocol;
   for (int k = 0; k < 5; ++k) ctx.shape[k] = w.group_shapes[k];
   ctx.tp = tp;
   ctx.cp = cp;
@@ -571,7 +574,7 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r, const WorkloadOp
   if (pp > 1) {
     // Scatter-gather optimisation: each TP rank sends 1/tp of the activation (SC'21 sec. 4.1).
     const double bytes = act_bytes / tp;
-    pp_p2p_s = memo::collective_cost(env, CollectiveOp::kSendRecv, algo, bytes, pp_pair, fabric).time_s;
+    pp_p2p_s = memo::collective_cost(env, CollectiveOp::kSendRecv, algo, protocol, bytes, pp_pair, fabric).time_s;
     const double sends = 2.0 * micro_batches * std::max(1, chunks);
     r.pp_bytes = sends * bytes;
     // Every stage boundary of every chunk, both directions, every TP rank of every replica.
@@ -589,10 +592,10 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r, const WorkloadOp
       const double grad_bytes = params * sb.grads;
       double s = 0;
       if (ce.needs_allgather) {
-        s = memo::collective_cost(env, CollectiveOp::kAllGather, algo, grad_bytes * ce.wire_ratio * g.ranks, g, fabric).time_s;
+        s = memo::collective_cost(env, CollectiveOp::kAllGather, algo, protocol, grad_bytes * ce.wire_ratio * g.ranks, g, fabric).time_s;
       } else {
         s = ce.all_reduces *
-            memo::collective_cost(env, CollectiveOp::kAllReduce, algo, grad_bytes * ce.wire_ratio / ce.all_reduces, g, fabric).time_s;
+            memo::collective_cost(env, CollectiveOp::kAllReduce, algo, protocol, grad_bytes * ce.wire_ratio / ce.all_reduces, g, fabric).time_s;
       }
       s += ce.hbm_passes * 2 * grad_bytes / gpu.hbm_bandwidth_bytes_per_s;
       return s;
@@ -685,6 +688,7 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r, const WorkloadOp
   w.pp_pair = pp_pair;
   w.fabric = fabric;
   w.algo = algo;
+  w.protocol = protocol;
   w.dp_group = dp_group;
   w.expert_dp_group = expert_dp_group;
   w.grad_bytes_per_param = sb.grads;

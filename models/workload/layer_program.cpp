@@ -200,9 +200,11 @@ class BlockBuilder {
     c.stream = stream;
     c.bytes = bytes;
     c.after = after;
-    const CollectiveCost cost = memo::collective_cost(ctx_.memo_env, op, ctx_.algo, bytes, g, ctx_.fabric);
+    const CollectiveCost cost =
+        memo::collective_cost(ctx_.memo_env, op, ctx_.algo, ctx_.protocol, bytes, g, ctx_.fabric);
     c.time_s = cost.time_s;
     c.algo = cost.algo;
+    c.protocol = cost.protocol;
     c.wire_bytes = bytes * (op == CollectiveOp::kSendRecv ? 1.0 : bus_bandwidth_factor(op, g.ranks));
     b_.comm.push_back(c);
     return static_cast<int>(b_.comm.size()) - 1;

@@ -30,6 +30,7 @@ struct LayerContext {
   const GpuSpec* gpu = nullptr;
   FabricTerms fabric;
   CollectiveAlgo algo = CollectiveAlgo::kAuto;
+  CollectiveProtocol protocol = CollectiveProtocol::kAuto;  // as NCCL_PROTO: auto or forced
   GroupShape shape[5];  // per CommGroup: the (worst) group of that kind the placement makes
   int tp = 1, cp = 1, ep = 1, etp = 1, dp = 1;
   bool sp = false;

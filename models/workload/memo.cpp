@@ -72,14 +72,15 @@ struct CollectiveKey {
   int32_t op;
   GroupShape group;
   double bytes;
+  int32_t protocol;
   char algo[24];  // the registry key, by content
 };
 
 }  // namespace
 
-CollectiveCost collective_cost(uint32_t env, CollectiveOp op, CollectiveAlgo algo, double bytes,
-                               const GroupShape& group, const FabricTerms& fabric) {
-  if (env == 0) return trainsim::collective_cost(op, algo, bytes, group, fabric);
+CollectiveCost collective_cost(uint32_t env, CollectiveOp op, CollectiveAlgo algo, CollectiveProtocol protocol,
+                               double bytes, const GroupShape& group, const FabricTerms& fabric) {
+  if (env == 0) return trainsim::collective_cost(op, algo, protocol, bytes, group, fabric);
   // 4096 slots of ~100 bytes: the collectives of every plan of a large search.
   thread_local Table<CollectiveKey, CollectiveCost, 4096> table;
   CollectiveKey k = zeroed<CollectiveKey>();
@@ -87,11 +88,12 @@ CollectiveCost collective_cost(uint32_t env, CollectiveOp op, CollectiveAlgo alg
   k.op = static_cast<int32_t>(op);
   k.group = group;
   k.bytes = bytes;
+  k.protocol = static_cast<int32_t>(protocol);
   const char* name = algo.name();
   const std::size_t n = std::strlen(name);
-  if (n >= sizeof k.algo) return trainsim::collective_cost(op, algo, bytes, group, fabric);
+  if (n >= sizeof k.algo) return trainsim::collective_cost(op, algo, protocol, bytes, group, fabric);
   std::memcpy(k.algo, name, n);
-  return table.get(k, [&] { return trainsim::collective_cost(op, algo, bytes, group, fabric); });
+  return table.get(k, [&] { return trainsim::collective_cost(op, algo, protocol, bytes, group, fabric); });
 }
 
 }  // namespace trainsim::memo

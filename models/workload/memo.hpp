@@ -110,8 +110,9 @@ class Table {
 constexpr int kEnvironments = 8;
 uint32_t environment_id(const ModelSpec& model, const GpuSpec& gpu, const FabricTerms& fabric);
 
-// collective_cost (auto protocol), memoised per environment; env 0 calls it directly.
-CollectiveCost collective_cost(uint32_t env, CollectiveOp op, CollectiveAlgo algo, double bytes,
+// collective_cost, memoised per environment; env 0 calls it directly.
+CollectiveCost collective_cost(uint32_t env, CollectiveOp op, CollectiveAlgo algo, CollectiveProtocol protocol,
+                               double bytes,
                                const GroupShape& group, const FabricTerms& fabric);
 
 }  // namespace trainsim::memo

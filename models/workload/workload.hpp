@@ -66,6 +66,7 @@ struct Workload {
   // Data-parallel gradient reduction (ZeRO-0/1/2; ZeRO-3 reduce-scatters per layer in the programs).
   FabricTerms fabric;
   CollectiveAlgo algo = CollectiveAlgo::kAuto;
+  CollectiveProtocol protocol = CollectiveProtocol::kAuto;  // plan.collective_protocol
   GroupShape dp_group;         // dense gradients: dp x cp ranks
   GroupShape expert_dp_group;  // expert gradients: the EDP ranks
   double grad_bytes_per_param = 2;

@@ -185,6 +185,35 @@ TEST(Estimate, GradientCompressionCutsDataParallelBytes) {
   EXPECT_NEAR(q.dp_bytes / (plain.dp_bytes * 2), 1.0 / 8, 0.01);
 }
 
+TEST(Estimate, ForcedCollectiveProtocolReachesEveryCollective) {
+  // plan.collective_protocol is NCCL_PROTO: LL carries 8 data bytes per 16-byte line, so a
+  // TP8 all-reduce of a 25 MB activation takes at least twice Simple's time (collectives.md).
+  const json base = {{"tp", 8}, {"dp", 32}, {"global_batch", 256}};
+  json ll = base, simple = base;
+  ll["collective_protocol"] = "LL";
+  simple["collective_protocol"] = "Simple";
+  EstimateOptions reference;
+  reference.memoise = false;
+  const EstimatedStep a = estimate_step(make(base), reference);
+  const EstimatedStep l = estimate_step(make(ll), reference);
+  const EstimatedStep s = estimate_step(make(simple), reference);
+  EXPECT_GT(l.result.breakdown.tp_comm_s, 1.8 * a.result.breakdown.tp_comm_s);
+  EXPECT_NEAR(s.result.breakdown.tp_comm_s, a.result.breakdown.tp_comm_s, 0.05 * a.result.breakdown.tp_comm_s);
+  int tp_ops = 0;
+  for (const auto& dev : l.workload.programs)
+    for (const auto& chunk : dev.chunks)
+      for (const auto& pass : chunk.pass)
+        for (const auto& block : pass.blocks)
+          for (const auto& c : block.comm) {
+            EXPECT_EQ(c.protocol, CollectiveProtocol::kLL);
+            tp_ops += c.purpose == CommPurpose::kTp;
+          }
+  EXPECT_GT(tp_ops, 0);
+  EXPECT_EQ(l.workload.protocol, CollectiveProtocol::kLL);
+  // The memoised route agrees with the reference one.
+  EXPECT_DOUBLE_EQ(estimate(make(ll)).step_time_s, l.result.step_time_s);
+}
+
 TEST(Estimate, ExpertParallelMoeRuns) {
   const Scenario s = make({{"tp", 1}, {"pp", 1}, {"dp", 64}, {"ep", 8}, {"global_batch", 256},
                            {"zero_stage", 1}, {"recompute", "full"}},
