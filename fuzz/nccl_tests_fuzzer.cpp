@@ -18,7 +18,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
       log = parse_nccl_tests_text(text, "fuzz.log");
     }
     const NcclFit fit = fit_nccl_log(log.out_of_place);
-    fit_fabric(log, fit, fuzz::small_scenario().cluster);
+    const ClusterSpec cluster = fuzz::small_scenario().cluster;
+    check_fit_is_physical(log, fit);
+    apply_fit(cluster, fit_cluster({log}, {log.out_of_place}, cluster));
     nccl_calibration_json({log}, {fit}, nlohmann::json()).dump();
   });
   return 0;
