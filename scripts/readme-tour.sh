@@ -20,11 +20,11 @@ steps=(
   "run|trainsim run scenarios/default.json --fidelity estimate"
   "whatif|trainsim run scenarios/default.json --fidelity estimate --set plan.pp=16 --set plan.dp=12 | head -11"
   "oom|trainsim run scenarios/default.json --fidelity estimate --set plan.recompute=none | head -6"
-  "simulate|trainsim run scenarios/default.json | tail -7"
+  "simulate|trainsim run scenarios/default.json | tail -7 | head -4"
   "plan|trainsim plan --model gpt3-175b --cluster dgx-a100-superpod --gpus 1024 --global-batch 1536 --top 2"
   "sweep|trainsim sweep scenarios/sweeps/small-gpt-1.7b.json --out runs/small --quiet | head -6"
   "validate|trainsim validate --published 2>/dev/null | tail -9"
-  "goodput|trainsim run scenarios/examples/llama3-405b-16k-goodput.json --fidelity estimate | tail -18 | head -14"
+  "goodput|trainsim run scenarios/examples/llama3-405b-16k-goodput.json --fidelity estimate | tail -18 | head -7"
 )
 
 for step in "${steps[@]}"; do

@@ -61,7 +61,12 @@ std::vector<LinkLoad> LinkStats::ranked(std::size_t count, double t0, double t1,
   // Hottest = busiest relative to its bandwidth (bytes / bandwidth = seconds busy).
   auto busy = [&](int l) { return bytes_[l] / topo_.links()[link_of(l)].bandwidth_bytes_per_s; };
   std::partial_sort(idx.begin(), idx.begin() + count, idx.end(),
-                    [&](int a, int b) { return busy(a) > busy(b); });
+                    [&](int a, int b) {
+                      // Equally busy links (the symmetric groups of a plan) in link order, so
+                      // the report is the same on every run.
+                      const double ba = busy(a), bb = busy(b);
+                      return ba > bb || (ba == bb && a < b);
+                    });
   std::vector<LinkLoad> out;
   for (std::size_t i = 0; i < count && bytes_[idx[i]] > 0; ++i) {
     const auto& l = topo_.links()[link_of(idx[i])];
