@@ -152,18 +152,20 @@ SweepTable parse_sweep_text(const QString& text, bool csv) {
       else ++t.skipped_lines;
     }
   } else {
+    // One row of either format, or a skipped line.
+    auto add_row = [&t](const nlohmann::json& j) {
+      std::map<std::string, nlohmann::json> f;
+      SweepRow row;
+      if (j.is_object()) flatten(j, "", f);
+      if (j.is_object() && row_from_fields(f, row)) t.rows.push_back(row);
+      else ++t.skipped_lines;
+    };
     // `trainsim plan --json`: one object whose "best" array holds the rows.
     const QByteArray all = text.toUtf8();
     const auto whole = nlohmann::json::parse(all.constBegin(), all.constEnd(), nullptr, false);
     if (whole.is_object() && whole.contains("best") && whole["best"].is_array()) {
       t.kind = "plan";
-      for (const auto& j : whole["best"]) {
-        std::map<std::string, nlohmann::json> f;
-        SweepRow row;
-        if (j.is_object()) flatten(j, "", f);
-        if (j.is_object() && row_from_fields(f, row)) t.rows.push_back(row);
-        else ++t.skipped_lines;
-      }
+      for (const auto& j : whole["best"]) add_row(j);
       t.pareto = pareto_front(t.rows);
       return t;
     }
@@ -173,11 +175,7 @@ SweepTable parse_sweep_text(const QString& text, bool csv) {
       if (line.isEmpty()) continue;
       const auto j = nlohmann::json::parse(line.constBegin(), line.constEnd(), nullptr, false);
       if (is_sweep_header(j)) continue;
-      std::map<std::string, nlohmann::json> f;
-      SweepRow row;
-      if (j.is_object()) flatten(j, "", f);
-      if (j.is_object() && row_from_fields(f, row)) t.rows.push_back(row);
-      else ++t.skipped_lines;
+      add_row(j);
     }
   }
   t.pareto = pareto_front(t.rows);
