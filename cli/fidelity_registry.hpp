@@ -1,5 +1,6 @@
-// Fidelity tiers by name (CONVENTIONS.md #7). "estimate" is always there; "simulate" registers
-// itself from simulate_command.cpp when the SimGrid layer is built.
+// Fidelity tiers by name (CONVENTIONS.md #7), each registered by its own file: "estimate" from
+// estimate_fidelity.cpp, "simulate" from simulate_command.cpp when the SimGrid layer is built.
+// A new tier is one file with a FidelityRegistrar line; `trainsim run --fidelity NAME` offers it.
 #pragma once
 
 #include <functional>

@@ -35,7 +35,7 @@ struct RunOptions {
 };
 
 std::vector<std::string> fidelity_names() {
-  std::vector<std::string> names = {"estimate"};
+  std::vector<std::string> names;
   for (const auto& [name, fn] : fidelity_registry()) names.push_back(name);
   return names;
 }
@@ -129,11 +129,7 @@ int run(RunOptions& o) {
   fidelity_options.progress = o.progress;
   Result result;
   nlohmann::json extra = nlohmann::json::object();
-  if (fidelity == "estimate") {
-    result = estimate(scenario);
-  } else {
-    fidelity_registry().at(fidelity)(scenario, fidelity_options, result, extra);
-  }
+  fidelity_registry().at(fidelity)(scenario, fidelity_options, result, extra);
   // training.faults: the long-run view (failures, checkpoints, slow parts) on top of the step.
   GoodputReport report;
   if (scenario.training.faults.enabled && result.feasible) {
