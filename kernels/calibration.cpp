@@ -17,6 +17,7 @@
 #include "kernels/json_writer.hpp"
 #include "kernels/numeric_formats.hpp"
 #include "kernels/op_check.hpp"
+#include "kernels/op_timeline.hpp"
 #include "kernels/ring_collectives.hpp"
 
 namespace trainsim::kernels {
@@ -134,6 +135,7 @@ size_t stage_param_count(const ModelOpShape& m, int pp_rank) {
 void time_model_ops(Backend& be, Communicator& comm, const ModelOpShape& ms, double peak, double mt,
                     JsonWriter& w, std::ostringstream& sum) {
   const int p = comm.size();
+  const bool cuda = be.name() == "cuda";
   const int T = ms.micro_batch * ms.seq, h = ms.hidden, hl = h / ms.tp, fl = 4 * h / ms.tp;
   const int heads_l = ms.heads / ms.tp, d = h / ms.heads, V = ms.vocab, S = ms.seq, mb = ms.micro_batch;
   const size_t Th = size_t(T) * h;
@@ -170,11 +172,17 @@ void time_model_ops(Backend& be, Communicator& comm, const ModelOpShape& ms, dou
   be.attention_fwd(mb, S, heads_l, d, q.data(), k.data(), v.data(), o.data(), lse.data());  // a valid lse
   be.layernorm_fwd(T, h, x.data(), gamma.data(), beta.data(), 1e-5f, a.data(), mean.data(), rstd.data());
 
-  struct Timed { std::string op; double count; bool flops; double time_s; };
+  struct Timed { std::string op; double count; bool flops; double time_s; int disturbed_windows; };
   std::vector<Timed> ops;
-  // Every rank runs the op the same number of times in one aligned window, so the ranks load the
-  // machine together for the whole measurement as they do in training (on shared cores a lone
-  // rank runs faster); the mean, not the median, since training pays for the slow repetitions too.
+  // Every rank runs the op the same number of times in aligned windows, so the ranks load the
+  // machine together as they do in training (on shared cores a lone rank runs faster). Within a
+  // window the mean per call, since training pays for the slow repetitions too; over kWindows
+  // windows the median of those no rank lost its core in (thread CPU time >= kMinCpuShare of
+  // the window's wall time: another process ran there, which the trainer's measured steps
+  // exclude too), or of all windows when every one was disturbed (counted in the file).
+  constexpr int kWindows = 5;
+  constexpr double kMinCpuShare = 0.97;
+  int disturbed_total = 0;
   auto time = [&](const std::string& op, double count, bool flops, const std::function<void()>& fn) {
     fn();
     be.synchronize();
@@ -184,14 +192,28 @@ void time_model_ops(Backend& be, Communicator& comm, const ModelOpShape& ms, dou
     be.synchronize();
     double once = std::chrono::duration<double>(Clock::now() - t0).count();
     comm.all_reduce_f64(&once, 1, ReduceOp::kMax);
-    const int reps = int(std::clamp(std::ceil(mt / std::max(once, 1e-9)), 3.0, 10000.0));
-    comm.barrier();
-    t0 = Clock::now();
-    for (int i = 0; i < reps; ++i) fn();
-    be.synchronize();
-    double t = std::chrono::duration<double>(Clock::now() - t0).count() / reps;
-    comm.all_reduce_f64(&t, 1, ReduceOp::kSum);
-    ops.push_back({op, count, flops, t / p});
+    const int reps = int(std::clamp(std::ceil(mt / kWindows / std::max(once, 1e-9)), 2.0, 10000.0));
+    std::vector<double> clean, all;
+    for (int win = 0; win < kWindows; ++win) {
+      comm.barrier();
+      const ThreadUsage u0 = thread_usage();
+      t0 = Clock::now();
+      for (int i = 0; i < reps; ++i) fn();
+      be.synchronize();
+      const double wall = std::chrono::duration<double>(Clock::now() - t0).count();
+      const ThreadUsage u1 = thread_usage();
+      double t = wall / reps, lost = -(wall > 0 ? (u1.cpu_s - u0.cpu_s) / wall : 1.0);
+      comm.all_reduce_f64(&t, 1, ReduceOp::kSum);
+      comm.all_reduce_f64(&lost, 1, ReduceOp::kMax);
+      all.push_back(t / p);
+      // On cuda the host thread waits in synchronize, so its CPU share says nothing there.
+      if (cuda || -lost >= kMinCpuShare) clean.push_back(t / p);
+    }
+    std::vector<double>& v = clean.empty() ? all : clean;
+    std::sort(v.begin(), v.end());
+    const int disturbed = kWindows - int(clean.size());
+    disturbed_total += disturbed;
+    ops.push_back({op, count, flops, v[v.size() / 2], disturbed});
   };
   const auto F = DType::kF32;
   const double gemm_layer_flop = 2.0 * T * h * (4.0 * hl + 2.0 * fl);  // per pass
@@ -258,7 +280,8 @@ void time_model_ops(Backend& be, Communicator& comm, const ModelOpShape& ms, dou
       .kv("vocab", V).kv("micro_batch", mb).kv("tp", ms.tp).kv("pp", ms.pp).kv("dp", ms.dp).kv("zero", ms.zero)
       .kv("tokens", T).kv("hidden_per_rank", hl).kv("ffn_hidden_per_rank", fl).kv("heads_per_rank", heads_l)
       .kv("head_dim", d).kv("stage_params", uint64_t(n_params)).kv("optimizer_params", uint64_t(opt_n)).end_object();
-  w.kv("ranks_timed_together", p).kv("peak_f32_flop_per_s", peak);
+  w.kv("ranks_timed_together", p).kv("peak_f32_flop_per_s", peak).kv("windows_per_op", kWindows)
+      .kv("disturbed_windows", disturbed_total);
   w.key("gemm_efficiency").begin_object().kv("forward", eff("gemm_forward"))
       .kv("backward_input", eff("gemm_backward_input")).kv("backward_weight", eff("gemm_backward_weight"))
       .kv("lm_head", eff("gemm_lm_head")).end_object();
@@ -274,7 +297,8 @@ void time_model_ops(Backend& be, Communicator& comm, const ModelOpShape& ms, dou
   sum << "# op rates at the train job's shapes (tokens " << T << ", hidden " << h << ", tp " << ms.tp << "; "
       << p << " rank(s) timed together)\n";
   for (const auto& t : ops) {
-    w.begin_object().kv("op", t.op).kv("time_s", t.time_s).kv(t.flops ? "flop" : "elements", t.count).end_object();
+    w.begin_object().kv("op", t.op).kv("time_s", t.time_s).kv(t.flops ? "flop" : "elements", t.count)
+        .kv("disturbed_windows", t.disturbed_windows).end_object();
     char line[200];
     if (t.flops)
       std::snprintf(line, sizeof line, "  %-22s %10.3f us  %8.3f GFLOP/s  eff %5.3f\n", t.op.c_str(), t.time_s * 1e6,
