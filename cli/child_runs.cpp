@@ -106,8 +106,9 @@ int reap_stale_children_folders(const std::string& parent_dir) {
     const std::string rest = name.substr(std::strlen(kFolderPrefix));
     const auto dash = rest.find('-');
     if (dash == std::string::npos || dash == 0) continue;
+    const std::string digits = rest.substr(0, dash);  // strtol's end points into it: keep it alive
     char* end = nullptr;
-    const long pid = std::strtol(rest.substr(0, dash).c_str(), &end, 10);
+    const long pid = std::strtol(digits.c_str(), &end, 10);
     if (*end != '\0' || pid <= 0 || pid == getpid()) continue;
     if (kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;  // still alive (or not ours)
     std::error_code rm;

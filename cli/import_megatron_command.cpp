@@ -6,6 +6,7 @@
 #include <sstream>
 #include <string>
 
+#include "models/scenario/input_file.hpp"
 #include "cli/cli_args.hpp"
 #include "cli/command_registry.hpp"
 #include "cli/output_file.hpp"
@@ -44,13 +45,8 @@ void declare(CLI::App& app, ImportMegatronOptions& o) {
 int run(ImportMegatronOptions& o) {
   std::string text;
   for (const auto& a : o.app->remaining()) text += " " + a;
-  if (!o.file.empty()) {
-    std::ifstream in(o.file);
-    if (!in) throw ScenarioError("--file", "cannot open the command-line file \"" + o.file + "\"");
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    text += " " + ss.str();
-  }
+  // A regular file, bounded in size (the readers' rule: no FIFO or device blocks the import).
+  if (!o.file.empty()) text += " " + read_input_file(o.file, "--file (Megatron command line)");
   if (text.find_first_not_of(" \t\n") == std::string::npos)
     throw ScenarioError("ARGS", "missing: the Megatron-LM arguments (quoted) or --file SCRIPT");
   if (!o.out_path.empty()) check_output_file(o.out_path, "--out");

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "cli/cli_args.hpp"
+#include "cli/progress.hpp"
 #include "cli/command_registry.hpp"
 #include "cli/output_file.hpp"
 #include "cli/fidelity_registry.hpp"
@@ -136,13 +137,17 @@ int run(RunOptions& o) {
   // training.faults: the long-run view (failures, checkpoints, slow parts) on top of the step.
   GoodputReport report;
   if (scenario.training.faults.enabled && result.feasible) {
+    // The Monte Carlo over the horizon can take seconds: show it.
+    Progress progress("goodput Monte Carlo", "", 1.0, o.progress);
+    auto tick = [&](double f) { progress.update(f); };
     if (extra.contains("faults")) {
       Result nominal = result;
       const SlowParts slow = simulated_slow_parts(scenario, extra["faults"], result, nominal);
-      report = goodput(scenario, nominal, slow);
+      report = goodput(scenario, nominal, slow, tick);
     } else {
-      report = goodput(scenario, result, estimate_slow_parts(scenario, result));
+      report = goodput(scenario, result, estimate_slow_parts(scenario, result), tick);
     }
+    progress.finish();
   }
   if (as_json) {
     nlohmann::json out = result_to_json(result);

@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "cli/plan_row.hpp"
+#include "models/core/pareto.hpp"
 #include "models/core/scenario_error.hpp"
 #include "models/core/units.hpp"
 
@@ -273,6 +274,7 @@ std::string summarize_rows(const std::map<long long, json>& rows, bool maximize,
       ok.push_back(&row);
     }
   }
+  const std::vector<const json*> by_index = ok;  // rows is keyed by index
   // The simulated plans rank by their simulated objective, ahead of the plans only estimated.
   auto sim_of = [&](const json* row) -> const json* {
     const auto it = simulated.find((*row)["index"].get<long long>());
@@ -305,27 +307,18 @@ std::string summarize_rows(const std::map<long long, json>& rows, bool maximize,
     folded = folded || best[k].zero_label == "ZeRO-1/2";
   }
   if (folded) o << "  (ZeRO-1/2: ZeRO-1 and ZeRO-2 of the same plan take the same time; memory is ZeRO-2's)\n";
-  // Pareto front: more throughput, less peak memory, fewer GPUs (the estimate's figures).
-  std::vector<const json*> by_tokens = ok;
-  std::sort(by_tokens.begin(), by_tokens.end(), [](const json* a, const json* b) {
-    const double x = num((*a)["tokens_per_s"]), y = num((*b)["tokens_per_s"]);
-    if (x != y) return x > y;
-    return (*a)["index"].get<long long>() < (*b)["index"].get<long long>();
-  });
-  std::vector<const json*> front;
-  for (const json* r : by_tokens) {
-    const double t = num((*r)["tokens_per_s"]), m = num(at(*r, "memory", "peak_bytes")), g = num(at(*r, "gpus"));
-    bool dominated = false;
-    for (const json* f : front) {
-      const double ft = num((*f)["tokens_per_s"]), fm = num(at(*f, "memory", "peak_bytes")), fg = num(at(*f, "gpus"));
-      if (ft >= t && fm <= m && fg <= g && (ft > t || fm < m || fg < g)) {
-        dominated = true;
-        break;
-      }
-    }
-    if (!dominated) front.push_back(r);
+  // Pareto front: more throughput, less peak memory, fewer GPUs (the estimate's figures), by the
+  // definition the GUI's Sweep view uses too (models/core/pareto.hpp). Plans with the same
+  // figures are one point; a ZeRO-1/2 pair among them is shown as such.
+  std::vector<ParetoPoint> points;
+  for (const json* r : by_index)
+    points.push_back({num((*r)["tokens_per_s"]), num(at(*r, "memory", "peak_bytes")), num(at(*r, "gpus"))});
+  std::vector<RankedRow> front_rows;
+  for (const ParetoEntry& e : pareto_front(points)) {
+    std::vector<const json*> same = {by_index[e.index]};
+    for (std::size_t k : e.same) same.push_back(by_index[k]);
+    front_rows.push_back(fold_zero_twins(same).front());
   }
-  const std::vector<RankedRow> front_rows = fold_zero_twins(front);
   o << "\nPareto front (throughput vs peak memory vs GPU count, estimate): " << front_rows.size() << " plans\n";
   for (std::size_t k = 0; k < front_rows.size() && k < 20; ++k) o << describe(front_rows[k], nullptr);
   if (front_rows.size() > 20) o << "  ... (" << front_rows.size() - 20 << " more in the rows file)\n";

@@ -6,6 +6,8 @@
 #include <stdexcept>
 #include <utility>
 
+#include "models/scenario/input_file.hpp"
+
 namespace trainsim::gui {
 
 GanttTrace gantt_from_chrome_trace(const nlohmann::json& trace) {
@@ -85,10 +87,10 @@ GanttTrace gantt_from_chrome_trace(const nlohmann::json& trace) {
 }
 
 GanttTrace load_chrome_trace_file(const QString& file_path) {
-  QFile f(file_path);
-  if (!f.open(QIODevice::ReadOnly)) throw std::runtime_error("cannot open " + file_path.toStdString());
-  const QByteArray data = f.readAll();
-  nlohmann::json j = nlohmann::json::parse(data.constBegin(), data.constEnd());  // throws parse_error
+  // The CLI's bounded regular-file reader and depth-capped parser: a FIFO, a device or a 10 GB
+  // file is refused with a message, never waited on or read whole.
+  const std::string path = file_path.toStdString();
+  nlohmann::json j = trainsim::parse_json_text(trainsim::read_input_file(path, "trace"), path);
   GanttTrace g = gantt_from_chrome_trace(j);
   g.title = file_path;
   return g;

@@ -36,6 +36,10 @@ GanttTrace estimate_timeline(const Evaluation& ev) {
   // graph's reduction gives them, transfers at their contention-free time.
   const Timeline& t = ev.timeline;
   const double p2p_s = ev.p2p_s;
+  if (t.ops.empty() && !ev.timeline_skipped.empty()) {
+    g.title = EstimateTimelineText::tr("No timeline: %1").arg(QString::fromStdString(ev.timeline_skipped));
+    return g;
+  }
   if (t.ops.empty()) {
     g.title = EstimateTimelineText::tr("No timeline: the estimate played no pipeline");
     return g;
@@ -106,6 +110,16 @@ GanttTrace estimate_timeline(const Evaluation& ev) {
                 .arg(vpp)
                 .arg(m)
                 .arg(format_seconds(t.makespan_s), format_percent(t.bubble_fraction), format_percent(r.bubble_fraction));
+  // After a simulation without a timeline of its own, this is still the estimate's pipeline:
+  // say so, and give the simulation's bubble beside it.
+  if (ev.simulated())
+    g.title = EstimateTimelineText::tr("The estimate's pipeline (the simulation sent no timeline): %1 schedule, PP %2, "
+                                       "vpp %3, %4 micro-batches, played bubble %5; simulated bubble %6")
+                  .arg(QString::fromStdString(sc.plan.schedule))
+                  .arg(pp)
+                  .arg(vpp)
+                  .arg(m)
+                  .arg(format_percent(t.bubble_fraction), format_percent(r.bubble_fraction));
   if (!ev.result.feasible)
     g.title = QString::fromStdString(infeasible_note(ev)) + " — " + g.title;
   g.legend_note = EstimateTimelineText::tr("From the estimate: each stage's forward and backward passes as its op graph reduces them "

@@ -35,13 +35,13 @@ Evaluation evaluate_scenario(const nlohmann::json& raw, const std::string& origi
     EstimatedStep step = estimate_step(ev.scenario);
     ev.result = std::move(step.result);
     ev.timeline = std::move(step.timeline);
+    ev.timeline_skipped = std::move(step.timeline_skipped);
     ev.p2p_s = step.workload.p2p_s;
-    if (ev.scenario.training.faults.enabled && ev.result.feasible) {
-      // Live editing: a smaller Monte Carlo than the CLI's default keeps a redraw interactive.
-      Scenario quick = ev.scenario;
-      quick.training.faults.trials = std::min(quick.training.faults.trials, 20);
-      ev.goodput = goodput(quick, ev.result, estimate_slow_parts(quick, ev.result));
-    }
+    ev.placement = step.workload.placement;
+    // The goodput `trainsim run` reports for the estimate: the same function on the same step,
+    // slow parts and trials.
+    if (ev.scenario.training.faults.enabled && ev.result.feasible)
+      ev.goodput = goodput(ev.scenario, ev.result, estimate_slow_parts(ev.scenario, ev.result));
     ev.loaded = true;
   } catch (const ScenarioError& e) {
     ev.error_path = e.path();

@@ -11,6 +11,7 @@
 #include "models/reliability/goodput.hpp"
 #include "models/core/result.hpp"
 #include "models/core/specs.hpp"
+#include "models/workload/placement.hpp"
 #include "models/workload/timeline.hpp"
 
 namespace trainsim::gui {
@@ -26,9 +27,20 @@ struct Evaluation {
   // The pipeline as the estimate played it (its per-stage passes, contention-free transfers of
   // p2p_s): what the Timeline view draws.
   Timeline timeline;
+  std::string timeline_skipped;  // why the timeline is empty for an estimated plan (too large)
   double p2p_s = 0;
-  GoodputReport goodput;     // enabled when the scenario has training.faults
-  double evaluate_s = 0;     // wall time of load + estimate (the < 50 ms budget of issue 7)
+  // Where every rank sits and the groups it talks in: the placement the estimate priced (and
+  // the simulator plays); 1x1x1x1 when the plan's structure allows no workload.
+  RankPlacement placement{1, 1, 1, 1};
+  // Enabled when the scenario has training.faults: goodput() on the shown step, with the
+  // scenario's own Monte Carlo trials and seed, exactly as `trainsim run` computes it.
+  GoodputReport goodput;
+  double evaluate_s = 0;     // wall time of load + estimate + goodput, in-process
+  // After Simulate: what the child `trainsim run --fidelity simulate --json` printed (result,
+  // goodput, hottest_links, ...), and its wall time. Null / 0 for the live estimate.
+  nlohmann::json simulation;
+  double simulate_s = 0;
+  bool simulated() const { return !simulation.is_null(); }
 };
 
 // True when the estimate produced figures to draw: the scenario loads and the plan's structure

@@ -84,6 +84,19 @@ void GoodputView::redraw() {
     if (s.rebalanced_step_s > 0)
       text += " " + tr("Rebalanced: %1.").arg(format_seconds(s.rebalanced_step_s));
   }
+  // Which step the long run is built on, and the Monte Carlo behind the figures: the same
+  // goodput() on the same inputs as `trainsim run` (the estimate live; the simulation's own
+  // report after Simulate).
+  const FaultSpec& faults = ev.scenario.training.faults;
+  text += "\n" + (ev.simulated() ? tr("From the simulated step (the goodput of trainsim run --fidelity simulate).")
+                                  : tr("From the estimated step (as trainsim run --fidelity estimate reports it)."));
+  text += " " + tr("Monte Carlo of %1 runs (seed %2): useful time %3 (p10 %4, p90 %5); closed form (Daly) %6. "
+                   "Time lost: %7 h in all.")
+                    .arg(faults.trials)
+                    .arg(static_cast<qulonglong>(faults.seed))
+                    .arg(format_percent(g.run.useful_fraction_mean), format_percent(g.run.useful_fraction_p10),
+                         format_percent(g.run.useful_fraction_p90), format_percent(g.useful_fraction_closed_form))
+                    .arg(g.lost.total() / 3600, 0, 'f', 2);
   summary_->setText(text);
 
   // Time lost per cause.

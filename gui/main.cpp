@@ -1,6 +1,6 @@
 // trainsim-gui: explore parallelism plans (issue 7).
 //   trainsim-gui [SCENARIO] [--lang en|zh_CN] [--sweep FILE] [--trace FILE]
-//   trainsim-gui --screenshot DIR SCENARIO [--lang ...] [--sweep FILE] [--tab NAME]
+//   trainsim-gui --screenshot DIR SCENARIO [--lang ...] [--sweep FILE] [--result FILE]
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QDir>
@@ -42,7 +42,10 @@ int main(int argc, char** argv) {
   parser.addOption(screenshot);
   parser.addOption(lang);
   parser.addOption(sweep);
+  QCommandLineOption result(QStringLiteral("result"),
+                            "Show a `trainsim run --json` result (a simulation of SCENARIO) as Simulate would.", "file");
   parser.addOption(trace);
+  parser.addOption(result);
   parser.process(app);
 
   if (!trainsim::gui::set_language(parser.value(lang)))
@@ -61,6 +64,8 @@ int main(int argc, char** argv) {
   if (parser.isSet(sweep) && !window.load_sweep(parser.value(sweep), &error))
     std::fprintf(stderr, "trainsim-gui: %s\n", qPrintable(error));
   if (parser.isSet(trace) && !window.load_trace(parser.value(trace), &error))
+    std::fprintf(stderr, "trainsim-gui: %s\n", qPrintable(error));
+  if (parser.isSet(result) && !window.load_result(parser.value(result), &error))
     std::fprintf(stderr, "trainsim-gui: %s\n", qPrintable(error));
 
   if (parser.isSet(screenshot)) {

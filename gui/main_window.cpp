@@ -25,6 +25,7 @@
 #include "gui/compare_view.hpp"
 #include "gui/goodput_view.hpp"
 #include "gui/estimate_timeline.hpp"
+#include "gui/format.hpp"
 #include "gui/language.hpp"
 #include "gui/memory_view.hpp"
 #include "gui/result_reader.hpp"
@@ -37,6 +38,7 @@
 #include "gui/topology_view.hpp"
 #include "gui/view_export.hpp"
 #include "models/core/scenario_error.hpp"
+#include "models/scenario/input_file.hpp"
 #include "models/scenario/scenario_loader.hpp"
 
 namespace trainsim::gui {
@@ -184,6 +186,16 @@ void MainWindow::build_menus() {
   simulate_action_->setShortcut(Qt::Key_F5);
   cancel_action_ = run_menu_->addAction(QString(), this, &MainWindow::cancel_simulation);
   cancel_action_->setEnabled(false);
+  run_menu_->addSeparator();
+  // Sweeps and plan searches run in the Sweep view (progress and cancel there).
+  sweep_action_ = run_menu_->addAction(QString(), this, [this] {
+    tabs_->setCurrentWidget(sweep_);
+    sweep_->run_sweep_of_scenario();
+  });
+  plan_action_ = run_menu_->addAction(QString(), this, [this] {
+    tabs_->setCurrentWidget(sweep_);
+    sweep_->run_plan_search();
+  });
 
   // Each language is named in itself, so that anyone can find their way back.
   language_menu_ = menuBar()->addMenu(QString());
@@ -226,6 +238,8 @@ void MainWindow::retranslate_ui() {
   run_menu_->setTitle(tr("&Run"));
   simulate_action_->setText(tr("&Simulate (child process)"));
   cancel_action_->setText(tr("&Cancel simulation"));
+  sweep_action_->setText(tr("S&weep this scenario (child process)"));
+  plan_action_->setText(tr("Search &plans (child process)"));
   cancel_button_->setText(tr("Cancel"));
   language_menu_->setTitle(tr("&Language"));
   help_menu_->setTitle(tr("&Help"));
@@ -351,7 +365,9 @@ void MainWindow::apply_field(const QString& json_path, const QString& value) {
 }
 
 void MainWindow::reevaluate() {
-  simulated_trace_.reset();  // a simulation describes the plan it ran, not the edited one
+  // A simulation describes the plan it ran, not the edited one: its timeline goes too.
+  if (simulated_trace_) timeline_->show_estimate();
+  simulated_trace_.reset();
   current_ = evaluate_scenario(raw_, origin_dir_.toStdString());
   try {
     show_evaluation(current_);
@@ -395,6 +411,7 @@ void MainWindow::apply_sweep_row(const SweepRow& row) {
 
 void MainWindow::simulate() {
   if (runner_->running()) return;
+  simulated_raw_ = raw_;
   if (runner_->start(raw_, origin_dir_)) set_simulating(true);
 }
 
@@ -409,18 +426,53 @@ void MainWindow::set_simulating(bool on) {
 
 void MainWindow::on_simulation_result(const nlohmann::json& result) {
   set_simulating(false);
+  if (simulated_raw_ != raw_) {
+    // Edited while it ran: the result describes a plan no longer on screen.
+    status_label_->setText(tr("Simulation finished for the scenario as it was before your edits; "
+                              "not shown (Simulate again for the edited one)."));
+    return;
+  }
+  show_simulation(result, runner_->last_wall_s());
+}
+
+bool MainWindow::load_result(const QString& file_path, QString* error) {
+  try {
+    const nlohmann::json result = read_json_file(file_path.toStdString(), "result");
+    if (!result.is_object() || !result.contains("step_time_s")) throw std::runtime_error("not a trainsim run --json result");
+    show_simulation(result, 0);
+    status_label_->setText(tr("Showing the result in %1 (%2).")
+                               .arg(file_path, QString::fromStdString(result.value("fidelity", std::string("?")))));
+    return true;
+  } catch (const std::exception& e) {
+    if (error) *error = QString::fromUtf8(e.what());
+    return false;
+  }
+}
+
+void MainWindow::show_simulation(const nlohmann::json& result, double wall_s) {
+  // The simulated step replaces the estimate everywhere it is shown (figures, goodput, links,
+  // the labels naming the tier and its timing) until the next edit.
   Evaluation ev = current_;
   ev.result = result_from_json(result);
+  ev.simulation = result;
+  ev.simulate_s = wall_s;
+  ev.goodput = goodput_from_json(result.contains("goodput") ? result["goodput"] : nlohmann::json());
+  current_ = ev;
   show_evaluation(ev);
-  // The simulate tier may attach its timeline: inline Chrome trace or a file it wrote.
+  // The simulate tier may attach its timeline: an inline Chrome trace, or the file it wrote.
   try {
     std::optional<GanttTrace> trace;
     if (auto t = result.find("trace"); t != result.end() && (t->is_object() || t->is_array()))
       trace = gantt_from_chrome_trace(*t);
+    else if (t != result.end() && t->is_string())
+      trace = load_chrome_trace_file(QString::fromStdString(t->get<std::string>()));
     else if (auto f = result.find("trace_file"); f != result.end() && f->is_string())
       trace = load_chrome_trace_file(QString::fromStdString(f->get<std::string>()));
     if (trace) {
-      trace->title = tr("Simulated timeline");
+      trace->title = ev.simulate_s > 0 ? tr("Simulated timeline: step %1 (simulate tier, child process, %2)")
+                                             .arg(format_seconds(ev.result.step_time_s), format_seconds(ev.simulate_s))
+                                       : tr("Simulated timeline: step %1 (simulate tier, a saved result)")
+                                             .arg(format_seconds(ev.result.step_time_s));
       simulated_trace_ = trace;
       timeline_->show_trace(*trace);
     }
@@ -428,7 +480,8 @@ void MainWindow::on_simulation_result(const nlohmann::json& result) {
     status_label_->setText(tr("Simulated, but its trace could not be read: %1").arg(e.what()));
     return;
   }
-  status_label_->setText(tr("Simulation finished (%1).").arg(QString::fromStdString(ev.result.fidelity)));
+  status_label_->setText(tr("Simulation finished (%1, %2).")
+                             .arg(QString::fromStdString(ev.result.fidelity), format_seconds(ev.simulate_s)));
 }
 
 void MainWindow::on_simulation_failed(const QString& message) {
@@ -456,8 +509,14 @@ void MainWindow::edit_json_dialog() {
   connect(buttons, &QDialogButtonBox::rejected, &dialog, &QDialog::reject);
   connect(buttons, &QDialogButtonBox::accepted, &dialog, [&] {
     const std::string text = edit->toPlainText().toStdString();
-    nlohmann::json parsed = nlohmann::json::parse(text, nullptr, false);
-    if (parsed.is_discarded() || !parsed.is_object()) {
+    nlohmann::json parsed;
+    try {
+      parsed = trainsim::parse_json_text(text, "scenario");  // the CLI's depth cap and messages
+    } catch (const trainsim::ScenarioError& e) {
+      error->setText(QString::fromStdString(e.what()));
+      return;
+    }
+    if (!parsed.is_object()) {
       error->setText(tr("Not a JSON object."));
       return;
     }

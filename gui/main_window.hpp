@@ -53,6 +53,9 @@ class MainWindow : public QMainWindow {
   bool load_trace(const QString& file_path, QString* error = nullptr);
   void simulate();
   void cancel_simulation();
+  // Shows a `trainsim run --json` result (a simulation) as if Simulate had produced it.
+  bool load_result(const QString& file_path, QString* error = nullptr);
+  void show_simulation(const nlohmann::json& result, double wall_s);
 
   const Evaluation& evaluation() const { return current_; }
   const nlohmann::json& raw_scenario() const { return raw_; }
@@ -113,10 +116,13 @@ class MainWindow : public QMainWindow {
   QAction* quit_action_ = nullptr;
   QAction* simulate_action_ = nullptr;
   QAction* cancel_action_ = nullptr;
+  QAction* sweep_action_ = nullptr;
+  QAction* plan_action_ = nullptr;
   QAction* about_action_ = nullptr;
   QActionGroup* language_group_ = nullptr;
 
   nlohmann::json raw_;
+  nlohmann::json simulated_raw_;  // the scenario the running simulation was started on
   QString file_path_;
   QString origin_dir_;
   Evaluation current_;

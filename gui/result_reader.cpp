@@ -1,5 +1,7 @@
 #include "gui/result_reader.hpp"
 
+#include <limits>
+
 namespace trainsim::gui {
 namespace {
 
@@ -18,7 +20,67 @@ MemoryBreakdown memory_breakdown(const nlohmann::json& j) {
   return b;
 }
 
+// JSON writes "never" (an infinite interval or MTBF) as null.
+double num_or_inf(const nlohmann::json& j, const char* key) {
+  auto it = j.find(key);
+  return it == j.end() || it->is_null() ? std::numeric_limits<double>::infinity() : num(j, key);
+}
+
+const nlohmann::json& sub(const nlohmann::json& j, const char* key) {
+  static const nlohmann::json kEmpty = nlohmann::json::object();
+  auto it = j.find(key);
+  return it != j.end() && it->is_object() ? *it : kEmpty;
+}
+
 }  // namespace
+
+GoodputReport goodput_from_json(const nlohmann::json& j) {
+  GoodputReport g;
+  if (!j.is_object()) return g;
+  g.enabled = true;
+  g.tokens_per_s_nominal = num(j, "tokens_per_s_nominal");
+  g.goodput_tokens_per_s = num(j, "goodput_tokens_per_s");
+  g.goodput_fraction = num(j, "goodput_fraction");
+  const auto& d = sub(j, "failure_domains");
+  g.domains = {static_cast<int>(num(d, "gpus")), static_cast<int>(num(d, "nodes")), static_cast<int>(num(d, "nic_links")),
+               static_cast<int>(num(d, "leaf_switches"))};
+  const auto& f = sub(j, "failures_per_hour");
+  g.rates = {num(f, "gpu") / 3600, num(f, "node") / 3600, num(f, "link") / 3600, num(f, "switch") / 3600};
+  g.system_mtbf_s = num_or_inf(j, "system_mtbf_s");
+  g.expected_failures = num(j, "expected_failures");
+  const auto& c = sub(j, "checkpoint");
+  g.checkpoint = {num(c, "size_bytes"), num(c, "write_s"), num(c, "blocking_s"), num(c, "restart_s")};
+  g.interval_s = num_or_inf(c, "interval_s");
+  g.interval_from_policy = c.value("interval_from_policy", false);
+  g.young_interval_s = num_or_inf(c, "young_interval_s");
+  g.daly_interval_s = num_or_inf(c, "daly_interval_s");
+  g.optimal_interval_closed_form_s = num_or_inf(c, "optimal_interval_closed_form_s");
+  g.optimal_interval_monte_carlo_s = num(c, "optimal_interval_monte_carlo_s");
+  const auto& u = sub(j, "useful_fraction");
+  g.useful_fraction_closed_form = num(u, "closed_form");
+  g.run.useful_fraction_mean = num(u, "monte_carlo_mean");
+  g.run.useful_fraction_p10 = num(u, "monte_carlo_p10");
+  g.run.useful_fraction_p90 = num(u, "monte_carlo_p90");
+  g.useful_fraction_at_optimum_mc = num(u, "monte_carlo_at_optimum");
+  g.run.failures_mean = g.expected_failures;
+  const auto& l = sub(j, "lost_hours");
+  g.lost = {num(l, "checkpoint") * 3600, num(l, "lost_work") * 3600,  num(l, "restart") * 3600,
+            num(l, "repair_wait") * 3600, num(l, "stragglers") * 3600, num(l, "degraded_links") * 3600};
+  const auto& s = sub(j, "slow_parts");
+  g.slow.nominal_step_s = num(s, "nominal_step_time_s");
+  g.slow.straggler_probability = num(s, "straggler_probability");
+  g.slow.straggler_stage = static_cast<int>(num(s, "straggler_stage", -1));
+  g.slow.straggler_step_s = num(s, "straggler_step_time_s");
+  g.slow.degraded_link_probability = num(s, "degraded_link_probability");
+  g.slow.degraded_step_s = num(s, "degraded_links_step_time_s");
+  g.slow.slowed_step_s = num(s, "expected_step_time_s");
+  g.slow.rebalanced_step_s = num(s, "rebalanced_step_time_s");
+  for (const char* key : {"notes"})
+    if (auto n = j.find(key); n != j.end() && n->is_array())
+      for (const auto& t : *n)
+        if (t.is_string()) g.notes.push_back(t.get<std::string>());
+  return g;
+}
 
 Result result_from_json(const nlohmann::json& j) {
   Result r;

@@ -6,9 +6,13 @@
 #include <nlohmann/json.hpp>
 
 #include "models/core/result.hpp"
+#include "models/reliability/goodput.hpp"
 
 namespace trainsim::gui {
 
 Result result_from_json(const nlohmann::json& j);
+// The "goodput" object of `trainsim run --json` (models/reliability/goodput_json.cpp) read back:
+// what the Goodput view draws after a simulation. enabled=false when j is not an object.
+GoodputReport goodput_from_json(const nlohmann::json& j);
 
 }  // namespace trainsim::gui

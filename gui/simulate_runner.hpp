@@ -1,15 +1,15 @@
-// "Simulate": runs `trainsim run SCENARIO --json --fidelity simulate` as a child process
-// (ARCHITECTURE.md: one SimGrid engine per process, so simulations never run inside the GUI).
-// Asynchronous: the window keeps working; cancel kills the child.
+// "Simulate": runs `trainsim run SCENARIO --json --fidelity simulate --trace FILE --progress` as a
+// child process (ARCHITECTURE.md: one SimGrid engine per process, so simulations never run inside
+// the GUI). Asynchronous: the window keeps working; cancel stops the child.
 #pragma once
 
+#include <QElapsedTimer>
 #include <QObject>
-#include <QProcess>
 #include <QString>
-#include <QTemporaryDir>
-#include <memory>
 
 #include <nlohmann/json.hpp>
+
+#include "gui/cli_process.hpp"
 
 namespace trainsim::gui {
 
@@ -18,19 +18,18 @@ class SimulateRunner : public QObject {
 
  public:
   explicit SimulateRunner(QObject* parent = nullptr);
-  ~SimulateRunner() override;
 
-  // The CLI binary: $TRAINSIM_CLI, else ../cli/trainsim next to this binary (the build tree),
-  // else trainsim next to this binary, else trainsim on PATH. Empty if none.
-  static QString find_cli();
-  void set_program(const QString& program) { program_ = program; }
-  QString program() const { return program_; }
+  static QString find_cli() { return CliProcess::find_cli(); }
+  void set_program(const QString& program) { process_->set_program(program); }
+  QString program() const { return process_->program(); }
 
   // raw: the scenario as the user edits it; origin_dir is passed as --presets so that presets
   // next to the scenario file resolve as they do in the GUI.
   bool start(const nlohmann::json& raw, const QString& origin_dir, const QString& fidelity = "simulate");
-  void cancel();
-  bool running() const { return process_ && process_->state() != QProcess::NotRunning; }
+  void cancel() { process_->cancel(); }
+  bool running() const { return process_->running(); }
+  // Wall time of the last finished run (start to result), seconds.
+  double last_wall_s() const { return last_wall_s_; }
 
  signals:
   void progress(double fraction, const QString& message);  // fraction < 0: unknown
@@ -41,13 +40,10 @@ class SimulateRunner : public QObject {
   void cancelled();
 
  private:
-  void on_stdout();
-  void on_finished(int exit_code, QProcess::ExitStatus status);
-  QString program_;
-  QProcess* process_ = nullptr;
-  std::unique_ptr<QTemporaryDir> work_dir_;
-  QByteArray stdout_;
-  bool cancelling_ = false;
+  void on_exited(int exit_code, const QByteArray& out, const QString& err);
+  CliProcess* process_ = nullptr;
+  QElapsedTimer clock_;
+  double last_wall_s_ = 0;
 };
 
 }  // namespace trainsim::gui

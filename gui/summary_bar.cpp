@@ -57,6 +57,7 @@ void SummaryBar::changeEvent(QEvent* event) {
 }
 
 QString SummaryBar::step_time_text() const { return cards_[0].value->text(); }
+QString SummaryBar::status_text() const { return status_->text(); }
 
 void SummaryBar::show_evaluation(const Evaluation& ev) {
   last_ = ev;
@@ -87,12 +88,17 @@ void SummaryBar::show_evaluation(const Evaluation& ev) {
                                      .arg(r.peak_memory_bytes > r.hbm_capacity_bytes ? "#b00020" : "#1d2330"));
   cards_[7].value->setText(QString::number(r.gpus));
   QString status;
+  // Name the tier and the timing of the result on screen: the live estimate, or a simulation.
+  const QString source =
+      !ev.simulated() ? tr("Estimate (closed form, in-process), computed in %1.").arg(format_seconds(ev.evaluate_s))
+      : ev.simulate_s > 0 ? tr("Simulated (%1 tier, trainsim child process) in %2.")
+                                .arg(QString::fromStdString(r.fidelity), format_seconds(ev.simulate_s))
+                          : tr("Simulated (%1 tier, a saved trainsim run result).").arg(QString::fromStdString(r.fidelity));
   if (r.feasible) {
-    status = tr("Feasible. %1 result, computed in %2.")
-                 .arg(QString::fromStdString(r.fidelity), format_seconds(ev.evaluate_s));
+    status = tr("Feasible. %1").arg(source);
     status_->setStyleSheet("color: #2b6a2b;");
   } else {
-    status = tr("Infeasible: %1 (figures show what the plan would need)").arg(QString::fromStdString(r.reason));
+    status = tr("Infeasible: %1 (figures show what the plan would need). %2").arg(QString::fromStdString(r.reason), source);
     status_->setStyleSheet("color: #b05a00;");
   }
   for (const auto& w : r.warnings) status += "\n" + tr("Warning: %1").arg(QString::fromStdString(w));

@@ -16,9 +16,10 @@ class SummaryBar : public QWidget {
 
  public:
   explicit SummaryBar(QWidget* parent = nullptr);
-  // source: "estimate" (in-process) or what produced the result, e.g. "simulate".
+  // The status line names the tier and timing of the result shown (estimate or simulation).
   void show_evaluation(const Evaluation& ev);
   QString step_time_text() const;
+  QString status_text() const;
 
  protected:
   void changeEvent(QEvent* event) override;

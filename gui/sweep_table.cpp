@@ -9,6 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "models/core/pareto.hpp"
+
 namespace trainsim::gui {
 namespace {
 
@@ -39,15 +41,29 @@ double number(const std::map<std::string, nlohmann::json>& f, std::initializer_l
   return 0;
 }
 
+std::string text(const std::map<std::string, nlohmann::json>& f, const char* key) {
+  auto it = f.find(key);
+  return it != f.end() && it->second.is_string() ? it->second.get<std::string>() : std::string();
+}
+
+bool flag(const std::map<std::string, nlohmann::json>& f, const char* key, bool fallback) {
+  auto it = f.find(key);
+  if (it == f.end()) return fallback;
+  if (it->second.is_boolean()) return it->second.get<bool>();
+  if (it->second.is_string()) return it->second.get<std::string>() == "true" || it->second.get<std::string>() == "1";
+  if (it->second.is_number()) return it->second.get<double>() != 0;
+  return fallback;
+}
+
 bool row_from_fields(const std::map<std::string, nlohmann::json>& f, SweepRow& row) {
   row.step_time_s = number(f, {"step_time_s"});
   row.tokens_per_s = number(f, {"tokens_per_s"});
   row.peak_bytes = number(f, {"memory.peak_bytes", "peak_bytes", "peak_memory_bytes"});
-  if (auto it = f.find("feasible"); it != f.end()) {
-    if (it->second.is_boolean()) row.feasible = it->second.get<bool>();
-    else if (it->second.is_string()) row.feasible = it->second.get<std::string>() == "true" || it->second.get<std::string>() == "1";
-    else if (it->second.is_number()) row.feasible = it->second.get<double>() != 0;
-  }
+  row.gpus = number(f, {"gpus"});
+  row.feasible = flag(f, "feasible", true);
+  row.meets_constraints = flag(f, "meets_constraints", true);
+  row.reason_code = text(f, "reason_code");
+  row.reason = text(f, "reason");
   for (const auto& [key, value] : f) {
     std::string path;
     if (key.rfind("plan.", 0) == 0) path = key;
@@ -56,19 +72,20 @@ bool row_from_fields(const std::map<std::string, nlohmann::json>& f, SweepRow& r
     if (path.empty() || value.is_null()) continue;
     row.plan[path] = value.dump();
   }
-  if (row.plan.empty() || (row.tokens_per_s <= 0 && row.step_time_s <= 0)) return false;
+  // A feasible row needs figures; an infeasible one may have only its reason.
+  if (row.plan.empty() || (row.feasible && !row.has_metrics())) return false;
   QStringList parts;
   for (const char* k : {"tp", "pp", "dp", "cp", "ep"})
     if (auto it = row.plan.find(std::string("plan.") + k); it != row.plan.end())
       parts << QString("%1%2").arg(QString(k).toUpper(), QString::fromStdString(it->second));
-  for (const auto& [k, v] : row.plan) {
-    const QString key = QString::fromStdString(k).mid(5);
-    if (QStringList{"tp", "pp", "dp", "cp", "ep"}.contains(key)) continue;
-    parts << QString("%1=%2").arg(key, QString::fromStdString(v).remove('"'));
-  }
+  for (const char* k : {"vpp", "schedule", "micro_batch", "zero_stage", "recompute", "sp", "offload.optimizer"})
+    if (auto it = row.plan.find(std::string("plan.") + k); it != row.plan.end())
+      parts << QString("%1=%2").arg(QString(k), QString::fromStdString(it->second).remove('"'));
   row.label = parts.join(' ');
   return true;
 }
+
+bool is_sweep_header(const nlohmann::json& j) { return j.is_object() && j.contains("trainsim_sweep"); }
 
 QStringList split_csv_line(const QString& line) {
   QStringList out;
@@ -96,22 +113,15 @@ QStringList split_csv_line(const QString& line) {
 }  // namespace
 
 std::vector<int> pareto_front(const std::vector<SweepRow>& rows) {
-  std::vector<int> idx;
+  std::vector<int> competing;
+  std::vector<ParetoPoint> points;
   for (int i = 0; i < static_cast<int>(rows.size()); ++i)
-    if (rows[i].feasible && rows[i].tokens_per_s > 0) idx.push_back(i);
-  // Sweep by memory ascending (ties: throughput descending); a row is on the front when it beats
-  // the best throughput of every row using no more memory.
-  std::sort(idx.begin(), idx.end(), [&](int a, int b) {
-    return rows[a].peak_bytes != rows[b].peak_bytes ? rows[a].peak_bytes < rows[b].peak_bytes
-                                                    : rows[a].tokens_per_s > rows[b].tokens_per_s;
-  });
-  std::vector<int> front;
-  double best = -1;
-  for (int i : idx)
-    if (rows[i].tokens_per_s > best) {
-      front.push_back(i);
-      best = rows[i].tokens_per_s;
+    if (rows[i].competes()) {
+      competing.push_back(i);
+      points.push_back({rows[i].tokens_per_s, rows[i].peak_bytes, rows[i].gpus});
     }
+  std::vector<int> front;
+  for (const ParetoEntry& e : ::trainsim::pareto_front(points)) front.push_back(competing[e.index]);
   return front;
 }
 
@@ -119,6 +129,7 @@ SweepTable parse_sweep_text(const QString& text, bool csv) {
   SweepTable t;
   const QStringList lines = text.split('\n');
   if (csv) {
+    t.kind = "csv";
     QStringList header;
     for (const QString& raw_line : lines) {
       const QString line = raw_line.trimmed();
@@ -141,10 +152,27 @@ SweepTable parse_sweep_text(const QString& text, bool csv) {
       else ++t.skipped_lines;
     }
   } else {
+    // `trainsim plan --json`: one object whose "best" array holds the rows.
+    const QByteArray all = text.toUtf8();
+    const auto whole = nlohmann::json::parse(all.constBegin(), all.constEnd(), nullptr, false);
+    if (whole.is_object() && whole.contains("best") && whole["best"].is_array()) {
+      t.kind = "plan";
+      for (const auto& j : whole["best"]) {
+        std::map<std::string, nlohmann::json> f;
+        SweepRow row;
+        if (j.is_object()) flatten(j, "", f);
+        if (j.is_object() && row_from_fields(f, row)) t.rows.push_back(row);
+        else ++t.skipped_lines;
+      }
+      t.pareto = pareto_front(t.rows);
+      return t;
+    }
+    t.kind = "sweep";
     for (const QString& raw_line : lines) {
       const QByteArray line = raw_line.trimmed().toUtf8();
       if (line.isEmpty()) continue;
       const auto j = nlohmann::json::parse(line.constBegin(), line.constEnd(), nullptr, false);
+      if (is_sweep_header(j)) continue;
       std::map<std::string, nlohmann::json> f;
       SweepRow row;
       if (j.is_object()) flatten(j, "", f);
@@ -163,7 +191,7 @@ SweepTable load_sweep_file(const QString& file_path) {
   const bool csv = QFileInfo(file_path).suffix().toLower() == "csv";
   SweepTable t = parse_sweep_text(text, csv);
   if (t.rows.empty())
-    throw std::runtime_error(file_path.toStdString() + ": no rows with plan fields and step_time_s/tokens_per_s");
+    throw std::runtime_error(file_path.toStdString() + ": no rows with plan fields and step_time_s/tokens_per_s (or a reason)");
   return t;
 }
 

@@ -301,12 +301,7 @@ TimelineView::TimelineView(QWidget* parent) : ScenarioView(parent) {
     QString error;
     if (!load_trace_file(path, &error)) legend_->setText(tr("Cannot load %1: %2").arg(path, error));
   });
-  connect(back_to_estimate_, &QPushButton::clicked, this, [this] {
-    showing_file_ = false;
-    back_to_estimate_->setVisible(false);
-    dirty_ = true;
-    redraw();
-  });
+  connect(back_to_estimate_, &QPushButton::clicked, this, &TimelineView::show_estimate);
   retranslate_ui();
 }
 
@@ -338,6 +333,15 @@ void TimelineView::redraw() {
   source_->setText(g.title);
   legend_->setText(g.legend_note);
 }
+
+void TimelineView::show_estimate() {
+  showing_file_ = false;
+  back_to_estimate_->setVisible(false);
+  dirty_ = true;
+  redraw();
+}
+
+QString TimelineView::title_text() const { return source_->text(); }
 
 void TimelineView::show_trace(const GanttTrace& trace) {
   showing_file_ = true;

@@ -60,7 +60,10 @@ class TimelineView : public ScenarioView {
   // Shows a trace (from a simulation or a file) instead of the estimate until "Show estimate".
   void show_trace(const GanttTrace& trace);
   bool load_trace_file(const QString& file_path, QString* error);
+  // Back to the estimate's pipeline (what "Show estimate" does).
+  void show_estimate();
   const GanttTrace& current_trace() const { return gantt_->trace(); }
+  QString title_text() const;
 
  protected:
   void redraw() override;

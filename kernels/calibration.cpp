@@ -19,6 +19,7 @@
 #include "kernels/op_check.hpp"
 #include "kernels/op_timeline.hpp"
 #include "kernels/ring_collectives.hpp"
+#include "kernels/trainer.hpp"
 
 namespace trainsim::kernels {
 namespace {
@@ -347,10 +348,33 @@ ModelOpShape parse_model_op_shape(const std::string& text) {
   }
   if (m.hidden % m.heads || m.heads % m.tp || m.layers % m.pp || m.vocab < 256)
     throw std::invalid_argument("heads must divide hidden, tp heads, pp layers; vocab >= 256");
+  // The shape is one rank of the train job: the trainer's ranges hold (sizes a machine holds).
+  TrainConfig c;
+  c.model.layers = m.layers, c.model.hidden = m.hidden, c.model.heads = m.heads;
+  c.model.seq = m.seq, c.model.vocab = m.vocab;
+  c.tp = m.tp, c.pp = m.pp, c.dp = m.dp, c.zero = std::min(m.zero, 1);
+  c.micro_batch = m.micro_batch;
+  const long long ranks = static_cast<long long>(m.tp) * m.pp * m.dp;
+  const long long global = static_cast<long long>(m.micro_batch) * m.dp;
+  if (ranks > (1 << 20) || global > (1 << 30)) throw std::invalid_argument("tp x pp x dp or micro_batch x dp too large");
+  c.global_batch = static_cast<int>(global);
+  if (const std::string err = check_train_config(c, static_cast<int>(ranks), "cpu"); !err.empty())
+    throw std::invalid_argument(err);
   return m;
 }
 
+std::string check_calibration_options(const CalibrationOptions& o) {
+  // 16 GiB: a collective buffer pair on one GPU of today's largest memory.
+  if (o.max_collective_bytes > (size_t{16} << 30)) return "--max-bytes: at most 17179869184 (16 GiB)";
+  if (!(o.min_time_per_point_s >= 0 && o.min_time_per_point_s <= 60)) return "--min-time: between 0 and 60 s";
+  for (const auto& s : o.model_gemm_shapes)
+    for (int d : s)
+      if (d < 1 || d > 65536) return "--gemm-shapes: each of M, N, K between 1 and 65536";
+  return "";
+}
+
 CalibrationOutcome run_calibration(Backend& be, Communicator& comm, const CalibrationOptions& opts) {
+  if (const std::string err = check_calibration_options(opts); !err.empty()) throw std::invalid_argument(err);
   CalibrationOutcome outcome;
   const bool root = comm.rank() == 0;
   const bool cuda = be.name() == "cuda";

@@ -44,6 +44,11 @@ struct CalibrationOutcome {
   std::string summary;  // human-readable table, nccl-tests style (rank 0)
 };
 
+// "" when the options are within the calibration's ranges (buffers a GPU holds, a minute per
+// point at most), else a message naming the argument. run_calibration throws
+// std::invalid_argument with it; the command should check first and exit 2.
+std::string check_calibration_options(const CalibrationOptions& opts);
+
 // Runs on every rank of `comm` (collectives need all of them); comm may be a group of one.
 CalibrationOutcome run_calibration(Backend& be, Communicator& comm, const CalibrationOptions& opts);
 

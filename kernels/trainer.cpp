@@ -59,23 +59,47 @@ std::vector<CompressionStage> parse_compression_schedule(const std::string& text
 
 std::string check_train_config(const TrainConfig& c, int world, const std::string& backend) {
   const auto& m = c.model;
-  auto s = [](int v) { return std::to_string(v); };
+  auto s = [](long long v) { return std::to_string(v); };
   if (c.tp < 1 || c.pp < 1 || c.dp < 1) return "--tp, --pp and --dp must be >= 1";
-  if (c.tp * c.pp * c.dp != world)
-    return "--tp " + s(c.tp) + " x --pp " + s(c.pp) + " x --dp " + s(c.dp) + " = " + s(c.tp * c.pp * c.dp) +
-           " but the job has " + s(world) + " rank(s) (launch with mpirun -np " + s(c.tp * c.pp * c.dp) + ")";
+  // Products in 64 bits: three ints multiply past 2^31.
+  const long long ranks = static_cast<long long>(c.tp) * c.pp * c.dp;
+  if (ranks != world)
+    return "--tp " + s(c.tp) + " x --pp " + s(c.pp) + " x --dp " + s(c.dp) + " = " + s(ranks) +
+           " but the job has " + s(world) + " rank(s) (launch with mpirun -np " + s(ranks) + ")";
   if (m.layers < 1 || m.hidden < 1 || m.heads < 1 || m.seq < 2) return "--layers, --hidden, --heads must be >= 1 and --seq >= 2";
+  // The small trainer's ranges: far past what it is for (a CPU or one-node check of the model),
+  // small enough that its buffers cannot outgrow a machine.
+  if (m.layers > 1024) return "--layers " + s(m.layers) + ": at most 1024";
+  if (m.hidden > 65536) return "--hidden " + s(m.hidden) + ": at most 65536";
+  if (m.seq > (1 << 20)) return "--seq " + s(m.seq) + ": at most 1048576";
   if (m.vocab < kByteVocab) return "--vocab " + s(m.vocab) + " must be >= 256 (byte-level tokens)";
+  if (m.vocab > (1 << 20)) return "--vocab " + s(m.vocab) + ": at most 1048576";
   if (m.hidden % m.heads) return "--heads " + s(m.heads) + " does not divide --hidden " + s(m.hidden);
   if (m.heads % c.tp) return "--tp " + s(c.tp) + " does not divide --heads " + s(m.heads);
   if (m.layers % c.pp) return "--pp " + s(c.pp) + " does not divide --layers " + s(m.layers);
   if (backend == "cuda" && m.hidden / m.heads > 128) return "--hidden / --heads must be <= 128 on cuda";
   if (c.micro_batch < 1 || c.global_batch < 1) return "--micro-batch and --global-batch must be >= 1";
-  if (c.global_batch % (c.dp * c.micro_batch))
-    return "--global-batch " + s(c.global_batch) + " is not a multiple of --dp x --micro-batch = " + s(c.dp * c.micro_batch);
+  const long long per_replica = static_cast<long long>(c.dp) * c.micro_batch;
+  if (c.global_batch % per_replica)
+    return "--global-batch " + s(c.global_batch) + " is not a multiple of --dp x --micro-batch = " + s(per_replica);
+  // Weights, gradients and the two AdamW moments in fp32 (16 bytes a parameter) on one rank;
+  // activations of one micro-batch (~20 values per hidden unit per layer, plus the logits).
+  const double h = m.hidden, params_per_rank = (12.0 * m.layers * h * h / c.pp + (m.vocab + m.seq) * h) / c.tp;
+  if (params_per_rank > 1e9)
+    return "--layers " + s(m.layers) + " --hidden " + s(m.hidden) + " --vocab " + s(m.vocab) + ": " +
+           s(static_cast<long long>(params_per_rank)) +
+           " parameters per rank; the trainer holds at most 1e9 (16 GB of weights, gradients and AdamW states)";
+  const double activations = static_cast<double>(c.micro_batch) * m.seq *
+                             (20.0 * h * m.layers / c.pp + static_cast<double>(m.vocab) / c.tp);
+  if (activations > 4e9)
+    return "--micro-batch " + s(c.micro_batch) + " x --seq " + s(m.seq) +
+           ": one micro-batch's activations exceed 4e9 values (16 GB); lower --micro-batch or --seq";
   if (c.steps < 1) return "--steps must be >= 1";
   if (c.zero != 0 && c.zero != 1) return "--zero must be 0 or 1";
-  if (c.lr <= 0) return "--lr must be > 0";
+  // AdamW learning rates are well below 1 in practice; NaN fails every comparison.
+  if (!(c.lr > 0 && c.lr <= 1)) return "--lr must be in (0, 1]";
+  if (!(c.weight_decay >= 0 && c.weight_decay <= 1)) return "--weight-decay must be in [0, 1]";
+  if (c.warmup_steps < 0) return "--warmup must be >= 0";
   if (c.schedule != "1f1b" && c.schedule != "gpipe") return "--schedule " + c.schedule + ": expected 1f1b or gpipe";
   return "";
 }

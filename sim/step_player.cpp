@@ -134,6 +134,7 @@ struct Player {
     tl.max_in_flight.assign(n, 0);
     tl.exposed_s.assign(n, {});
     tl.busy_s_by_purpose.assign(n, {});
+    tl.contention_free_s_by_purpose.assign(n, {});
     tl.compute_work_s.assign(n, 0);
     tl.async_end_s.assign(n, 0);
     dev.resize(n);
@@ -433,6 +434,9 @@ struct Player {
         if (--tl_comm_records_[rec] > 0) return;
         const CommOp& done = *job.comm;
         tl.busy_s_by_purpose[d][static_cast<int>(done.purpose)] += plat.now_s() - start;
+        tl.contention_free_s_by_purpose[d][static_cast<int>(done.purpose)] += done.time_s;
+        if (w.group_shapes[static_cast<int>(done.group)].nodes > 1)
+          tl.network_comms.push_back({d, done.purpose, start, plat.now_s(), done.time_s});
         if (beside) {
           --dev[d].active[static_cast<int>(done.purpose)];
           --dev[d].active_total;
@@ -692,6 +696,10 @@ StepTimeline finish_timeline(Player& p, Platform& platform, const Workload& work
     b.ready_s -= t0;
     b.start_s -= t0;
     b.end_s -= t0;
+  }
+  for (auto& c : tl.network_comms) {
+    c.start_s -= t0;
+    c.end_s -= t0;
   }
   for (double& a : tl.async_end_s) a = a > 0 ? a - t0 : 0;
   // A stage's reduction is over when its last bucket (and its passes' last reduce-scatter) is,

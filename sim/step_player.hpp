@@ -40,7 +40,7 @@ struct StepOptions {
   int max_buckets_per_chunk = 8;
   // ... and fewer (down to 2) when the whole step's reduction flows would exceed this budget
   // (each completion scans every comm in flight in SimGrid 3.32: cost ~ flows x concurrency).
-  double max_dp_flows = 1e6;
+  double max_dp_flows = 3e5;
   // Also start the p2p flows of the other DP/CP replicas' pipelines (background load that shares
   // switch links; their completions are not waited for). Off: only the representative pipeline.
   bool mirror_replica_p2p = true;
@@ -90,24 +90,25 @@ struct StepBucketRecord {
   int groups = 0;
 };
 
+// One in-pass collective that crossed the network (its groups span nodes), as played.
 struct StepCommRecord {
   int stage = 0;
   CommPurpose purpose = CommPurpose::kTp;
-  CollectiveOp op = CollectiveOp::kAllReduce;
-  double bytes = 0;  // per rank
-  int groups = 0;    // groups played as flows
   double start_s = 0;
   double end_s = 0;
+  double contention_free_s = 0;  // its closed form
 };
 
 struct StepTimeline {
   std::vector<StepOpRecord> ops;  // in start order
   std::vector<StepTransferRecord> transfers;
   std::vector<StepBucketRecord> buckets;
+  std::vector<StepCommRecord> network_comms;
   // In-pass collectives of the representative devices, totals per stage and purpose: seconds the
   // compute stream waited for them (and lost to their slowdown) and their busy time.
   std::vector<std::array<double, kCommPurposes>> exposed_s;  // per stage
   std::vector<std::array<double, kCommPurposes>> busy_s_by_purpose;
+  std::vector<std::array<double, kCommPurposes>> contention_free_s_by_purpose;  // their closed forms
   std::vector<double> compute_work_s;  // per stage: compute ops' work (unslowed)
   std::vector<double> async_end_s;     // per stage: the last collective the passes left running
   // Bytes moved per purpose, summed over all GPUs: by flows, plus the peers the representative

@@ -24,6 +24,43 @@ struct StageFigures {
   double dp_contention_exposed_s = 0;
 };
 
+struct ContentionFigures {
+  int beside = 0, alone = 0;
+  double slowdown_beside = 0, slowdown_alone = 0;  // mean played / contention-free time
+};
+
+// Splits a purpose's network collectives by whether another purpose's network traffic was in
+// flight during them, with the mean ratio of played to contention-free time of each set.
+ContentionFigures contention_of(const StepTimeline& tl, CommPurpose p) {
+  // In-pass network collectives and the gradient buckets (data-parallel traffic) alike.
+  std::vector<StepCommRecord> all = tl.network_comms;
+  for (const StepBucketRecord& b : tl.buckets)
+    all.push_back({b.stage, CommPurpose::kDp, b.start_s, b.end_s, b.closed_form_s});
+  std::vector<std::pair<double, double>> others;
+  for (const StepCommRecord& c : all)
+    if (c.purpose != p) others.emplace_back(c.start_s, c.end_s);
+  std::sort(others.begin(), others.end());
+  // Union of the others' intervals, for an overlap query by binary search.
+  std::vector<std::pair<double, double>> merged;
+  for (const auto& iv : others) {
+    if (!merged.empty() && iv.first <= merged.back().second) merged.back().second = std::max(merged.back().second, iv.second);
+    else merged.push_back(iv);
+  }
+  ContentionFigures f;
+  for (const StepCommRecord& c : all) {
+    if (c.purpose != p || c.contention_free_s <= 0) continue;
+    auto it = std::lower_bound(merged.begin(), merged.end(), std::make_pair(c.end_s, 0.0));
+    bool overlap = false;
+    if (it != merged.begin()) overlap = std::prev(it)->second > c.start_s;
+    const double ratio = (c.end_s - c.start_s) / c.contention_free_s;
+    if (overlap) ++f.beside, f.slowdown_beside += ratio;
+    else ++f.alone, f.slowdown_alone += ratio;
+  }
+  if (f.beside) f.slowdown_beside /= f.beside;
+  if (f.alone) f.slowdown_alone /= f.alone;
+  return f;
+}
+
 }  // namespace
 
 void compose_simulated_result(const Scenario& sc, const Workload& w, const StepTimeline& tl,
@@ -163,6 +200,36 @@ void compose_simulated_result(const Scenario& sc, const Workload& w, const StepT
     as_flows[name] = tl.traffic_bytes_as_flows[k];
     closed[name] = w.traffic_bytes[k];
   }
+  // How the collectives of each purpose ran against their contention-free closed forms, over
+  // every stage: where they shared links with other traffic, the ratio says how much it cost.
+  nlohmann::json by_purpose = nlohmann::json::object();
+  for (int k = 0; k < kCommPurposes; ++k) {
+    double busy = 0, free = 0;
+    for (int s = 0; s < n; ++s) {
+      busy += tl.busy_s_by_purpose[s][k];
+      free += tl.contention_free_s_by_purpose[s][k];
+    }
+    if (k == static_cast<int>(CommPurpose::kDp))
+      for (const StepBucketRecord& b : tl.buckets) busy += b.end_s - b.start_s, free += b.closed_form_s;
+    if (free <= 0) continue;
+    const char* name = to_string(static_cast<CommPurpose>(k));
+    by_purpose[name] = {{"busy_s", busy}, {"contention_free_s", free}, {"ratio", busy / free}};
+    // Contention: the network collectives of this purpose that ran while other traffic crossed
+    // the network (other purposes' collectives, gradient buckets) against those that ran alone.
+    const ContentionFigures cf = contention_of(tl, static_cast<CommPurpose>(k));
+    if (cf.beside > 0) {
+      by_purpose[name]["beside_other_traffic"] = {{"collectives", cf.beside}, {"slowdown", cf.slowdown_beside}};
+      by_purpose[name]["alone"] = {{"collectives", cf.alone}, {"slowdown", cf.slowdown_alone}};
+      if (cf.alone > 0 && cf.slowdown_beside > 1.05 * cf.slowdown_alone) {
+        char line[240];
+        std::snprintf(line, sizeof line,
+                      "%s collectives beside other network traffic took %.2fx as long as those alone: they "
+                      "contend for shared links (simulation.hottest_links)",
+                      name, cf.slowdown_beside / cf.slowdown_alone);
+        r.warnings.push_back(line);
+      }
+    }
+  }
   int buckets_dense = 0, buckets_expert = 0;
   for (const auto& b : tl.buckets) (b.expert ? buckets_expert : buckets_dense)++;
   extra["simulation"] = {
@@ -179,6 +246,7 @@ void compose_simulated_result(const Scenario& sc, const Workload& w, const StepT
       {"transfers_started", tl.transfers_started},
       {"per_stage", stages},
       {"traffic_bytes", traffic},
+      {"collectives_by_purpose", by_purpose},
       {"traffic_bytes_as_flows", as_flows},
       {"traffic_bytes_closed_form", closed},
       {"collectives_started", tl.collectives_started},

@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "models/estimate/estimate.hpp"
+#include "models/workload/cost_bounds.hpp"
 #include "models/reliability/straggler.hpp"
 #include "models/workload/workload.hpp"
 #include "sim/forked_run.hpp"
@@ -53,6 +54,32 @@ std::vector<double> simulate_variant(const Scenario& sc, const TopologyOptions& 
   return {play_step(platform, w, placement, so).step_end_s};
 }
 
+// The compute ops and collectives the step player would start (every pass of every chunk of
+// every device, every micro-batch); empty when within kMaxSimulatedProgramOps.
+constexpr double kMaxSimulatedProgramOps = 2e7;
+std::string beyond_simulated_op_budget(const Workload& w) {
+  double ops = 0;
+  for (const DeviceProgram& d : w.programs)
+    for (const ChunkProgram& ch : d.chunks)
+      for (const PassProgram& p : ch.pass)
+        for (const OpBlock& b : p.blocks) ops += static_cast<double>(b.compute.size() + b.comm.size()) * b.repeat;
+  ops *= w.micro_batches;
+  if (ops <= kMaxSimulatedProgramOps) return {};
+  char buf[256];
+  std::snprintf(buf, sizeof buf,
+                "the step has %.3g compute ops and collectives to play, beyond the simulate tier's bound of "
+                "%.0e: the estimate answers (fewer micro-batches, or --fidelity estimate)",
+                ops, kMaxSimulatedProgramOps);
+  return buf;
+}
+
+Result fall_back_to_estimate(const Scenario& sc, const std::string& why, nlohmann::json& extra) {
+  Result r = estimate(sc);
+  r.warnings.push_back("simulate tier skipped: " + why);
+  extra["simulation"] = {{"skipped", why}};
+  return r;
+}
+
 }  // namespace
 
 Result simulate_step(const Scenario& sc, const SimulateOptions& options, nlohmann::json& extra) {
@@ -68,8 +95,15 @@ Result simulate_step(const Scenario& sc, const SimulateOptions& options, nlohman
   topo.faults = link_faults(faults);
   const bool link_faults_on = topo.faults.any();
 
+  // The simulate tier plays every op: beyond its stated bounds (models/workload/cost_bounds.hpp,
+  // and the in-pass ops below) it would run for minutes and GiBs, so the estimate answers, with
+  // the reason.
+  const CostCheck bounds = check_cost_bounds(run_sc, CostTier::kSimulate);
+  if (!bounds.within) return fall_back_to_estimate(run_sc, bounds.reason, extra);
   Workload w;
   if (!build_workload(run_sc, w, r)) return r;
+  if (const std::string beyond = beyond_simulated_op_budget(w); !beyond.empty())
+    return fall_back_to_estimate(run_sc, beyond, extra);
   const RankPlacement& placement = w.placement;
   if (link_faults_on) {
     // Bad link names are input errors (before any engine or child); a cut fabric is infeasible.
@@ -116,7 +150,8 @@ Result simulate_step(const Scenario& sc, const SimulateOptions& options, nlohman
   const StepTimeline tl = play_step(platform, w, placement, so);
   compose_simulated_result(run_sc, w, tl, r, extra);
 
-  const auto hot = platform.link_stats().hottest(options.hottest_links, 0, tl.step_end_s);
+  // The hottest links of every kind (NVLink, NIC, switch), not only the network's.
+  const auto hot = platform.link_stats().hottest_by_kind(options.hottest_links, 0, tl.step_end_s);
   nlohmann::json links = nlohmann::json::array();
   std::vector<DirectedLink> ids;
   for (const LinkLoad& l : hot) {

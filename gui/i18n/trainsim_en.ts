@@ -68,6 +68,10 @@
         <source>, the backward split into B (input grad) and W (weight grad)</source>
         <translation type="unfinished"></translation>
     </message>
+    <message>
+        <source>The estimate&apos;s pipeline (the simulation sent no timeline): %1 schedule, PP %2, vpp %3, %4 micro-batches, played bubble %5; simulated bubble %6</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>QObject</name>
@@ -156,6 +160,25 @@
     </message>
     <message>
         <source>Step time breakdown: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>trainsim::gui::CliProcess</name>
+    <message>
+        <source>The trainsim command-line tool was not found (set TRAINSIM_CLI to its path).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Cannot create a temporary folder for the child process.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Cannot start %1: %2</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The child process crashed.</source>
         <translation type="unfinished"></translation>
     </message>
 </context>
@@ -435,6 +458,18 @@
         <source>Useful time against the checkpoint interval</source>
         <translation type="unfinished"></translation>
     </message>
+    <message>
+        <source>From the simulated step (the goodput of trainsim run --fidelity simulate).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>From the estimated step (as trainsim run --fidelity estimate reports it).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Monte Carlo of %1 runs (seed %2): useful time %3 (p10 %4, p90 %5); closed form (Daly) %6. Time lost: %7 h in all.</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>trainsim::gui::MainWindow</name>
@@ -628,15 +663,7 @@ Live numbers come from the estimate tier (closed form, in-process); Simulate run
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>Simulated timeline</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
         <source>Simulated, but its trace could not be read: %1</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>Simulation finished (%1).</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
@@ -721,6 +748,34 @@ Live numbers come from the estimate tier (closed form, in-process); Simulate run
     </message>
     <message>
         <source>drawing the result failed: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>S&amp;weep this scenario (child process)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Search &amp;plans (child process)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Simulation finished for the scenario as it was before your edits; not shown (Simulate again for the edited one).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Showing the result in %1 (%2).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Simulated timeline: step %1 (simulate tier, child process, %2)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Simulated timeline: step %1 (simulate tier, a saved result)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Simulation finished (%1, %2).</source>
         <translation type="unfinished"></translation>
     </message>
 </context>
@@ -967,25 +1022,61 @@ Live numbers come from the estimate tier (closed form, in-process); Simulate run
     </message>
 </context>
 <context>
-    <name>trainsim::gui::SimulateRunner</name>
+    <name>trainsim::gui::SearchRunner</name>
     <message>
-        <source>The trainsim command-line tool was not found (set TRAINSIM_CLI to its path).</source>
+        <source>Cannot create a temporary folder for the sweep.</source>
         <translation type="unfinished"></translation>
     </message>
+    <message>
+        <source>Sweeping…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Cannot write a temporary sweep file.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The scenario does not load: there is no model and cluster to search plans for.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Cannot write the model and cluster for the plan search.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Searching plans…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>trainsim exited with code %1:
+%2</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>(no message)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Cannot keep the plan search&apos;s result in %1.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Done</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The sweep wrote no rows (%1).</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>trainsim::gui::SimulateRunner</name>
     <message>
         <source>Cannot write a temporary scenario file.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>Cannot start %1: %2</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
         <source>Simulating…</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>The simulation crashed.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
@@ -1049,19 +1140,31 @@ Live numbers come from the estimate tier (closed form, in-process); Simulate run
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>Feasible. %1 result, computed in %2.</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>Infeasible: %1 (figures show what the plan would need)</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
         <source>Warning: %1</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
         <source>Infeasible: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Estimate (closed form, in-process), computed in %1.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Simulated (%1 tier, trainsim child process) in %2.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Simulated (%1 tier, a saved trainsim run result).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Feasible. %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Infeasible: %1 (figures show what the plan would need). %2</source>
         <translation type="unfinished"></translation>
     </message>
 </context>
@@ -1080,19 +1183,11 @@ Live numbers come from the estimate tier (closed form, in-process); Simulate run
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>Load sweep…</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
         <source>Loaded plan %1 from the sweep</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
         <source>No sweep loaded</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>Load sweep results (JSON Lines or CSV rows with plan fields and step_time_s, tokens_per_s, memory.peak_bytes, feasible) to compare plans; click a point to load its plan.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
@@ -1141,11 +1236,111 @@ Live numbers come from the estimate tier (closed form, in-process); Simulate run
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>%1: %2 rows (%3 infeasible%4). Click a point to load that plan.</source>
+        <source>Run a sweep file</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>, %1 lines skipped</source>
+        <source>Sweep JSON (*.json)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>plan search</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>sweep</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The %1 finished, but its results could not be read: %2</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>plan search (trainsim plan)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>sweep (trainsim sweep)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The %1 finished: %2 plans, %3 on the Pareto front.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Failed: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Cancelled.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Sweep this scenario</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>trainsim sweep over TP × PP × DP, micro-batch 1-8, ZeRO 0/1/3 and recompute, with the scenario being edited as the base</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Run sweep file…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Search plans</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>trainsim plan: every plan of this model on this cluster, GPU count and global batch</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Cancel</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Load results…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Sweeping the plans around %1…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Running the sweep %1…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Searching the plans of %1 on %2 GPUs…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Run a sweep of this scenario, a sweep file or a plan search (each in a trainsim child process), or load results (trainsim sweep rows, trainsim plan --json, or CSV); click a point to load its plan.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>outside the constraints</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>No feasible plan among %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1: %2 plans: %3 feasible (%4 within the constraints, %5 on the Pareto front), %6 infeasible</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>; %1 infeasible plans lie outside the axes, which span the feasible ones</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>; %1 lines skipped</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Click a point to load that plan.</source>
         <translation type="unfinished"></translation>
     </message>
 </context>
@@ -1243,10 +1438,6 @@ Live numbers come from the estimate tier (closed form, in-process); Simulate run
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>link utilisation (estimated)</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
         <source>NVLink per GPU: %1 — %2 per step (%3)</source>
         <translation type="unfinished"></translation>
     </message>
@@ -1267,11 +1458,51 @@ Live numbers come from the estimate tier (closed form, in-process); Simulate run
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>Estimated from bytes per GPU per group over the step time; a simulation reports per-link values.</source>
+        <source>No placement: %1</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>No placement: %1</source>
+        <source>One GPU: no parallel groups.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Groups of GPU 0 (outlined in black), placed as the estimate and the simulation place them (%1):</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>across %1 nodes, over the NICs</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>inside one node, over NVLink</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>PP: %1 stages on GPUs %2 — %3; %4 per GPU per step</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1: %2 GPUs (%3) — %4; %5 per GPU per step</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Link utilisation simulated over the step (the simulation&apos;s hottest links; dotted grey: not among them).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Hottest: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>none reported</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Estimate for comparison: NVLink %1, NIC %2 per GPU per step.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Link utilisation estimated from the bytes each group moves per GPU per step over the step time (Simulate for per-link values).</source>
         <translation type="unfinished"></translation>
     </message>
 </context>

@@ -68,6 +68,10 @@
         <source>, the backward split into B (input grad) and W (weight grad)</source>
         <translation>，反向拆分为 B（输入梯度）和 W（权重梯度）</translation>
     </message>
+    <message>
+        <source>The estimate's pipeline (the simulation sent no timeline): %1 schedule, PP %2, vpp %3, %4 micro-batches, played bubble %5; simulated bubble %6</source>
+        <translation>估算的流水线（仿真未返回时间线）：%1 调度，PP %2，vpp %3，%4 个微批次，回放气泡 %5；仿真气泡 %6</translation>
+    </message>
 </context>
 <context>
     <name>QObject</name>
@@ -157,6 +161,25 @@
     <message>
         <source>Step time breakdown: %1</source>
         <translation>步时间分解：%1</translation>
+    </message>
+</context>
+<context>
+    <name>trainsim::gui::CliProcess</name>
+    <message>
+        <source>The trainsim command-line tool was not found (set TRAINSIM_CLI to its path).</source>
+        <translation>找不到 trainsim 命令行工具（请将 TRAINSIM_CLI 设为其路径）。</translation>
+    </message>
+    <message>
+        <source>Cannot create a temporary folder for the child process.</source>
+        <translation>无法为子进程创建临时文件夹。</translation>
+    </message>
+    <message>
+        <source>Cannot start %1: %2</source>
+        <translation>无法启动 %1：%2</translation>
+    </message>
+    <message>
+        <source>The child process crashed.</source>
+        <translation>子进程崩溃。</translation>
     </message>
 </context>
 <context>
@@ -435,6 +458,18 @@
         <source>Useful time against the checkpoint interval</source>
         <translation>有效时间与检查点间隔的关系</translation>
     </message>
+    <message>
+        <source>From the simulated step (the goodput of trainsim run --fidelity simulate).</source>
+        <translation>基于仿真的步（即 trainsim run --fidelity simulate 的有效吞吐）。</translation>
+    </message>
+    <message>
+        <source>From the estimated step (as trainsim run --fidelity estimate reports it).</source>
+        <translation>基于估算的步（与 trainsim run --fidelity estimate 的报告相同）。</translation>
+    </message>
+    <message>
+        <source>Monte Carlo of %1 runs (seed %2): useful time %3 (p10 %4, p90 %5); closed form (Daly) %6. Time lost: %7 h in all.</source>
+        <translation>蒙特卡洛 %1 次运行（种子 %2）：有效时间 %3（p10 %4，p90 %5）；闭式解（Daly）%6。共损失 %7 小时。</translation>
+    </message>
 </context>
 <context>
     <name>trainsim::gui::MainWindow</name>
@@ -629,16 +664,8 @@ Live numbers come from the estimate tier (closed form, in-process); Simulate run
         <translation>已从扫描加载方案：%1</translation>
     </message>
     <message>
-        <source>Simulated timeline</source>
-        <translation>仿真时间线</translation>
-    </message>
-    <message>
         <source>Simulated, but its trace could not be read: %1</source>
         <translation>仿真完成，但无法读取其跟踪：%1</translation>
-    </message>
-    <message>
-        <source>Simulation finished (%1).</source>
-        <translation>仿真完成（%1）。</translation>
     </message>
     <message>
         <source>Simulation failed: %1</source>
@@ -723,6 +750,34 @@ Live numbers come from the estimate tier (closed form, in-process); Simulate run
     <message>
         <source>drawing the result failed: %1</source>
         <translation>绘制结果失败：%1</translation>
+    </message>
+    <message>
+        <source>S&amp;weep this scenario (child process)</source>
+        <translation>扫描此场景（子进程）(&amp;W)</translation>
+    </message>
+    <message>
+        <source>Search &amp;plans (child process)</source>
+        <translation>搜索方案（子进程）(&amp;P)</translation>
+    </message>
+    <message>
+        <source>Simulation finished for the scenario as it was before your edits; not shown (Simulate again for the edited one).</source>
+        <translation>仿真针对的是编辑前的场景，已完成但不显示（请对编辑后的场景重新仿真）。</translation>
+    </message>
+    <message>
+        <source>Showing the result in %1 (%2).</source>
+        <translation>显示 %1 中的结果（%2）。</translation>
+    </message>
+    <message>
+        <source>Simulated timeline: step %1 (simulate tier, child process, %2)</source>
+        <translation>仿真时间线：步时 %1（仿真层，子进程，%2）</translation>
+    </message>
+    <message>
+        <source>Simulated timeline: step %1 (simulate tier, a saved result)</source>
+        <translation>仿真时间线：步时 %1（仿真层，已保存的结果）</translation>
+    </message>
+    <message>
+        <source>Simulation finished (%1, %2).</source>
+        <translation>仿真完成（%1，%2）。</translation>
     </message>
 </context>
 <context>
@@ -968,26 +1023,63 @@ Live numbers come from the estimate tier (closed form, in-process); Simulate run
     </message>
 </context>
 <context>
-    <name>trainsim::gui::SimulateRunner</name>
+    <name>trainsim::gui::SearchRunner</name>
     <message>
-        <source>The trainsim command-line tool was not found (set TRAINSIM_CLI to its path).</source>
-        <translation>找不到 trainsim 命令行工具（请将 TRAINSIM_CLI 设为其路径）。</translation>
+        <source>Cannot create a temporary folder for the sweep.</source>
+        <translation>无法为扫描创建临时文件夹。</translation>
     </message>
+    <message>
+        <source>Sweeping…</source>
+        <translation>扫描中…</translation>
+    </message>
+    <message>
+        <source>Cannot write a temporary sweep file.</source>
+        <translation>无法写入临时扫描文件。</translation>
+    </message>
+    <message>
+        <source>The scenario does not load: there is no model and cluster to search plans for.</source>
+        <translation>场景无法加载：没有可供搜索方案的模型和集群。</translation>
+    </message>
+    <message>
+        <source>Cannot write the model and cluster for the plan search.</source>
+        <translation>无法为方案搜索写入模型和集群。</translation>
+    </message>
+    <message>
+        <source>Searching plans…</source>
+        <translation>搜索方案中…</translation>
+    </message>
+    <message>
+        <source>trainsim exited with code %1:
+%2</source>
+        <translation>trainsim 以代码 %1 退出：
+%2</translation>
+    </message>
+    <message>
+        <source>(no message)</source>
+        <translation>（无消息）</translation>
+    </message>
+    <message>
+        <source>Cannot keep the plan search's result in %1.</source>
+        <translation>无法将方案搜索结果保存到 %1。</translation>
+    </message>
+    <message>
+        <source>Done</source>
+        <translation>完成</translation>
+    </message>
+    <message>
+        <source>The sweep wrote no rows (%1).</source>
+        <translation>扫描未写出任何结果行（%1）。</translation>
+    </message>
+</context>
+<context>
+    <name>trainsim::gui::SimulateRunner</name>
     <message>
         <source>Cannot write a temporary scenario file.</source>
         <translation>无法写入临时场景文件。</translation>
     </message>
     <message>
-        <source>Cannot start %1: %2</source>
-        <translation>无法启动 %1：%2</translation>
-    </message>
-    <message>
         <source>Simulating…</source>
         <translation>仿真中…</translation>
-    </message>
-    <message>
-        <source>The simulation crashed.</source>
-        <translation>仿真崩溃。</translation>
     </message>
     <message>
         <source>trainsim exited with code %1:
@@ -1051,20 +1143,32 @@ Live numbers come from the estimate tier (closed form, in-process); Simulate run
         <translation>token/秒</translation>
     </message>
     <message>
-        <source>Feasible. %1 result, computed in %2.</source>
-        <translation>可行。%1 结果，用时 %2。</translation>
-    </message>
-    <message>
-        <source>Infeasible: %1 (figures show what the plan would need)</source>
-        <translation>不可行：%1（图中数字为该方案所需）</translation>
-    </message>
-    <message>
         <source>Warning: %1</source>
         <translation>警告：%1</translation>
     </message>
     <message>
         <source>Infeasible: %1</source>
         <translation>不可行：%1</translation>
+    </message>
+    <message>
+        <source>Estimate (closed form, in-process), computed in %1.</source>
+        <translation>估算（闭式，进程内），用时 %1。</translation>
+    </message>
+    <message>
+        <source>Simulated (%1 tier, trainsim child process) in %2.</source>
+        <translation>仿真（%1 层，trainsim 子进程），用时 %2。</translation>
+    </message>
+    <message>
+        <source>Simulated (%1 tier, a saved trainsim run result).</source>
+        <translation>仿真（%1 层，已保存的 trainsim run 结果）。</translation>
+    </message>
+    <message>
+        <source>Feasible. %1</source>
+        <translation>可行。%1</translation>
+    </message>
+    <message>
+        <source>Infeasible: %1 (figures show what the plan would need). %2</source>
+        <translation>不可行：%1（图中为该方案所需的量）。%2</translation>
     </message>
 </context>
 <context>
@@ -1082,20 +1186,12 @@ Live numbers come from the estimate tier (closed form, in-process); Simulate run
         <translation>无法加载 %1：%2</translation>
     </message>
     <message>
-        <source>Load sweep…</source>
-        <translation>加载扫描…</translation>
-    </message>
-    <message>
         <source>Loaded plan %1 from the sweep</source>
         <translation>已从扫描加载方案 %1</translation>
     </message>
     <message>
         <source>No sweep loaded</source>
         <translation>未加载扫描</translation>
-    </message>
-    <message>
-        <source>Load sweep results (JSON Lines or CSV rows with plan fields and step_time_s, tokens_per_s, memory.peak_bytes, feasible) to compare plans; click a point to load its plan.</source>
-        <translation>加载扫描结果（JSON Lines 或 CSV，每行含方案字段及 step_time_s、tokens_per_s、memory.peak_bytes、feasible）以比较方案；点击某点即加载该方案。</translation>
     </message>
     <message>
         <source>tokens/s</source>
@@ -1144,12 +1240,112 @@ Live numbers come from the estimate tier (closed form, in-process); Simulate run
         <translation>（不可行）</translation>
     </message>
     <message>
-        <source>%1: %2 rows (%3 infeasible%4). Click a point to load that plan.</source>
-        <translation>%1：%2 行（%3 行不可行%4）。点击某点即加载该方案。</translation>
+        <source>Run a sweep file</source>
+        <translation>运行扫描文件</translation>
     </message>
     <message>
-        <source>, %1 lines skipped</source>
-        <translation>，跳过 %1 行</translation>
+        <source>Sweep JSON (*.json)</source>
+        <translation>扫描 JSON (*.json)</translation>
+    </message>
+    <message>
+        <source>plan search</source>
+        <translation>方案搜索</translation>
+    </message>
+    <message>
+        <source>sweep</source>
+        <translation>扫描</translation>
+    </message>
+    <message>
+        <source>The %1 finished, but its results could not be read: %2</source>
+        <translation>%1已完成，但无法读取其结果：%2</translation>
+    </message>
+    <message>
+        <source>plan search (trainsim plan)</source>
+        <translation>方案搜索（trainsim plan）</translation>
+    </message>
+    <message>
+        <source>sweep (trainsim sweep)</source>
+        <translation>扫描（trainsim sweep）</translation>
+    </message>
+    <message>
+        <source>The %1 finished: %2 plans, %3 on the Pareto front.</source>
+        <translation>%1已完成：%2 个方案，%3 个在帕累托前沿上。</translation>
+    </message>
+    <message>
+        <source>Failed: %1</source>
+        <translation>失败：%1</translation>
+    </message>
+    <message>
+        <source>Cancelled.</source>
+        <translation>已取消。</translation>
+    </message>
+    <message>
+        <source>Sweep this scenario</source>
+        <translation>扫描此场景</translation>
+    </message>
+    <message>
+        <source>trainsim sweep over TP × PP × DP, micro-batch 1-8, ZeRO 0/1/3 and recompute, with the scenario being edited as the base</source>
+        <translation>trainsim sweep：以当前编辑的场景为基础，扫描 TP × PP × DP、微批次 1-8、ZeRO 0/1/3 和重计算</translation>
+    </message>
+    <message>
+        <source>Run sweep file…</source>
+        <translation>运行扫描文件…</translation>
+    </message>
+    <message>
+        <source>Search plans</source>
+        <translation>搜索方案</translation>
+    </message>
+    <message>
+        <source>trainsim plan: every plan of this model on this cluster, GPU count and global batch</source>
+        <translation>trainsim plan：在此集群、GPU 数量和全局批次下搜索该模型的所有方案</translation>
+    </message>
+    <message>
+        <source>Cancel</source>
+        <translation>取消</translation>
+    </message>
+    <message>
+        <source>Load results…</source>
+        <translation>加载结果…</translation>
+    </message>
+    <message>
+        <source>Sweeping the plans around %1…</source>
+        <translation>正在扫描 %1 附近的方案…</translation>
+    </message>
+    <message>
+        <source>Running the sweep %1…</source>
+        <translation>正在运行扫描 %1…</translation>
+    </message>
+    <message>
+        <source>Searching the plans of %1 on %2 GPUs…</source>
+        <translation>正在搜索 %1 在 %2 个 GPU 上的方案…</translation>
+    </message>
+    <message>
+        <source>Run a sweep of this scenario, a sweep file or a plan search (each in a trainsim child process), or load results (trainsim sweep rows, trainsim plan --json, or CSV); click a point to load its plan.</source>
+        <translation>运行此场景的扫描、扫描文件或方案搜索（各在一个 trainsim 子进程中），或加载结果（trainsim sweep 结果行、trainsim plan --json 或 CSV）；点击一个点即可加载其方案。</translation>
+    </message>
+    <message>
+        <source>outside the constraints</source>
+        <translation>不满足约束</translation>
+    </message>
+    <message>
+        <source>No feasible plan among %1</source>
+        <translation>%1 个方案中没有可行方案</translation>
+    </message>
+    <message>
+        <source>%1: %2 plans: %3 feasible (%4 within the constraints, %5 on the Pareto front), %6 infeasible</source>
+        <translation>%1：%2 个方案：%3 个可行（%4 个满足约束，%5 个在帕累托前沿上），%6 个不可行</translation>
+    </message>
+    <message>
+        <source>; %1 infeasible plans lie outside the axes, which span the feasible ones</source>
+        <translation>；%1 个不可行方案在坐标范围之外（坐标轴只覆盖可行方案）</translation>
+    </message>
+    <message>
+        <source>; %1 lines skipped</source>
+        <translation>；跳过 %1 行</translation>
+    </message>
+    <message>
+        <source>Click a point to load that plan.</source>
+        <translation>点击一个点即可加载该方案。</translation>
     </message>
 </context>
 <context>
@@ -1246,10 +1442,6 @@ Live numbers come from the estimate tier (closed form, in-process); Simulate run
         <translation>%1 网络（未画出路由器）</translation>
     </message>
     <message>
-        <source>link utilisation (estimated)</source>
-        <translation>链路利用率（估算）</translation>
-    </message>
-    <message>
         <source>NVLink per GPU: %1 — %2 per step (%3)</source>
         <translation>每 GPU NVLink：%1 — 每步 %2（%3）</translation>
     </message>
@@ -1270,12 +1462,52 @@ Live numbers come from the estimate tier (closed form, in-process); Simulate run
         <translation>叶–脊上行链路：%1（网卡负载 × 超额订阅 %2）</translation>
     </message>
     <message>
-        <source>Estimated from bytes per GPU per group over the step time; a simulation reports per-link values.</source>
-        <translation>由每 GPU 每组通信字节数除以步时间估算；仿真会给出每条链路的实际值。</translation>
-    </message>
-    <message>
         <source>No placement: %1</source>
         <translation>无放置：%1</translation>
+    </message>
+    <message>
+        <source>One GPU: no parallel groups.</source>
+        <translation>单个 GPU：没有并行组。</translation>
+    </message>
+    <message>
+        <source>Groups of GPU 0 (outlined in black), placed as the estimate and the simulation place them (%1):</source>
+        <translation>GPU 0（黑框）所在的并行组，放置方式与估算和仿真相同（%1）：</translation>
+    </message>
+    <message>
+        <source>across %1 nodes, over the NICs</source>
+        <translation>跨 %1 个节点，经由网卡</translation>
+    </message>
+    <message>
+        <source>inside one node, over NVLink</source>
+        <translation>在一个节点内，经由 NVLink</translation>
+    </message>
+    <message>
+        <source>PP: %1 stages on GPUs %2 — %3; %4 per GPU per step</source>
+        <translation>PP：%1 个阶段位于 GPU %2 — %3；每 GPU 每步 %4</translation>
+    </message>
+    <message>
+        <source>%1: %2 GPUs (%3) — %4; %5 per GPU per step</source>
+        <translation>%1：%2 个 GPU（%3）— %4；每 GPU 每步 %5</translation>
+    </message>
+    <message>
+        <source>Link utilisation simulated over the step (the simulation's hottest links; dotted grey: not among them).</source>
+        <translation>仿真得到的整步链路利用率（仿真报告的最繁忙链路；灰色虚线：不在其中）。</translation>
+    </message>
+    <message>
+        <source>Hottest: %1</source>
+        <translation>最繁忙：%1</translation>
+    </message>
+    <message>
+        <source>none reported</source>
+        <translation>未报告</translation>
+    </message>
+    <message>
+        <source>Estimate for comparison: NVLink %1, NIC %2 per GPU per step.</source>
+        <translation>估算对照：每 GPU 每步 NVLink %1，网卡 %2。</translation>
+    </message>
+    <message>
+        <source>Link utilisation estimated from the bytes each group moves per GPU per step over the step time (Simulate for per-link values).</source>
+        <translation>链路利用率由每个组每 GPU 每步传输的字节数除以步时间估算（仿真可得每条链路的值）。</translation>
     </message>
 </context>
 </TS>

@@ -95,7 +95,12 @@ std::string accepted_units(Kind kind) {
 
 double parse(std::string_view text, Kind kind, const std::string& path) {
   auto fail = [&](const std::string& why) -> double {
-    throw ScenarioError(path, "\"" + std::string(text) + "\" is not " + kind_name(kind) + ": " +
+    // The value as written, but at most 64 printable characters of it (it may be any string).
+    std::string shown;
+    for (std::size_t i = 0; i < text.size() && shown.size() < 64; ++i)
+      shown += text[i] >= 0x20 && text[i] < 0x7f ? text[i] : '?';
+    if (text.size() > 64) shown += "...";
+    throw ScenarioError(path, "\"" + shown + "\" is not " + kind_name(kind) + ": " +
                                   why + " (accepted units: " + accepted_units(kind) + ")");
   };
   if (text.size() > 64) return fail("too long");

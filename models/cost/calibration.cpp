@@ -8,6 +8,7 @@
 #include "models/core/scenario_error.hpp"
 #include "models/cost/compute/attention_model.hpp"
 #include "models/cost/compute/kernel_params_json.hpp"
+#include "models/scenario/json_reader.hpp"
 
 namespace trainsim {
 using nlohmann::json;
@@ -49,11 +50,37 @@ GemmEfficiencyFit fit_gemm_efficiency(const std::vector<std::pair<double, double
 
 namespace {
 
-double positive(const json& v, const std::string& path) {
-  if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() <= 0)
-    throw ScenarioError(path, "expected a positive number, got " + v.dump());
-  return v.get<double>();
+// A calibration file is read leniently (writers add keys of their own) but every value the cost
+// models use is checked for type and physical range, and messages never quote the file.
+const json* member(const json& obj, const char* key) {
+  if (!obj.is_object()) return nullptr;
+  const auto it = obj.find(key);
+  return it == obj.end() || it->is_null() ? nullptr : &*it;
 }
+
+double in_range(const json* v, const std::string& path, double lo_exclusive, double hi) {
+  char range[96];
+  std::snprintf(range, sizeof range, "a number above %g and at most %g", lo_exclusive, hi);
+  if (!v) throw ScenarioError(path, std::string("missing: expected ") + range);
+  if (!v->is_number() || !std::isfinite(v->get<double>()) || v->get<double>() <= lo_exclusive ||
+      v->get<double>() > hi)
+    throw ScenarioError(path, std::string("expected ") + range + ", got " + describe_json_value(*v));
+  return v->get<double>();
+}
+
+std::string string_of(const json& obj, const char* key, const std::string& path) {
+  const json* v = member(obj, key);
+  if (!v) return "";
+  if (!v->is_string()) throw ScenarioError(path + "." + key, "expected a string, got " + describe_json_value(*v));
+  return v->get<std::string>();
+}
+
+// Physical ceilings: no GPU reaches 1e19 FLOP/s or 1e16 B/s; a measured efficiency is at most a
+// little above 1 (boost clocks over the nominal peak), never 2.
+constexpr double kMaxFlopPerS = 1e19;
+constexpr double kMaxBytesPerS = 1e16;
+constexpr double kMaxEfficiency = 2.0;
+constexpr double kMaxSecondsPerElement = 1.0;
 
 const char* dtype_of(Precision p) {
   switch (p) {
@@ -172,20 +199,26 @@ GpuKernelParams fit_kernel_params(const json& cal, const GpuKernelParams& base) 
 
 std::vector<std::string> apply_calibration(const json& cal, Scenario& s) {
   std::vector<std::string> applied;
-  if (!cal.is_object()) throw ScenarioError("calibration", "expected a calibration object");
-  if (cal.value("format", std::string()) != "trainsim-calibration")
+  if (!cal.is_object())
+    throw ScenarioError("calibration", "expected a calibration object, got " + describe_json_value(cal));
+  if (string_of(cal, "format", "calibration") != "trainsim-calibration")
     throw ScenarioError("calibration.format", "expected \"trainsim-calibration\" (a file written by trainsim calibrate)");
   if (!cal.contains("version") || cal["version"] != 1)
     throw ScenarioError("calibration.version", "this trainsim reads calibration version 1");
-  if (cal.contains("wrong") && cal["wrong"].is_number() && cal["wrong"].get<double>() != 0)
-    throw ScenarioError("calibration.wrong", "the calibration run reported wrong results; refusing to use it");
+  if (const json* wrong = member(cal, "wrong")) {
+    if (!wrong->is_number())
+      throw ScenarioError("calibration.wrong", "expected a count, got " + describe_json_value(*wrong));
+    if (wrong->get<double>() != 0)
+      throw ScenarioError("calibration.wrong", "the calibration run reported wrong results; refusing to use it");
+  }
   GpuSpec& g = s.cluster.gpu;
   const std::string dtype = dtype_of(s.plan.precision);
-  if (cal.contains("peak_flop_per_s")) {
-    const json& peaks = cal["peak_flop_per_s"];
-    if (!peaks.is_object()) throw ScenarioError("calibration.peak_flop_per_s", "expected an object");
-    for (auto it = peaks.begin(); it != peaks.end(); ++it) {
-      const double rate = positive(it.value().value("flop_per_s", json()), "calibration.peak_flop_per_s." + it.key() + ".flop_per_s");
+  if (const json* peaks = member(cal, "peak_flop_per_s")) {
+    if (!peaks->is_object()) throw ScenarioError("calibration.peak_flop_per_s", "expected an object");
+    for (auto it = peaks->begin(); it != peaks->end(); ++it) {
+      const std::string path = "calibration.peak_flop_per_s." + safe_excerpt(it.key());
+      if (!it.value().is_object()) throw ScenarioError(path, "expected an object {flop_per_s}");
+      const double rate = in_range(member(it.value(), "flop_per_s"), path + ".flop_per_s", 0, kMaxFlopPerS);
       if (it.key() == "f32") g.peak_flops_fp32 = rate;
       else if (it.key() == "bf16") g.peak_flops_bf16 = rate;
       else if (it.key() == "f16") g.peak_flops_fp16 = rate;
@@ -193,29 +226,36 @@ std::vector<std::string> apply_calibration(const json& cal, Scenario& s) {
       applied.push_back("peak " + it.key() + fmt(" %.4g FLOP/s", rate));
     }
   }
-  if (cal.contains("memory_bandwidth_bytes_per_s")) {
-    g.hbm_bandwidth_bytes_per_s = positive(cal["memory_bandwidth_bytes_per_s"], "calibration.memory_bandwidth_bytes_per_s");
+  if (const json* bw = member(cal, "memory_bandwidth_bytes_per_s")) {
+    g.hbm_bandwidth_bytes_per_s = in_range(bw, "calibration.memory_bandwidth_bytes_per_s", 0, kMaxBytesPerS);
     applied.push_back(fmt("memory bandwidth %.4g B/s", g.hbm_bandwidth_bytes_per_s));
   }
-  if (cal.contains("gemm")) {
-    const json& gemm = cal["gemm"];
+  if (const json* gemm_v = member(cal, "gemm")) {
+    const json& gemm = *gemm_v;
     if (!gemm.is_array()) throw ScenarioError("calibration.gemm", "expected a list");
     std::vector<std::pair<double, double>> samples, any;
     for (std::size_t i = 0; i < gemm.size(); ++i) {
       const std::string path = "calibration.gemm[" + std::to_string(i) + "]";
       const json& e = gemm[i];
       if (!e.is_object()) throw ScenarioError(path, "expected an object");
-      const double n = positive(e.value("n", json()), path + ".n");
-      const double k = positive(e.value("k", json()), path + ".k");
-      const double eff = positive(e.value("efficiency", json()), path + ".efficiency");
+      const double n = in_range(member(e, "n"), path + ".n", 0, 1e9);
+      const double k = in_range(member(e, "k"), path + ".k", 0, 1e9);
+      const double eff = in_range(member(e, "efficiency"), path + ".efficiency", 0, kMaxEfficiency);
       // The same width the estimate uses for a TP layer: the harmonic mean of the weight dims.
       const std::pair<double, double> sample{2 * n * k / (n + k), std::min(eff, 1.0)};
       any.push_back(sample);
-      if (e.value("dtype", std::string()) == dtype) samples.push_back(sample);
+      if (string_of(e, "dtype", path) == dtype) samples.push_back(sample);
     }
     if (samples.empty()) samples = any;
     if (!samples.empty()) {
       const GemmEfficiencyFit fit = fit_gemm_efficiency(samples);
+      // The range the scenario loader accepts for gpu.efficiency.gemm_max: a curve whose peak is
+      // below 1% says the samples are not GEMM timings of this GPU.
+      if (!(fit.eff_max >= 0.01) || !std::isfinite(fit.half_width))
+        throw ScenarioError("calibration.gemm",
+                            fmt("the efficiency curve fitted to these rows peaks at %.3g, below the 0.01 "
+                                "a GPU's GEMMs reach: the rows are not timings of this GPU",
+                                fit.eff_max));
       g.gemm_efficiency_max = std::min(1.0, fit.eff_max);
       g.gemm_half_width = fit.half_width;
       applied.push_back(fmt("GEMM efficiency curve: max %.3f, half width %.0f", fit.eff_max, fit.half_width) +
@@ -223,21 +263,26 @@ std::vector<std::string> apply_calibration(const json& cal, Scenario& s) {
                         fmt(", worst fit error %.0f%%)", 100 * fit.max_relative_error));
     }
   }
-  if (cal.contains("collectives")) {
-    const json& colls = cal["collectives"];
+  if (const json* colls_v = member(cal, "collectives")) {
+    const json& colls = *colls_v;
     if (!colls.is_array()) throw ScenarioError("calibration.collectives", "expected a list");
     for (std::size_t i = 0; i < colls.size(); ++i) {
       const json& c = colls[i];
       const std::string path = "calibration.collectives[" + std::to_string(i) + "]";
       if (!c.is_object()) throw ScenarioError(path, "expected an object");
-      const int ranks = c.value("ranks", 0);
-      if (c.value("op", std::string()) != "all_reduce" || ranks < 2) continue;
-      if (c.value("fabric", std::string()) == "inter_node") continue;
+      const json* ranks_v = member(c, "ranks");
+      const int ranks = ranks_v ? static_cast<int>(json_to_integer(*ranks_v, path + ".ranks", 0, 1 << 24)) : 0;
+      if (string_of(c, "op", path) != "all_reduce" || ranks < 2) continue;
+      if (string_of(c, "fabric", path) == "inter_node") continue;
       // A measured bus bandwidth is the one-direction rate a ring sustains, protocol included:
       // NVLink-style "both directions" figure = 2 x busbw, efficiency 1. Ring latency per step =
       // alpha / (2 (n - 1)).
-      const double busbw = positive(c.value("bus_bandwidth_bytes_per_s", json()), path + ".bus_bandwidth_bytes_per_s");
-      const double alpha = c.value("alpha_s", 0.0);
+      const double busbw = in_range(member(c, "bus_bandwidth_bytes_per_s"), path + ".bus_bandwidth_bytes_per_s",
+                                    0, kMaxBytesPerS);
+      const json* alpha_v = member(c, "alpha_s");
+      if (alpha_v && (!alpha_v->is_number() || !(alpha_v->get<double>() >= 0 && alpha_v->get<double>() <= 1)))
+        throw ScenarioError(path + ".alpha_s", "expected a latency between 0 and 1 s, got " + describe_json_value(*alpha_v));
+      const double alpha = alpha_v ? alpha_v->get<double>() : 0.0;
       s.cluster.intra_node.bandwidth_bytes_per_s = 2 * busbw;
       s.cluster.intra_node.efficiency = 1.0;
       s.cluster.intra_node.latency_s = std::max(0.0, alpha) / (2.0 * (ranks - 1));
@@ -282,36 +327,41 @@ OpRates read_op_rates(const json& cal, OpRatesShape* shape) {
     if (!o.contains(key) || !o[key].is_object()) throw ScenarioError(p + "." + key, "expected an object");
     return o[key];
   };
-  auto num = [&](const json& parent, const char* key, const std::string& path) {
-    return positive(parent.value(key, json()), path + "." + key);
+  auto num = [&](const json& parent, const char* key, const std::string& path, double hi = 1e30) {
+    return in_range(member(parent, key), path + "." + key, 0, hi);
   };
-  r.peak_flop_per_s = num(o, "peak_f32_flop_per_s", p);
+  r.peak_flop_per_s = num(o, "peak_f32_flop_per_s", p, kMaxFlopPerS);
   const json& ge = section("gemm_efficiency");
-  r.gemm_forward_efficiency = num(ge, "forward", p + ".gemm_efficiency");
-  r.gemm_backward_input_efficiency = num(ge, "backward_input", p + ".gemm_efficiency");
-  r.gemm_backward_weight_efficiency = num(ge, "backward_weight", p + ".gemm_efficiency");
-  r.lm_head_gemm_efficiency = num(ge, "lm_head", p + ".gemm_efficiency");
+  r.gemm_forward_efficiency = num(ge, "forward", p + ".gemm_efficiency", kMaxEfficiency);
+  r.gemm_backward_input_efficiency = num(ge, "backward_input", p + ".gemm_efficiency", kMaxEfficiency);
+  r.gemm_backward_weight_efficiency = num(ge, "backward_weight", p + ".gemm_efficiency", kMaxEfficiency);
+  r.lm_head_gemm_efficiency = num(ge, "lm_head", p + ".gemm_efficiency", kMaxEfficiency);
   const json& ae = section("attention_efficiency");
-  r.attention_forward_efficiency = num(ae, "forward", p + ".attention_efficiency");
-  r.attention_backward_efficiency = num(ae, "backward", p + ".attention_efficiency");
+  r.attention_forward_efficiency = num(ae, "forward", p + ".attention_efficiency", kMaxEfficiency);
+  r.attention_backward_efficiency = num(ae, "backward", p + ".attention_efficiency", kMaxEfficiency);
   const json& se = section("seconds_per_element");
   const std::string sp = p + ".seconds_per_element";
-  r.layernorm_fwd_s_per_element = num(se, "layernorm_fwd", sp);
-  r.layernorm_bwd_s_per_element = num(se, "layernorm_bwd", sp);
-  r.gelu_fwd_s_per_element = num(se, "gelu_fwd", sp);
-  r.gelu_bwd_s_per_element = num(se, "gelu_bwd", sp);
-  r.residual_add_s_per_element = num(se, "residual_add", sp);
-  r.softmax_xent_s_per_element = num(se, "softmax_xent", sp);
-  r.embedding_fwd_s_per_element = num(se, "embedding_fwd", sp);
-  r.embedding_bwd_s_per_element = num(se, "embedding_bwd", sp);
-  r.copy_s_per_element = num(se, "copy", sp);
-  r.fill_zero_s_per_element = num(se, "fill_zero", sp);
-  r.adamw_s_per_param = num(o, "adamw_seconds_per_param", p);
+  r.layernorm_fwd_s_per_element = num(se, "layernorm_fwd", sp, kMaxSecondsPerElement);
+  r.layernorm_bwd_s_per_element = num(se, "layernorm_bwd", sp, kMaxSecondsPerElement);
+  r.gelu_fwd_s_per_element = num(se, "gelu_fwd", sp, kMaxSecondsPerElement);
+  r.gelu_bwd_s_per_element = num(se, "gelu_bwd", sp, kMaxSecondsPerElement);
+  r.residual_add_s_per_element = num(se, "residual_add", sp, kMaxSecondsPerElement);
+  r.softmax_xent_s_per_element = num(se, "softmax_xent", sp, kMaxSecondsPerElement);
+  r.embedding_fwd_s_per_element = num(se, "embedding_fwd", sp, kMaxSecondsPerElement);
+  r.embedding_bwd_s_per_element = num(se, "embedding_bwd", sp, kMaxSecondsPerElement);
+  r.copy_s_per_element = num(se, "copy", sp, kMaxSecondsPerElement);
+  r.fill_zero_s_per_element = num(se, "fill_zero", sp, kMaxSecondsPerElement);
+  r.adamw_s_per_param = num(o, "adamw_seconds_per_param", p, kMaxSecondsPerElement);
   if (shape) {
     const json& sh = section("shape");
-    auto geti = [&](const char* key) { return static_cast<int>(num(sh, key, p + ".shape")); };
+    auto geti = [&](const char* key, int64_t min = 1) {
+      const json* v = member(sh, key);
+      if (!v && min == 0) return 0;
+      if (!v) throw ScenarioError(p + ".shape." + key, "missing: expected a positive integer");
+      return static_cast<int>(json_to_integer(*v, p + ".shape." + key, min, int64_t{1} << 30));
+    };
     *shape = {geti("layers"), geti("hidden"), geti("heads"), geti("seq"), geti("vocab"), geti("micro_batch"),
-              geti("tp"), geti("pp"), geti("dp"), static_cast<int>(sh.value("zero", 0))};
+              geti("tp"), geti("pp"), geti("dp"), geti("zero", 0)};
   }
   return r;
 }

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "models/schedules/pipeline_schedule.hpp"
+#include "models/workload/cost_bounds.hpp"
 #include "models/workload/timeline.hpp"
 #include "models/workload/workload.hpp"
 
@@ -95,7 +96,11 @@ EstimatedStep estimate_step(const Scenario& sc) {
   out.result.fidelity = "estimate";
   if (!build_workload(sc, out.workload, out.result)) return out;
   compose_closed_form(sc, out.workload, out.result);
-  out.timeline = pipeline_timeline(out.workload, out.workload.p2p_s);
+  const CostCheck bounds = check_cost_bounds(sc, CostTier::kSimulate);
+  if (bounds.within)
+    out.timeline = pipeline_timeline(out.workload, out.workload.p2p_s);
+  else
+    out.timeline_skipped = bounds.reason;
   return out;
 }
 

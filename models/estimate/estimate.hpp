@@ -3,6 +3,8 @@
 // per-stage vector. Formulas are cited where they are used.
 #pragma once
 
+#include <string>
+
 #include "models/core/result.hpp"
 #include "models/workload/timeline.hpp"
 #include "models/workload/workload.hpp"
@@ -21,7 +23,11 @@ Result estimate(const Scenario& scenario);
 struct EstimatedStep {
   Result result;
   Workload workload;
-  Timeline timeline;  // empty when the plan's structure allows no workload
+  Timeline timeline;  // empty when the plan's structure allows no workload or is too large
+  // Why the timeline is empty for a plan whose step was estimated: playing it would exceed the
+  // playback bounds of models/workload/cost_bounds.hpp (10^9 micro-batches are estimated in
+  // milliseconds but cannot be drawn op by op).
+  std::string timeline_skipped;
 };
 EstimatedStep estimate_step(const Scenario& scenario);
 

@@ -8,6 +8,7 @@
 #include "models/core/result.hpp"
 #include "models/core/scenario_error.hpp"
 #include "models/schedules/schedule_order.hpp"
+#include "models/workload/cost_bounds.hpp"
 #include "models/workload/timeline.hpp"
 #include "models/workload/workload.hpp"
 
@@ -27,6 +28,9 @@ struct RankTrace {
 }  // namespace
 
 std::vector<json> export_chakra(const Scenario& sc) {
+  // Before anything is built: a trace holds a node per op and per hand-off.
+  const CostCheck bounds = check_cost_bounds(sc, CostTier::kChakraExport);
+  if (!bounds.within) throw ScenarioError("plan", "cannot export this plan: " + bounds.reason);
   Workload w;
   Result result;
   if (!build_workload(sc, w, result) || !result.feasible)

@@ -21,7 +21,8 @@ constexpr const char* kChakraSend = "COMM_SEND_NODE";
 constexpr const char* kChakraRecv = "COMM_RECV_NODE";
 
 // One trace per pipeline stage (index = stage). Throws ScenarioError when the plan cannot be
-// built (the workload's infeasibility reason). Each trace: {"schema": "chakra-json", "rank",
+// built (the workload's infeasibility reason) or its trace would pass export-chakra's bound
+// (workload/cost_bounds.hpp: 5e5 nodes), checked before any work. Each trace: {"schema": "chakra-json", "rank",
 // "global_rank", "pipeline_stage", "scenario", "nodes": [...]}. Node order is the schedule's;
 // ctrl_deps chain a rank's nodes in that order, data_deps name the node whose output is consumed
 // (recv -> the forward/backward that uses it -> the send of its result; the last backward ->

@@ -8,6 +8,8 @@
 #include <set>
 
 #include "models/core/scenario_error.hpp"
+#include "models/scenario/json_reader.hpp"
+#include "models/scenario/limits.hpp"
 
 namespace trainsim {
 namespace {
@@ -92,30 +94,47 @@ struct Flags {
     auto it = values.find(f);
     return it == values.end() ? nullptr : &it->second;
   }
-  int64_t integer(const std::string& f, int64_t fallback, int64_t min = 1) const {
+  // Each value is checked against the range the loader accepts for the field it becomes
+  // (limits.hpp), so the error names the flag, not the scenario field.
+  int64_t integer(const std::string& f, int64_t fallback, int64_t min = 1,
+                  int64_t max = kMaxValue) const {
     const std::string* v = value(f);
     if (!v) return fallback;
-    return parse(f, *v, min);
+    return parse(f, *v, min, max);
   }
-  static int64_t parse(const std::string& f, const std::string& v, int64_t min) {
+  static int64_t parse(const std::string& f, const std::string& v, int64_t min,
+                       int64_t max = kMaxValue) {
     char* end = nullptr;
     errno = 0;
     const long long x = std::strtoll(v.c_str(), &end, 10);
-    if (v.empty() || *end != '\0' || errno != 0)
-      throw ScenarioError("--" + f, "expected an integer, got \"" + v + "\"" +
+    if (v.empty() || *end != '\0' || (errno != 0 && errno != ERANGE))
+      throw ScenarioError("--" + f, "expected an integer, got \"" + safe_excerpt(v) + "\"" +
                                         (v.find('$') != std::string::npos
                                              ? " (a shell variable: expand it first)"
                                              : ""));
+    if (errno == ERANGE || x > max)
+      throw ScenarioError("--" + f, "must be at most " + std::to_string(max) + ", got " + safe_excerpt(v));
     if (x < min)
-      throw ScenarioError("--" + f, "must be >= " + std::to_string(min) + ", got " + v);
-    if (x > (int64_t{1} << 40)) throw ScenarioError("--" + f, "implausibly large: " + v);
+      throw ScenarioError("--" + f, "must be >= " + std::to_string(min) + ", got " + safe_excerpt(v));
     return x;
   }
-  int64_t required(const std::string& f) const {
+  int64_t required(const std::string& f, int64_t max = kMaxValue) const {
     if (!value(f)) throw ScenarioError("--" + f, "missing (required to describe the model)");
-    return integer(f, 0);
+    return integer(f, 0, 1, max);
   }
+  static constexpr int64_t kMaxValue = int64_t{1} << 40;
 };
+
+// a x b x ..., or a ScenarioError naming `what` when the product passes `cap`.
+int64_t product_or_fail(std::initializer_list<int64_t> factors, int64_t cap, const std::string& flag,
+                        const std::string& what) {
+  int64_t p = 1;
+  for (int64_t f : factors) {
+    p = limits::checked_product(p, f, cap);
+    if (p < 0) throw ScenarioError(flag, what + " exceeds " + std::to_string(cap));
+  }
+  return p;
+}
 
 std::string join_args(const std::vector<std::string>& a) {
   std::string s;
@@ -197,18 +216,27 @@ MegatronImport import_megatron_args(const std::vector<std::string>& all_args,
       if (eq != std::string::npos) v = a.substr(eq + 1), a = a.substr(0, eq);
       else if (i + 2 < first) v = all_args[i + 1];
       a = canonical(a);
-      if (a == "--nnodes") nnodes = Flags::parse("nnodes", v.substr(0, v.find(':')), 1);
-      if (a == "--nproc-per-node") nproc = Flags::parse("nproc_per_node", v, 1);
+      if (a == "--nnodes") nnodes = Flags::parse("nnodes", v.substr(0, v.find(':')), 1, limits::kMaxGpus);
+      if (a == "--nproc-per-node") nproc = Flags::parse("nproc_per_node", v, 1, limits::kMaxGpusPerNode);
     }
-    if (nproc > 0) launcher_gpus = nnodes * nproc;
+    if (nproc > 0)
+      launcher_gpus = product_or_fail({nnodes, nproc}, limits::kMaxGpus, "--nnodes",
+                                      "torchrun --nnodes x --nproc_per_node");
   }
 
   Flags flags;
   bool note_rampup = false;
+  // Unknown tokens are listed (stderr and the scenario's notes), each cut to a short printable
+  // excerpt and at most 100 of them: the "command line" may be any file.
+  std::size_t unknown_more = 0;
+  auto add_unknown = [&](const std::string& t) {
+    if (out.unknown.size() < 100) out.unknown.push_back(safe_excerpt(t, 80));
+    else ++unknown_more;
+  };
   for (std::size_t i = first; i < all_args.size(); ++i) {
     const std::string& tok = all_args[i];
     if (!starts_with(tok, "--")) {
-      out.unknown.push_back(tok + " (not a flag)");
+      add_unknown(tok + " (not a flag)");
       continue;
     }
     std::string name = tok.substr(2), value;
@@ -219,7 +247,7 @@ MegatronImport import_megatron_args(const std::vector<std::string>& all_args,
       has_inline = true;
     }
     name = canonical(name);
-    if (name.empty()) throw ScenarioError(tok, "empty flag name");
+    if (name.empty()) throw ScenarioError(safe_excerpt(tok), "empty flag name");
     const bool valued = kUsedValued.count(name) || kIgnoredValued.count(name);
     // argparse nargs=3: --rampup-batch-size START INCREMENT SAMPLES.
     if (name == "rampup-batch-size" && !has_inline) {
@@ -239,40 +267,41 @@ MegatronImport import_megatron_args(const std::vector<std::string>& all_args,
         value = all_args[++i];
       }
     } else if (boolean) {
-      if (has_inline) throw ScenarioError("--" + name, "takes no value, got \"" + value + "\"");
+      if (has_inline) throw ScenarioError("--" + name, "takes no value, got \"" + safe_excerpt(value) + "\"");
     } else {
       // Unknown: take the next token as its value when it is not a flag (argparse would).
       std::string shown = "--" + name;
       if (has_inline) shown += "=" + value;
       else if (i + 1 < all_args.size() && !starts_with(all_args[i + 1], "--"))
         shown += " " + all_args[++i];
-      out.unknown.push_back(shown);
+      add_unknown(shown);
       continue;
     }
     if (kIgnoredValued.count(name) || kIgnoredBoolean.count(name))
       out.ignored.push_back("--" + name);
     if (flags.present.count(name) && flags.values[name] != value)
-      out.assumptions.push_back("--" + name + " given twice; the last value (" + value +
+      out.assumptions.push_back("--" + name + " given twice; the last value (" + safe_excerpt(value) +
                                 ") wins, as in argparse");
     flags.present.insert(name);
     flags.values[name] = value;
   }
+  if (unknown_more > 0) out.unknown.push_back("... and " + std::to_string(unknown_more) + " more");
   auto note = [&](const std::string& s) { out.assumptions.push_back(s); };
   if (note_rampup) note("--rampup-batch-size: the full global batch is predicted (after ramp-up)");
 
   // Model (megatron/training/arguments.py defaults).
   json model = json::object();
   model["name"] = "megatron-import";
-  const int64_t layers = flags.required("num-layers");
-  const int64_t hidden = flags.required("hidden-size");
-  const int64_t heads = flags.required("num-attention-heads");
+  const int64_t layers = flags.required("num-layers", limits::kMaxLayers);
+  const int64_t hidden = flags.required("hidden-size", limits::kMaxHidden);
+  const int64_t heads = flags.required("num-attention-heads", limits::kMaxHeads);
   model["layers"] = layers;
   model["hidden"] = hidden;
   model["heads"] = heads;
   if (flags.has("group-query-attention")) {
     if (!flags.value("num-query-groups"))
       throw ScenarioError("--num-query-groups", "missing; --group-query-attention needs it");
-    model["kv_heads"] = flags.integer("num-query-groups", heads);
+    model["kv_heads"] = flags.integer("num-query-groups", heads, 1, limits::kMaxHeads);
   } else {
     model["kv_heads"] = heads;
     if (flags.value("num-query-groups"))
@@ -284,26 +313,26 @@ MegatronImport import_megatron_args(const std::vector<std::string>& all_args,
   if (!flags.value("ffn-hidden-size"))
     note("--ffn-hidden-size not given: Megatron's default " + std::to_string(ffn) +
          (swiglu ? " (int(4h*2/3/64)*64 with --swiglu)" : " (4h)"));
-  ffn = flags.integer("ffn-hidden-size", ffn);
+  ffn = flags.integer("ffn-hidden-size", ffn, 1, limits::kMaxFfnHidden);
   model["ffn_hidden"] = ffn;
   if (!flags.value("seq-length")) throw ScenarioError("--seq-length", "missing (required)");
-  model["seq_len"] = flags.integer("seq-length", 0);
+  model["seq_len"] = flags.integer("seq-length", 0, 1, limits::kMaxSeqLen);
   model["tied_embeddings"] = !flags.has("untie-embeddings-and-output-weights");
 
-  const int64_t tp = flags.integer("tensor-model-parallel-size", 1);
-  const int64_t pp = flags.integer("pipeline-model-parallel-size", 1);
-  const int64_t cp = flags.integer("context-parallel-size", 1);
-  const int64_t ep = flags.integer("expert-model-parallel-size", 1);
+  const int64_t tp = flags.integer("tensor-model-parallel-size", 1, 1, limits::kMaxGpus);
+  const int64_t pp = flags.integer("pipeline-model-parallel-size", 1, 1, limits::kMaxGpus);
+  const int64_t cp = flags.integer("context-parallel-size", 1, 1, limits::kMaxGpus);
+  const int64_t ep = flags.integer("expert-model-parallel-size", 1, 1, limits::kMaxGpus);
 
   // Vocabulary: Megatron pads the tokenizer's size to a multiple of
   // --make-vocab-size-divisible-by (128) x TP (_vocab_size_with_padding).
   int64_t vocab = 0;
   if (flags.value("padded-vocab-size")) {
-    vocab = flags.integer("padded-vocab-size", 0);
+    vocab = flags.integer("padded-vocab-size", 0, 1, limits::kMaxVocab);
   } else {
     int64_t raw = 0;
     if (flags.value("vocab-size")) {
-      raw = flags.integer("vocab-size", 0);
+      raw = flags.integer("vocab-size", 0, 1, limits::kMaxVocab);
     } else {
       const std::string tok = flags.value("tokenizer-type") ? *flags.value("tokenizer-type") : "";
       const std::string tok_model =
@@ -317,12 +346,14 @@ MegatronImport import_megatron_args(const std::vector<std::string>& all_args,
       else if (contains("Mixtral") || contains("Mistral")) raw = 32000;
       else
         throw ScenarioError("--vocab-size",
-                            "missing: the vocabulary of --tokenizer-type \"" + tok +
+                            "missing: the vocabulary of --tokenizer-type \"" + safe_excerpt(tok) +
                                 "\" is not known here; pass --vocab-size N or --padded-vocab-size N");
       note("vocabulary " + std::to_string(raw) + " from the tokenizer (" +
-           (tok.empty() ? tok_model : tok) + ")");
+           safe_excerpt(tok.empty() ? tok_model : tok, 80) + ")");
     }
-    const int64_t divisible = flags.integer("make-vocab-size-divisible-by", 128) * tp;
+    const int64_t divisible = product_or_fail(
+        {flags.integer("make-vocab-size-divisible-by", 128, 1, limits::kMaxVocab), tp}, limits::kMaxVocab,
+        "--make-vocab-size-divisible-by", "--make-vocab-size-divisible-by x --tensor-model-parallel-size");
     vocab = (raw + divisible - 1) / divisible * divisible;
     if (vocab != raw)
       note("vocabulary padded " + std::to_string(raw) + " -> " + std::to_string(vocab) +
@@ -331,12 +362,12 @@ MegatronImport import_megatron_args(const std::vector<std::string>& all_args,
   model["vocab"] = vocab;
 
   if (flags.value("num-experts")) {
-    const int64_t experts = flags.integer("num-experts", 0);
-    json moe = {{"experts", experts}, {"top_k", flags.integer("moe-router-topk", 2)}};
-    const int64_t width = flags.integer("moe-ffn-hidden-size", ffn);
+    const int64_t experts = flags.integer("num-experts", 0, 1, limits::kMaxExperts);
+    json moe = {{"experts", experts}, {"top_k", flags.integer("moe-router-topk", 2, 1, limits::kMaxExperts)}};
+    const int64_t width = flags.integer("moe-ffn-hidden-size", ffn, 1, limits::kMaxFfnHidden);
     moe["expert_ffn_hidden"] = width;
     if (const std::string* s = flags.value("moe-shared-expert-intermediate-size")) {
-      const int64_t shared = Flags::parse("moe-shared-expert-intermediate-size", *s, 1);
+      const int64_t shared = Flags::parse("moe-shared-expert-intermediate-size", *s, 1, limits::kMaxFfnHidden);
       const int64_t count = std::max<int64_t>(1, (shared + width / 2) / width);
       moe["shared_experts"] = count;
       if (count * width != shared)
@@ -348,16 +379,16 @@ MegatronImport import_megatron_args(const std::vector<std::string>& all_args,
       // N-th layer MoE, which the model does not express.
       const std::string v = *f;
       if (starts_with(v, "([0]*")) {
-        moe["dense_layers"] = Flags::parse("moe-layer-freq", v.substr(5, v.find('+') - 5), 0);
+        moe["dense_layers"] = Flags::parse("moe-layer-freq", v.substr(5, v.find('+') - 5), 0, limits::kMaxLayers);
       } else if (v != "1") {
-        note("--moe-layer-freq " + v + " approximated as every layer MoE");
+        note("--moe-layer-freq " + safe_excerpt(v) + " approximated as every layer MoE");
       }
     }
     model["moe"] = moe;
   } else if (ep > 1) {
     throw ScenarioError("--expert-model-parallel-size", "> 1 needs --num-experts");
   }
-  if (flags.value("kv-channels") && flags.integer("kv-channels", 0) * heads != hidden)
+  if (flags.value("kv-channels") && flags.integer("kv-channels", 0, 1, limits::kMaxHidden) * heads != hidden)
     note("--kv-channels x heads != hidden: attention width approximated as hidden");
   if (flags.value("expert-tensor-parallel-size"))
     note("--expert-tensor-parallel-size: experts costed with the dense TP degree");
@@ -375,9 +406,11 @@ MegatronImport import_megatron_args(const std::vector<std::string>& all_args,
   // The world size is not a Megatron flag: it comes from the launcher or the caller. Without it
   // the data-parallel degree (and the cluster) would be a guess; the other flags are still
   // checked first so one run reports their errors, then this (at the end).
+  const int64_t inner = product_or_fail({tp, pp, cp}, limits::kMaxGpus, "--tensor-model-parallel-size",
+                                        "--tensor-model-parallel-size x --pipeline-model-parallel-size x "
+                                        "--context-parallel-size");
   const bool world_size_missing = gpus <= 0;
-  if (world_size_missing) gpus = tp * pp * cp;
-  const int64_t inner = tp * pp * cp;
+  if (world_size_missing) gpus = inner;
   int64_t dp = gpus / inner;
   if (gpus % inner != 0 || dp < 1)
     throw ScenarioError("--gpus", std::to_string(gpus) + " GPUs are not a multiple of TP x PP x CP = " +
@@ -385,31 +418,31 @@ MegatronImport import_megatron_args(const std::vector<std::string>& all_args,
   plan["dp"] = dp;
   int64_t vpp = 1;
   if (const std::string* v = flags.value("num-layers-per-virtual-pipeline-stage")) {
-    const int64_t per = Flags::parse("num-layers-per-virtual-pipeline-stage", *v, 1);
+    const int64_t per = Flags::parse("num-layers-per-virtual-pipeline-stage", *v, 1, limits::kMaxLayers);
     if (layers % (pp * per) != 0)
       throw ScenarioError("--num-layers-per-virtual-pipeline-stage",
                           *v + " x PP (" + std::to_string(pp) + ") does not divide --num-layers (" +
                               std::to_string(layers) + ")");
     vpp = layers / pp / per;
   }
-  vpp = flags.integer("num-virtual-stages-per-pipeline-rank", vpp);
+  vpp = flags.integer("num-virtual-stages-per-pipeline-rank", vpp, 1, limits::kMaxVirtualStages);
   plan["vpp"] = vpp;
   plan["schedule"] = vpp > 1 ? "interleaved" : "1f1b";
   plan["sp"] = flags.has("sequence-parallel") && tp > 1;
   if (flags.has("sequence-parallel") && tp == 1)
     note("--sequence-parallel with TP 1 has no effect (Megatron turns it off)");
-  const int64_t micro = flags.integer("micro-batch-size", 1);
+  const int64_t micro = flags.integer("micro-batch-size", 1, 1, limits::kMaxMicroBatch);
   plan["micro_batch"] = micro;
   if (!flags.value("global-batch-size"))
     note("--global-batch-size not given: Megatron's default micro-batch x DP = " +
          std::to_string(micro * dp));
-  plan["global_batch"] = flags.integer("global-batch-size", micro * dp);
+  plan["global_batch"] = flags.integer("global-batch-size", micro * dp, 1, limits::kMaxGlobalBatch);
   plan["zero_stage"] = flags.has("use-distributed-optimizer") ? 1 : 0;
   std::string recompute = "none";
   if (flags.has("recompute-activations")) recompute = "selective";
   if (const std::string* g = flags.value("recompute-granularity")) {
     if (*g != "full" && *g != "selective")
-      throw ScenarioError("--recompute-granularity", "expected full or selective, got \"" + *g + "\"");
+      throw ScenarioError("--recompute-granularity", "expected full or selective, got \"" + safe_excerpt(*g) + "\"");
     recompute = *g;
   }
   if (flags.value("recompute-method") || flags.value("recompute-num-layers")) {
@@ -418,7 +451,7 @@ MegatronImport import_megatron_args(const std::vector<std::string>& all_args,
     if (recompute != "full")
       note("--recompute-method/--recompute-num-layers only apply with --recompute-granularity full");
     else if (!(method == "uniform" && n == "1"))
-      note("--recompute-method " + method + " --recompute-num-layers " + n +
+      note("--recompute-method " + safe_excerpt(method) + " --recompute-num-layers " + safe_excerpt(n) +
            ": costed as full recompute of every layer (partial recompute is not modelled)");
   }
   plan["recompute"] = recompute;
@@ -429,7 +462,7 @@ MegatronImport import_megatron_args(const std::vector<std::string>& all_args,
     throw ScenarioError("--bf16", "--bf16 and --fp16 are mutually exclusive");
   if (const std::string* f = flags.value("fp8-format")) {
     if (*f != "e4m3" && *f != "hybrid")
-      throw ScenarioError("--fp8-format", "expected e4m3 or hybrid, got \"" + *f + "\"");
+      throw ScenarioError("--fp8-format", "expected e4m3 or hybrid, got \"" + safe_excerpt(*f) + "\"");
     precision = "fp8";
   }
   if (precision == "fp32") note("neither --bf16 nor --fp16: fp32 training, as in Megatron");
@@ -449,7 +482,7 @@ MegatronImport import_megatron_args(const std::vector<std::string>& all_args,
   }
   plan["flash_attention"] = true;
   if (flags.value("train-iters"))
-    note("--train-iters " + *flags.value("train-iters") + " is not part of a one-step prediction");
+    note("--train-iters " + safe_excerpt(*flags.value("train-iters")) + " is not part of a one-step prediction");
 
   // Cluster: the named preset with as many nodes as the world size needs.
   json cluster;

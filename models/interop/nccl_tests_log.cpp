@@ -13,6 +13,7 @@
 #include <set>
 #include <sstream>
 
+#include "models/scenario/input_file.hpp"
 #include "models/scenario/json_reader.hpp"
 #include "models/core/scenario_error.hpp"
 #include "models/scenario/scenario_loader.hpp"
@@ -40,8 +41,6 @@ void check_row(const NcclSample& s, const std::string& where) {
 namespace {
 
 using nlohmann::json;
-
-constexpr std::size_t kMaxLogBytes = 64u << 20;
 
 std::vector<std::string> tokens_of(const std::string& line) {
   std::vector<std::string> t;
@@ -124,7 +123,9 @@ NcclTestsLog parse_nccl_tests_text(const std::string& text, const std::string& s
       else t[0] = t[0].substr(1);
       if (t.empty()) continue;
       if (t.size() >= 4 && t[0] == "Collective" && t[1] == "test" && t[2] == "starting:") {
-        log.program = t[3];
+        // Words of a text log go into JSON output (the calibration file): printable ASCII only,
+        // as a log line may hold any bytes (nlohmann refuses to write invalid UTF-8).
+        log.program = safe_excerpt(t[3], 80);
         if (nccl_op_from_name(t[3], log.op)) log.op_known = true;
       } else if (t[0] == "nThread" && t.size() >= 4 && t[2] == "nGpus") {
         threads = std::max(1, std::atoi(t[1].c_str()));
@@ -137,7 +138,7 @@ NcclTestsLog parse_nccl_tests_text(const std::string& text, const std::string& s
         if (log.device.empty() && close != std::string::npos) {
           std::string d = line.substr(close + 1);
           d.erase(0, d.find_first_not_of(' '));
-          log.device = d;
+          log.device = safe_excerpt(d, 120);
         }
       } else if (std::find(t.begin(), t.end(), "size") != t.end() &&
                  (std::find(t.begin(), t.end(), "time") != t.end() ||
@@ -145,6 +146,9 @@ NcclTestsLog parse_nccl_tests_text(const std::string& text, const std::string& s
         if (c_size >= 0 && !log.out_of_place.empty())
           throw ScenarioError(where, "a second result table in one log; split the log per test");
         header_columns = t.size();
+        // A header before any row replaces the previous one whole.
+        c_size = -1;
+        for (int g = 0; g < 2; ++g) c_time[g] = c_alg[g] = c_bus[g] = c_wrong[g] = -1;
         int group = 0;
         for (int i = 0; i < static_cast<int>(t.size()); ++i) {
           const std::string& c = t[i];
@@ -158,6 +162,8 @@ NcclTestsLog parse_nccl_tests_text(const std::string& text, const std::string& s
         }
         if (c_time[0] < 0 || c_alg[0] < 0 || c_bus[0] < 0)
           throw ScenarioError(where, "result header lacks time/algbw/busbw columns");
+        // A second (in-place) group is read only when it has all three columns.
+        if (c_time[1] >= 0 && (c_alg[1] < 0 || c_bus[1] < 0)) c_time[1] = c_wrong[1] = -1;
       }
       continue;
     }
@@ -169,7 +175,7 @@ NcclTestsLog parse_nccl_tests_text(const std::string& text, const std::string& s
       throw ScenarioError(where, "a result row before the nccl-tests header line "
                                  "(\"# size count type ... time algbw busbw #wrong\")");
     // Rows have as many fields as the header names, minus empty trailing labels.
-    int needed = 0;
+    int needed = c_size;
     for (int g = 0; g < 2; ++g)
       needed = std::max({needed, c_time[g], c_alg[g], c_bus[g], c_wrong[g]});
     if (static_cast<int>(t.size()) <= needed)
@@ -267,25 +273,10 @@ NcclTestsLog parse_nccl_tests_json(const json& report, const std::string& source
 }
 
 NcclTestsLog read_nccl_tests_log(const std::string& path) {
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec))
-    throw ScenarioError(path, "nccl-tests log not found (or not a file)");
-  if (std::filesystem::file_size(path, ec) > kMaxLogBytes)
-    throw ScenarioError(path, "log larger than 64 MiB; refusing to read it");
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  const std::string text = ss.str();
+  const std::string text = read_input_file(path, "nccl-tests log");
   const auto first = text.find_first_not_of(" \t\r\n");
-  if (first != std::string::npos && text[first] == '{') {
-    json j;
-    try {
-      j = json::parse(text);
-    } catch (const json::parse_error& e) {
-      throw ScenarioError(path, std::string("invalid JSON: ") + e.what());
-    }
-    return parse_nccl_tests_json(j, path);
-  }
+  if (first != std::string::npos && text[first] == '{')
+    return parse_nccl_tests_json(parse_json_text(text, path), path);
   return parse_nccl_tests_text(text, path);
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <climits>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -15,6 +16,8 @@
 #include "models/estimate/estimate.hpp"
 #include "models/cost/flops.hpp"
 #include "models/core/scenario_error.hpp"
+#include "models/scenario/input_file.hpp"
+#include "models/scenario/json_reader.hpp"
 #include "models/workload/workload.hpp"
 
 namespace trainsim {
@@ -92,9 +95,12 @@ std::string id_text(const json& v) {
 long long arg_id(const Event& e, const char* key) {
   if (!e.args || !e.args->contains(key)) return 0;
   const json& v = (*e.args)[key];
+  if (v.is_number_unsigned()) return v.get<uint64_t>() <= static_cast<uint64_t>(LLONG_MAX) ? v.get<long long>() : 0;
+  if (v.is_number_integer()) return std::max<long long>(0, v.get<long long>());
   if (!v.is_number()) return 0;
+  // A float id beyond 2^62 is not an id Kineto writes (and would not fit a long long).
   const double d = v.get<double>();
-  return d > 0 && std::isfinite(d) ? static_cast<long long>(d) : 0;
+  return d > 0 && d < 4.6e18 ? static_cast<long long>(d) : 0;
 }
 
 // Bytes per element of an "Input type" string.
@@ -129,16 +135,19 @@ OpArgs read_op_args(const Event& e, const std::string& where) {
   if (e.args->contains("Input Dims")) {
     const json& d = (*e.args)["Input Dims"];
     const std::string path = base + ".Input Dims";
-    if (!d.is_array()) throw ScenarioError(path, "expected a list of tensor shapes, got " + d.dump());
+    if (!d.is_array()) throw ScenarioError(path, "expected a list of tensor shapes, got " + describe_json_value(d));
     a.has_dims = true;
     auto shape = [&](const json& s, const std::string& p) {
+      // A tensor has at most a few dimensions, each below 2^40 elements: their products (the
+      // FLOPs and bytes) stay finite.
+      if (s.size() > 16) throw ScenarioError(p, "a tensor shape of " + std::to_string(s.size()) + " dimensions (at most 16)");
       Dims out;
       for (std::size_t k = 0; k < s.size(); ++k) {
         const json& v = s[k];
         if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < 0 ||
-            v.get<double>() != std::floor(v.get<double>()))
+            v.get<double>() != std::floor(v.get<double>()) || v.get<double>() > 1099511627776.0)
           throw ScenarioError(p + "[" + std::to_string(k) + "]",
-                              "expected a non-negative integer dimension, got " + v.dump());
+                              "expected a non-negative integer dimension below 2^40, got " + describe_json_value(v));
         out.push_back(v.get<double>());
       }
       return out;
@@ -146,12 +155,12 @@ OpArgs read_op_args(const Event& e, const std::string& where) {
     for (std::size_t j = 0; j < d.size(); ++j) {
       const json& in = d[j];
       const std::string p = path + "[" + std::to_string(j) + "]";
-      if (!in.is_array()) throw ScenarioError(p, "expected a shape (a list of dimensions), got " + in.dump());
+      if (!in.is_array()) throw ScenarioError(p, "expected a shape (a list of dimensions), got " + describe_json_value(in));
       std::vector<Dims> tensors;
       if (!in.empty() && in[0].is_array()) {  // a TensorList: a list of shapes
         for (std::size_t t = 0; t < in.size(); ++t) {
           const std::string pt = p + "[" + std::to_string(t) + "]";
-          if (!in[t].is_array()) throw ScenarioError(pt, "expected a shape in a tensor list, got " + in[t].dump());
+          if (!in[t].is_array()) throw ScenarioError(pt, "expected a shape in a tensor list, got " + describe_json_value(in[t]));
           tensors.push_back(shape(in[t], pt));
         }
       } else if (!in.empty()) {
@@ -162,11 +171,11 @@ OpArgs read_op_args(const Event& e, const std::string& where) {
   }
   if (e.args->contains("Input type")) {
     const json& t = (*e.args)["Input type"];
-    if (!t.is_array()) throw ScenarioError(base + ".Input type", "expected a list of type names, got " + t.dump());
+    if (!t.is_array()) throw ScenarioError(base + ".Input type", "expected a list of type names, got " + describe_json_value(t));
     for (const auto& v : t) a.types.push_back(v.is_string() ? v.get<std::string>() : "");
   }
   if (e.args->contains("Concrete Inputs") && (*e.args)["Concrete Inputs"].is_array())
-    for (const auto& v : (*e.args)["Concrete Inputs"]) a.concrete.push_back(v.is_string() ? v.get<std::string>() : v.dump());
+    for (const auto& v : (*e.args)["Concrete Inputs"]) a.concrete.push_back(v.is_string() ? v.get<std::string>() : v.is_primitive() ? v.dump() : std::string());
   return a;
 }
 
@@ -246,35 +255,46 @@ struct Parsed {
   std::map<std::string, std::vector<int>> hosts_by_thread;  // sorted by ts
 };
 
+constexpr double kMaxTimestampUs = 1e17;
+constexpr double kMaxDurationUs = 86400e6;
+
 Event read_event(const json& e, int i, const std::string& source, Kind& kind) {
   const std::string path = source + ": traceEvents[" + std::to_string(i) + "]";
   Event ev;
   ev.index = i;
   kind = Kind::kIgnored;
-  if (!e.is_object()) throw ScenarioError(path, "expected an event object, got " + e.dump().substr(0, 80));
+  if (!e.is_object()) throw ScenarioError(path, "expected an event object, got " + describe_json_value(e));
   if (!e.contains("ph")) throw ScenarioError(path + ".ph", "missing (every trace event has a phase)");
-  if (!e["ph"].is_string()) throw ScenarioError(path + ".ph", "expected a string, got " + e["ph"].dump());
+  if (!e["ph"].is_string()) throw ScenarioError(path + ".ph", "expected a string, got " + describe_json_value(e["ph"]));
   if (e["ph"] != "X") return ev;
   if (e.contains("cat") && !e["cat"].is_string())
-    throw ScenarioError(path + ".cat", "expected a string, got " + e["cat"].dump());
+    throw ScenarioError(path + ".cat", "expected a string, got " + describe_json_value(e["cat"]));
   ev.cat = e.value("cat", std::string());
   kind = kind_of(ev.cat);
   if (kind == Kind::kIgnored) return ev;
   if (!e.contains("name") || !e["name"].is_string())
     throw ScenarioError(path + ".name", e.contains("name") ? "expected a string" : "missing");
   ev.name = e["name"].get<std::string>();
-  const std::string what = "\"" + ev.name.substr(0, 60) + "\"";
+  const std::string what = "\"" + safe_excerpt(ev.name, 60) + "\"";
   for (const char* key : {"ts", "dur"}) {
     if (!e.contains(key))
       throw ScenarioError(path + "." + key, "missing on complete event " + what +
                                                 " (an \"X\" event needs ts and dur, in microseconds)");
     const json& v = e[key];
     if (!v.is_number() || !std::isfinite(v.get<double>()))
-      throw ScenarioError(path + "." + key, "expected a number of microseconds, got " + v.dump());
+      throw ScenarioError(path + "." + key, "expected a number of microseconds, got " + describe_json_value(v));
   }
   ev.ts_us = e["ts"].get<double>();
   ev.dur_us = e["dur"].get<double>();
-  if (ev.dur_us < 0) throw ScenarioError(path + ".dur", "negative duration " + e["dur"].dump() + " on " + what);
+  if (ev.dur_us < 0) throw ScenarioError(path + ".dur", "negative duration " + describe_json_value(e["dur"]) + " on " + what);
+  // Kineto writes microseconds since the epoch (~1.7e15 today); nothing in one profiled step
+  // lasts a day. Beyond these the times are not a trace's, and sums of them lose every digit.
+  if (std::fabs(ev.ts_us) > kMaxTimestampUs)
+    throw ScenarioError(path + ".ts", "timestamp " + describe_json_value(e["ts"]) + " us on " + what +
+                                          " is not a time of this era (|ts| <= 1e17 us)");
+  if (ev.dur_us > kMaxDurationUs)
+    throw ScenarioError(path + ".dur", "duration " + describe_json_value(e["dur"]) + " us on " + what +
+                                           " is longer than a day: not the time of one op of a step");
   ev.thread = id_text(e.value("pid", json())) + "/" + id_text(e.value("tid", json()));
   if (e.contains("args")) {
     if (!e["args"].is_object()) throw ScenarioError(path + ".args", "expected an object");
@@ -827,28 +847,19 @@ TorchTrace parse_torch_trace(const json& trace, const std::string& source, const
 }
 
 TorchTrace read_torch_trace(const std::string& path, const TorchTraceOptions& options) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ScenarioError(path, "cannot open the trace file");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  const std::string text = ss.str();
+  const std::string text = read_input_file(path, "trace");
   if (text.size() >= 2 && static_cast<unsigned char>(text[0]) == 0x1f && static_cast<unsigned char>(text[1]) == 0x8b)
     throw ScenarioError(path, "gzip-compressed: decompress it first (gunzip -k " + path + ")");
   std::size_t first = text.find_first_not_of(" \t\r\n");
   if (first == std::string::npos) throw ScenarioError(path, "empty file");
   json j;
   try {
-    j = json::parse(text);
-  } catch (const json::parse_error& e) {
-    std::size_t line = 1, col = 1;
-    for (std::size_t i = 0; i < std::min<std::size_t>(e.byte ? e.byte - 1 : 0, text.size()); ++i) {
-      if (text[i] == '\n') ++line, col = 1;
-      else ++col;
-    }
-    const bool at_end = e.byte >= text.size();
-    throw ScenarioError(path + ":" + std::to_string(line) + ":" + std::to_string(col),
-                        std::string(at_end ? "the JSON ends early (a trace cut off while it was written?)"
-                                           : "malformed JSON") + ": " + e.what());
+    j = parse_json_text(text, path);
+  } catch (const JsonSyntaxError& e) {
+    if (e.number_overflow()) throw;
+    throw ScenarioError(path + ":" + std::to_string(e.line()) + ":" + std::to_string(e.column()),
+                        std::string(e.at_end() ? "the JSON ends early (a trace cut off while it was written?)"
+                                               : "malformed JSON") + ": " + e.reason());
   }
   return parse_torch_trace(j, path, options);
 }
@@ -938,6 +949,24 @@ TorchTraceFit fit_torch_trace(const TorchTrace& trace, const GpuSpec& gpu) {
     s.time_s += op.gpu_time_s;
     s.flop += op.flop;
   }
+  // No op runs faster than the GPU's fastest tensor-core rate (2x for 2:4 sparsity): a GEMM
+  // that appears to is a trace whose times are not this GPU's (or not times at all).
+  const double fastest = 2 * std::max({gpu.peak_flops_fp8, gpu.peak_flops_bf16, gpu.peak_flops_fp16,
+                                       gpu.peak_flops_fp32});
+  auto check_rate = [&](const TorchTraceOp& op) {
+    if (op.gpu_time_s > 0 && op.flop / op.gpu_time_s > fastest) {
+      char buf[200];
+      std::snprintf(buf, sizeof buf,
+                    "%.3g FLOP in %.3g s of kernels is %.3g FLOP/s, above twice %s's fastest peak "
+                    "(%.3g): the kernel times are not plausible",
+                    op.flop, op.gpu_time_s, op.flop / op.gpu_time_s, safe_excerpt(gpu.name).c_str(), fastest / 2);
+      throw ScenarioError(trace.source + ": traceEvents[" + std::to_string(op.event) + "] (" +
+                              safe_excerpt(op.name, 60) + ")",
+                          buf);
+    }
+  };
+  for (const auto& op : trace.ops)
+    if (op.cls == TorchOpClass::kGemm || op.cls == TorchOpClass::kAttention) check_rate(op);
   std::vector<std::pair<double, double>> samples;
   for (auto& [key, s] : shapes) {
     s.efficiency = s.time_s > 0 ? s.flop / s.time_s / peak_for(gpu, s.dtype) : 0;
@@ -947,6 +976,16 @@ TorchTraceFit fit_torch_trace(const TorchTrace& trace, const GpuSpec& gpu) {
     fit.gemm_shapes.push_back(s);
   }
   fit.gemm = fit_gemm_efficiency(samples);
+  // The range the scenario loader accepts for gpu.efficiency.gemm_max ([0.01, 1]): a curve that
+  // peaks below 1% of the GPU's rate is not a GPU's GEMMs (a trace with absurd times fits 0).
+  if (!samples.empty() && !(fit.gemm.eff_max >= 0.01)) {
+    char buf[200];
+    std::snprintf(buf, sizeof buf,
+                  "the GEMM efficiency curve fitted to the trace peaks at %.3g of %s's %s rate, below "
+                  "the 0.01 any GPU reaches: the kernel times are not plausible",
+                  fit.gemm.eff_max, safe_excerpt(gpu.name).c_str(), fit.dtype.c_str());
+    throw ScenarioError(trace.source + ": traceEvents", buf);
+  }
   auto eff = [&](double w) { return std::min(1.0, fit.gemm.eff_max) * w / (w + fit.gemm.half_width); };
 
   double af = 0, at = 0, bf = 0, bt = 0, eb = 0, et = 0;

@@ -29,12 +29,12 @@ FailureDomains failure_domains(const Scenario& s) {
   const ClusterSpec& c = s.cluster;
   FailureDomains d;
   // Only the GPUs the job uses fail it; nodes are those they sit on.
-  d.gpus = s.plan.tp * s.plan.pp * s.plan.dp * s.plan.cp;
+  d.gpus = int64_t{s.plan.tp} * s.plan.pp * s.plan.dp * s.plan.cp;  // <= 2^24 (the loader's bound)
   d.nodes = c.gpus_per_node > 0 ? (d.gpus + c.gpus_per_node - 1) / c.gpus_per_node : 0;
   if (c.nodes > 1 && c.network.nics_per_node > 0) {
     d.nic_links = d.nodes * c.network.nics_per_node;
-    const int radix = c.network.switch_radix > 0 ? c.network.switch_radix : 64;
-    const int down_ports = std::max(1, radix / 2);
+    const int64_t radix = c.network.switch_radix > 0 ? c.network.switch_radix : 64;
+    const int64_t down_ports = std::max<int64_t>(1, radix / 2);
     d.leaf_switches = (d.nic_links + down_ports - 1) / down_ports;
   }
   return d;
@@ -46,7 +46,7 @@ double FailureRates::system_mtbf_s() const {
 }
 
 FailureRates failure_rates(const FaultSpec& f, const FailureDomains& d) {
-  auto rate = [](int count, double mtbf_s) { return mtbf_s > 0 ? count / mtbf_s : 0.0; };
+  auto rate = [](int64_t count, double mtbf_s) { return mtbf_s > 0 ? static_cast<double>(count) / mtbf_s : 0.0; };
   FailureRates r;
   r.gpu_per_s = rate(d.gpus, f.gpu_mtbf_s);
   r.node_per_s = rate(d.nodes, f.node_mtbf_s);
@@ -66,7 +66,7 @@ CheckpointCosts checkpoint_costs(const Scenario& s) {
   const FailureDomains d = failure_domains(s);
   const double write_bw = cp.write_bandwidth_bytes_per_s > 0
                               ? cp.write_bandwidth_bytes_per_s
-                              : kDefaultWritePerNodeBytesPerS * std::max(1, d.nodes);
+                              : kDefaultWritePerNodeBytesPerS * static_cast<double>(std::max<int64_t>(1, d.nodes));
   c.write_s = c.size_bytes / write_bw;
   if (cp.async) {
     // Each GPU copies its shard of the states to host memory; with ZeRO the shard is spread
@@ -260,6 +260,17 @@ TrialResult play_trial(const MonteCarloInputs& in, uint64_t stream) {
 
 }  // namespace
 
+double expected_trial_events(const MonteCarloInputs& in) {
+  const double rate = in.rates.total_per_s();
+  // A failure costs ~3 loop turns (the failure, the restart, the compute resumed); failures
+  // during restarts are part of the same Poisson stream.
+  double events = 8 + 3 * in.horizon_s * rate;
+  // Async checkpoints that storage cannot keep up with are played one by one.
+  if (in.async && in.checkpoint.write_s > in.interval_s)
+    events += in.horizon_s / std::max(1e-9, in.interval_s + in.checkpoint.blocking_s);
+  return std::isfinite(events) ? events : HUGE_VAL;
+}
+
 MonteCarloOutcome simulate_long_run(const MonteCarloInputs& in) {
   MonteCarloOutcome out;
   std::vector<double> fractions;
@@ -287,7 +298,8 @@ MonteCarloOutcome simulate_long_run(const MonteCarloInputs& in) {
   return out;
 }
 
-GoodputReport goodput(const Scenario& s, const Result& step, const SlowParts& slow) {
+GoodputReport goodput(const Scenario& s, const Result& step, const SlowParts& slow,
+                      const std::function<void(double)>& progress) {
   GoodputReport g;
   const FaultSpec& f = s.training.faults;
   g.enabled = f.enabled;
@@ -332,17 +344,66 @@ GoodputReport goodput(const Scenario& s, const Result& step, const SlowParts& sl
   mc.repair_s = f.repair_s;
   mc.trials = f.trials;
   mc.seed = f.seed;
-  g.run = simulate_long_run(mc);
+
+  // Bound the work before it starts: the run at interval_s, then 17 probes of the interval
+  // search at up to 100 trials each (the shortest probe interval costs the most).
+  const bool search = std::isfinite(g.optimal_interval_closed_form_s);
+  MonteCarloInputs costliest = mc;
+  if (search)
+    costliest.interval_s = std::min(mc.interval_s, g.optimal_interval_closed_form_s * std::pow(2.0, -2.0));
+  const double per_trial = std::max(expected_trial_events(mc), expected_trial_events(costliest));
+  auto work = [&](int trials) { return per_trial * (trials + (search ? 17.0 * std::min(trials, 100) : 0.0)); };
+  int trials = f.trials;
+  if (work(trials) > kMaxMonteCarloEvents) {
+    // The most trials within the bound: work(t) = per_trial (t + 17 min(t, 100)).
+    const double budget = kMaxMonteCarloEvents / per_trial;
+    const double fit = !search ? budget : budget - 1700 >= 100 ? budget - 1700 : budget / 18;
+    trials = fit >= kMinMonteCarloTrials ? static_cast<int>(std::min<double>(fit, f.trials)) : 0;
+  }
+  char buf[320];
+  if (trials == 0) {
+    // Closed form only: Daly's useful fraction at the interval, the losses split by the same
+    // model (checkpoints taken per useful second, a restart per failure, the rest lost work).
+    std::snprintf(buf, sizeof buf,
+                  "the Monte Carlo would play ~%.3g events a trial (%.3g expected failures over the "
+                  "horizon), beyond its bound of %.3g events in all: the figures are Daly's closed "
+                  "form (synchronous checkpoints, unlimited spares)",
+                  per_trial, f.horizon_s * g.rates.total_per_s(), kMaxMonteCarloEvents);
+    g.notes.push_back(buf);
+    MonteCarloOutcome& run = g.run;
+    const double u = std::clamp(g.useful_fraction_closed_form, 0.0, 1.0);
+    run.useful_fraction_mean = run.useful_fraction_p10 = run.useful_fraction_p90 = u;
+    run.failures_mean = std::isfinite(M) ? f.horizon_s / M : 0;
+    const double useful = u * f.horizon_s;
+    run.lost.checkpoint_s = std::min(f.horizon_s - useful, g.interval_s > 0 ? useful * delta / g.interval_s : 0.0);
+    const double rest = std::max(0.0, f.horizon_s - useful - run.lost.checkpoint_s);
+    run.lost.restart_s = std::min(rest, run.failures_mean * R);
+    run.lost.lost_work_s = rest - run.lost.restart_s;
+    g.optimal_interval_monte_carlo_s = g.optimal_interval_closed_form_s;
+    g.useful_fraction_at_optimum_mc = search ? daly_useful_fraction(g.optimal_interval_closed_form_s, delta, R, M) : u;
+  } else {
+    if (trials < f.trials) {
+      std::snprintf(buf, sizeof buf,
+                    "Monte Carlo trials lowered from %d to %d: ~%.3g events a trial, bound %.3g events in all",
+                    f.trials, trials, per_trial, kMaxMonteCarloEvents);
+      g.notes.push_back(buf);
+    }
+    mc.trials = trials;
+    g.monte_carlo_trials = trials;
+    g.run = simulate_long_run(mc);
+    if (progress) progress(1.0 / 18);  // the run, then 17 interval probes
+  }
 
   // The interval that maximises the simulated goodput: a grid of quarter-octaves around the
   // closed-form optimum, same failures for every interval.
-  if (std::isfinite(g.optimal_interval_closed_form_s)) {
+  if (search && trials > 0) {
     double best = -1;
     for (int k = -8; k <= 8; ++k) {
       MonteCarloInputs probe = mc;
       probe.interval_s = g.optimal_interval_closed_form_s * std::pow(2.0, k / 4.0);
-      probe.trials = std::min(f.trials, 100);
+      probe.trials = std::min(trials, 100);
       const double u = simulate_long_run(probe).useful_fraction_mean;
+      if (progress) progress((k + 10) / 18.0);
       if (u > best) {
         best = u;
         g.optimal_interval_monte_carlo_s = probe.interval_s;

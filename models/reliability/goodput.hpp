@@ -24,6 +24,8 @@
 // goodput is searched on common random numbers.
 #pragma once
 
+#include <functional>
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -37,10 +39,11 @@ namespace trainsim {
 // topology graph): NIC links = nodes x NICs; leaf switches = ceil(NIC ports / (radix / 2)) for a
 // fabric with switches (half of a leaf's ports face down), none for a single node.
 struct FailureDomains {
-  int gpus = 0;
-  int nodes = 0;
-  int nic_links = 0;
-  int leaf_switches = 0;
+  // 64-bit: nodes x NICs per node passes 2^31 on the largest clusters the loader accepts.
+  int64_t gpus = 0;
+  int64_t nodes = 0;
+  int64_t nic_links = 0;
+  int64_t leaf_switches = 0;
 };
 FailureDomains failure_domains(const Scenario& scenario);
 
@@ -104,6 +107,17 @@ struct MonteCarloInputs {
 };
 MonteCarloOutcome simulate_long_run(const MonteCarloInputs& in);
 
+// The Monte Carlo's cost is bounded before it runs (CONVENTIONS.md #18): a trial plays a few
+// events per failure (expected failures = horizon x failure rate, restarts included) and, when
+// async checkpoints outpace storage, one per checkpoint. goodput() plays the run and its
+// interval search within kMaxMonteCarloEvents expected events in all (about a second): beyond, it
+// lowers the trial count (down to kMinMonteCarloTrials), and beyond that it reports Daly's
+// closed form instead, with a note. (A GPU MTBF of 1 s over 1e10 s is 1e14 events a trial.)
+constexpr double kMaxMonteCarloEvents = 2e7;
+constexpr int kMinMonteCarloTrials = 20;
+// Expected loop events of one trial (an upper estimate).
+double expected_trial_events(const MonteCarloInputs& in);
+
 // The step with the scenario's slow parts (models/slow_parts.hpp fills it from the estimate
 // tier; the simulate tier may measure it instead).
 struct SlowParts {
@@ -134,6 +148,7 @@ struct GoodputReport {
   double useful_fraction_closed_form = 0;     // g(interval) (sync checkpoints)
   double useful_fraction_at_optimum_mc = 0;
   MonteCarloOutcome run;                      // at interval_s
+  int monte_carlo_trials = 0;                 // trials played (0: closed form only, see notes)
 
   SlowParts slow;
 
@@ -146,6 +161,8 @@ struct GoodputReport {
 };
 
 // Goodput of a scenario whose one-step prediction is `step` (either tier), with its slow parts.
-GoodputReport goodput(const Scenario& scenario, const Result& step, const SlowParts& slow);
+// `progress`, when given, hears the share of the Monte Carlo runs done (0 to 1).
+GoodputReport goodput(const Scenario& scenario, const Result& step, const SlowParts& slow,
+                      const std::function<void(double)>& progress = {});
 
 }  // namespace trainsim

@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "models/core/scenario_error.hpp"
+#include "models/scenario/json_reader.hpp"
 
 namespace trainsim {
 
@@ -27,13 +28,13 @@ class Parser {
     if (s_.size() > 4096) fail("expression longer than 4096 characters");
     NodePtr n = parse_or();
     skip();
-    if (i_ != s_.size()) fail("unexpected \"" + s_.substr(i_, 12) + "\"");
+    if (i_ != s_.size()) fail("unexpected \"" + safe_excerpt(s_.substr(i_, 12)) + "\"");
     return n;
   }
 
  private:
   [[noreturn]] void fail(const std::string& why) {
-    throw ScenarioError(path_, "in \"" + s_ + "\" at column " + std::to_string(i_ + 1) + ": " + why);
+    throw ScenarioError(path_, "in \"" + safe_excerpt(s_, 120) + "\" at column " + std::to_string(i_ + 1) + ": " + why);
   }
   void skip() {
     while (i_ < s_.size() && std::isspace(static_cast<unsigned char>(s_[i_]))) ++i_;
@@ -128,7 +129,7 @@ class Parser {
       n->name = s_.substr(start, i_ - start);
       return n;
     }
-    fail(std::string("unexpected \"") + c + "\"");
+    fail("unexpected \"" + safe_excerpt(std::string(1, c)) + "\"");
   }
 
   const std::string& s_;
@@ -143,7 +144,9 @@ double eval(const Expression::Node& n, const Expression::Lookup& lookup, const s
     case Expression::Node::kNumber: return n.number;
     case Expression::Node::kName: {
       const auto v = lookup(n.name);
-      if (!v) throw ScenarioError(path, "in \"" + text + "\": unknown name \"" + n.name + "\"");
+      if (!v)
+        throw ScenarioError(path, "in \"" + safe_excerpt(text, 120) + "\": unknown name \"" +
+                                      safe_excerpt(n.name) + "\"");
       return *v;
     }
     case Expression::Node::kUnary: return -eval(*n.left, lookup, path, text);

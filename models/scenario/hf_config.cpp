@@ -7,6 +7,7 @@
 
 #include "models/scenario/json_reader.hpp"
 #include "models/core/scenario_error.hpp"
+#include "models/scenario/limits.hpp"
 
 namespace trainsim {
 namespace {
@@ -22,49 +23,58 @@ class HfFields {
   [[noreturn]] void fail(const std::string& key, const std::string& what) const {
     throw ScenarioError(file_ + ": " + key, what);
   }
-  int64_t integer(const char* key, int64_t min = 1) const {
+  // Every count is checked against the range the loader accepts for the field it becomes
+  // (limits.hpp), so the error names the config's field, not the model's.
+  int64_t integer(const char* key, int64_t min = 1, int64_t max = kMaxCount) const {
     if (!has(key)) fail(key, std::string("missing (required for model_type \"") + type_ + "\")");
-    return to_integer(key, c_[key], min);
+    return to_integer(key, c_[key], min, max);
   }
-  int64_t integer_or(const char* key, int64_t fallback, int64_t min = 1) const {
-    return has(key) ? to_integer(key, c_[key], min) : fallback;
+  int64_t integer_or(const char* key, int64_t fallback, int64_t min = 1, int64_t max = kMaxCount) const {
+    return has(key) ? to_integer(key, c_[key], min, max) : fallback;
   }
   // The first of several aliases that is present (GPT-2 n_embd vs hidden_size, ...).
-  int64_t integer_any(std::initializer_list<const char*> keys, int64_t min = 1) const {
+  int64_t integer_any(std::initializer_list<const char*> keys, int64_t min = 1,
+                      int64_t max = kMaxCount) const {
     for (const char* k : keys)
-      if (has(k)) return to_integer(k, c_[k], min);
+      if (has(k)) return to_integer(k, c_[k], min, max);
     std::string names;
     for (const char* k : keys) names += (names.empty() ? "" : " / ") + std::string(k);
     fail(*keys.begin(), "missing (also looked for " + names + ")");
   }
   bool boolean_or(const char* key, bool fallback) const {
     if (!has(key)) return fallback;
-    if (!c_[key].is_boolean()) fail(key, "expected true or false, got " + json_type_name(c_[key]));
+    if (!c_[key].is_boolean()) fail(key, "expected true or false, got " + describe_json_value(c_[key]));
     return c_[key].get<bool>();
   }
   std::string string_or(const char* key, const std::string& fallback) const {
     if (!has(key)) return fallback;
-    if (!c_[key].is_string()) fail(key, "expected a string, got " + json_type_name(c_[key]));
+    if (!c_[key].is_string()) fail(key, "expected a string, got " + describe_json_value(c_[key]));
     return c_[key].get<std::string>();
   }
   void set_type(const std::string& t) { type_ = t; }
 
  private:
-  int64_t to_integer(const std::string& key, const json& v, int64_t min) const {
+  int64_t to_integer(const std::string& key, const json& v, int64_t min, int64_t max) const {
     // HF writes integers; a float with an integral value (4096.0) is accepted.
-    if (v.is_number_integer() || v.is_number_unsigned()) {
-      const int64_t i = v.get<int64_t>();
-      if (i < min) fail(key, "must be >= " + std::to_string(min) + ", got " + std::to_string(i));
-      if (i > (int64_t{1} << 40)) fail(key, "implausibly large: " + std::to_string(i));
-      return i;
+    int64_t i = 0;
+    if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(max)) {
+      fail(key, "must be at most " + std::to_string(max) + ", got " + describe_json_value(v));
+    } else if (v.is_number_integer()) {
+      i = v.get<int64_t>();
+    } else if (v.is_number_float() && std::isfinite(v.get<double>()) &&
+               v.get<double>() == std::floor(v.get<double>()) && std::fabs(v.get<double>()) < 9e15) {
+      i = static_cast<int64_t>(v.get<double>());
+    } else if (v.is_number_float() && std::isfinite(v.get<double>()) &&
+               v.get<double>() == std::floor(v.get<double>())) {
+      fail(key, "must be at most " + std::to_string(max) + ", got " + describe_json_value(v));
+    } else {
+      fail(key, "expected an integer, got " + describe_json_value(v));
     }
-    if (v.is_number_float()) {
-      const double d = v.get<double>();
-      if (std::isfinite(d) && d == std::floor(d) && std::fabs(d) < 1e12)
-        return to_integer(key, json(static_cast<int64_t>(d)), min);
-    }
-    fail(key, "expected an integer, got " + json_type_name(v) + " " + v.dump());
+    if (i < min) fail(key, "must be >= " + std::to_string(min) + ", got " + std::to_string(i));
+    if (i > max) fail(key, "must be at most " + std::to_string(max) + ", got " + std::to_string(i));
+    return i;
   }
+  static constexpr int64_t kMaxCount = int64_t{1} << 40;
   const json& c_;
   std::string file_;
   std::string type_ = "?";
@@ -95,6 +105,20 @@ json hf_config_to_model_json(const json& config, const std::string& path, int64_
     type = f.has("n_layer") && f.has("n_embd") ? "gpt2" : "llama";
     notes.push_back("no model_type; read as " + type);
   }
+  // The families whose field names this reader knows; any other model_type may name its
+  // fields alike and mean something else, so it is refused rather than read as Llama.
+  static const char* kKnown[] = {"gpt2",    "llama",     "mistral",     "mixtral",
+                                 "qwen2",   "qwen2_moe", "qwen3",       "qwen3_moe",
+                                 "deepseek_v2", "deepseek_v3", "gpt_neox"};
+  bool known = false;
+  std::string known_list;
+  for (const char* k : kKnown) {
+    known = known || type == k;
+    known_list += (known_list.empty() ? "" : ", ") + std::string(k);
+  }
+  if (!known)
+    f.fail("model_type", "unknown model_type \"" + safe_excerpt(type) + "\"; this importer reads " +
+                             known_list + " (for another family, write the model object by hand)");
   f.set_type(type);
 
   json m = json::object();
@@ -108,24 +132,24 @@ json hf_config_to_model_json(const json& config, const std::string& path, int64_
   if (type == "gpt2") {
     // transformers GPT2Config: n_layer, n_embd, n_head, n_inner (null = 4 n_embd), n_positions;
     // GELU MLP, tied input/output embeddings (PretrainedConfig default).
-    m["layers"] = f.integer_any({"n_layer", "num_hidden_layers"});
-    m["hidden"] = f.integer_any({"n_embd", "hidden_size"});
-    m["heads"] = f.integer_any({"n_head", "num_attention_heads"});
+    m["layers"] = f.integer_any({"n_layer", "num_hidden_layers"}, 1, limits::kMaxLayers);
+    m["hidden"] = f.integer_any({"n_embd", "hidden_size"}, 1, limits::kMaxHidden);
+    m["heads"] = f.integer_any({"n_head", "num_attention_heads"}, 1, limits::kMaxHeads);
     m["kv_heads"] = m["heads"];
-    m["ffn_hidden"] = f.integer_or("n_inner", 4 * m["hidden"].get<int64_t>());
+    m["ffn_hidden"] = f.integer_or("n_inner", 4 * m["hidden"].get<int64_t>(), 1, limits::kMaxFfnHidden);
     m["ffn_act"] = "gelu";
-    m["vocab"] = f.integer("vocab_size");
+    m["vocab"] = f.integer("vocab_size", 1, limits::kMaxVocab);
     m["tied_embeddings"] = f.boolean_or("tie_word_embeddings", true);
     for (const char* k : {"n_positions", "n_ctx", "max_position_embeddings"})
       if (max_context == 0) max_context = f.integer_or(k, 0);
     notes.push_back("learned position embeddings (n_positions x n_embd) are not counted");
   } else {
     // Llama-style fields (LlamaConfig and the families that copy it).
-    m["layers"] = f.integer("num_hidden_layers");
-    m["hidden"] = f.integer("hidden_size");
-    const int64_t heads = f.integer("num_attention_heads");
+    m["layers"] = f.integer("num_hidden_layers", 1, limits::kMaxLayers);
+    m["hidden"] = f.integer("hidden_size", 1, limits::kMaxHidden);
+    const int64_t heads = f.integer("num_attention_heads", 1, limits::kMaxHeads);
     m["heads"] = heads;
-    m["kv_heads"] = f.integer_or("num_key_value_heads", heads);
+    m["kv_heads"] = f.integer_or("num_key_value_heads", heads, 1, limits::kMaxHeads);
     const int64_t kv = m["kv_heads"].get<int64_t>();
     if (kv > heads || heads % kv != 0)
       f.fail("num_key_value_heads", "must divide num_attention_heads (" + std::to_string(heads) +
@@ -133,16 +157,16 @@ json hf_config_to_model_json(const json& config, const std::string& path, int64_
     if (m["hidden"].get<int64_t>() % heads != 0)
       f.fail("num_attention_heads", "must divide hidden_size (" +
                                         std::to_string(m["hidden"].get<int64_t>()) + ")");
-    if (f.has("head_dim") && f.integer("head_dim") * heads != m["hidden"].get<int64_t>())
+    if (f.has("head_dim") && f.integer("head_dim", 1, limits::kMaxHidden) * heads != m["hidden"].get<int64_t>())
       notes.push_back("head_dim x heads != hidden_size; attention width approximated as hidden_size");
     const std::string act = f.string_or("hidden_act", type == "gpt_neox" ? "gelu" : "silu");
     const bool gated = type != "gpt_neox" && gated_activation(act);
     m["ffn_act"] = gated ? "swiglu" : "gelu";
     if (!gated && act != "gelu" && act != "gelu_new" && act != "gelu_fast" &&
         act != "gelu_pytorch_tanh")
-      notes.push_back("hidden_act \"" + act + "\" costed as a non-gated GELU MLP");
-    m["ffn_hidden"] = f.integer_or("intermediate_size", 4 * m["hidden"].get<int64_t>());
-    m["vocab"] = f.integer("vocab_size");
+      notes.push_back("hidden_act \"" + safe_excerpt(act) + "\" costed as a non-gated GELU MLP");
+    m["ffn_hidden"] = f.integer_or("intermediate_size", 4 * m["hidden"].get<int64_t>(), 1, limits::kMaxFfnHidden);
+    m["vocab"] = f.integer("vocab_size", 1, limits::kMaxVocab);
     // LlamaConfig, MistralConfig, Qwen2Config, GPTNeoXConfig, DeepseekV3Config default false.
     m["tied_embeddings"] = f.boolean_or("tie_word_embeddings", false);
     max_context = f.integer_or("max_position_embeddings", 0);
@@ -150,19 +174,19 @@ json hf_config_to_model_json(const json& config, const std::string& path, int64_
     if (type == "mixtral" || (f.has("num_local_experts") && !f.has("n_routed_experts"))) {
       // MixtralConfig: every layer's MLP is num_local_experts SwiGLU experts of
       // intermediate_size, top num_experts_per_tok.
-      const int64_t experts = f.integer("num_local_experts");
+      const int64_t experts = f.integer("num_local_experts", 1, limits::kMaxExperts);
       m["moe"] = {{"experts", experts},
-                  {"top_k", f.integer_or("num_experts_per_tok", 2)},
+                  {"top_k", f.integer_or("num_experts_per_tok", 2, 1, limits::kMaxExperts)},
                   {"expert_ffn_hidden", m["ffn_hidden"]}};
     } else if (type == "deepseek_v2" || type == "deepseek_v3" || f.has("n_routed_experts")) {
       // DeepseekV3Config: n_routed_experts of moe_intermediate_size, n_shared_experts of the same
       // size, the first first_k_dense_replace layers dense with intermediate_size.
-      const int64_t experts = f.integer("n_routed_experts");
+      const int64_t experts = f.integer("n_routed_experts", 1, limits::kMaxExperts);
       m["moe"] = {{"experts", experts},
-                  {"top_k", f.integer("num_experts_per_tok")},
-                  {"expert_ffn_hidden", f.integer("moe_intermediate_size")},
-                  {"shared_experts", f.integer_or("n_shared_experts", 0, 0)},
-                  {"dense_layers", f.integer_or("first_k_dense_replace", 0, 0)}};
+                  {"top_k", f.integer("num_experts_per_tok", 1, limits::kMaxExperts)},
+                  {"expert_ffn_hidden", f.integer("moe_intermediate_size", 1, limits::kMaxFfnHidden)},
+                  {"shared_experts", f.integer_or("n_shared_experts", 0, 0, limits::kMaxSharedExperts)},
+                  {"dense_layers", f.integer_or("first_k_dense_replace", 0, 0, limits::kMaxLayers)}};
       if (f.integer_or("moe_layer_freq", 1) != 1)
         notes.push_back("moe_layer_freq != 1: every layer after the dense ones is costed as MoE");
       if (f.has("kv_lora_rank"))
@@ -174,12 +198,12 @@ json hf_config_to_model_json(const json& config, const std::string& path, int64_
     } else if (type == "qwen2_moe" || type == "qwen3_moe" || f.has("num_experts")) {
       // Qwen2MoeConfig: num_experts of moe_intermediate_size, one shared expert of
       // shared_expert_intermediate_size (expressed as that many routed-expert widths).
-      const int64_t experts = f.integer("num_experts");
-      const int64_t width = f.integer("moe_intermediate_size");
+      const int64_t experts = f.integer("num_experts", 1, limits::kMaxExperts);
+      const int64_t width = f.integer("moe_intermediate_size", 1, limits::kMaxFfnHidden);
       json moe = {{"experts", experts},
-                  {"top_k", f.integer("num_experts_per_tok")},
+                  {"top_k", f.integer("num_experts_per_tok", 1, limits::kMaxExperts)},
                   {"expert_ffn_hidden", width}};
-      const int64_t shared = f.integer_or("shared_expert_intermediate_size", 0, 0);
+      const int64_t shared = f.integer_or("shared_expert_intermediate_size", 0, 0, limits::kMaxFfnHidden);
       if (shared > 0) {
         const int64_t count = std::max<int64_t>(1, (shared + width / 2) / width);
         moe["shared_experts"] = count;
@@ -198,12 +222,6 @@ json hf_config_to_model_json(const json& config, const std::string& path, int64_
     if (type == "gpt_neox" && config.contains("rotary_pct"))
       notes.push_back("GPT-NeoX parallel residual and partial rotary embeddings do not change "
                       "the costs");
-    static const char* kKnown[] = {"llama", "mistral", "mixtral", "qwen2", "qwen2_moe",
-                                   "qwen3", "qwen3_moe", "deepseek_v2", "deepseek_v3",
-                                   "gpt_neox"};
-    bool known = false;
-    for (const char* k : kKnown) known = known || type == k;
-    if (!known) notes.push_back("model_type \"" + type + "\" read with Llama field names");
   }
   if (m.contains("moe")) {
     const json& moe = m["moe"];

@@ -1,6 +1,7 @@
 #include "models/scenario/json_reader.hpp"
 
 #include <cmath>
+#include <cstdio>
 
 #include "models/core/scenario_error.hpp"
 
@@ -13,6 +14,28 @@ std::string json_type_name(const nlohmann::json& v) {
   if (v.is_string()) return "a string";
   if (v.is_array()) return "a list";
   if (v.is_object()) return "an object";
+  return "an unsupported value";
+}
+
+std::string safe_excerpt(const std::string& s, std::size_t max_chars) {
+  std::string out;
+  for (std::size_t i = 0; i < s.size() && out.size() < max_chars; ++i) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    out += c >= 0x20 && c < 0x7f ? static_cast<char>(c) : '?';
+  }
+  if (s.size() > max_chars) out += "...";
+  return out;
+}
+
+std::string describe_json_value(const nlohmann::json& v) {
+  if (v.is_null()) return "null";
+  if (v.is_boolean()) return v.get<bool>() ? "true" : "false";
+  if (v.is_number_unsigned()) return "the number " + std::to_string(v.get<uint64_t>());
+  if (v.is_number_integer()) return "the number " + std::to_string(v.get<int64_t>());
+  if (v.is_number_float()) return "the number " + v.dump();  // shortest form that reads back
+  if (v.is_string()) return "a string (" + std::to_string(v.get_ref<const std::string&>().size()) + " characters)";
+  if (v.is_array()) return "a list of " + std::to_string(v.size()) + (v.size() == 1 ? " item" : " items");
+  if (v.is_object()) return "an object with " + std::to_string(v.size()) + (v.size() == 1 ? " key" : " keys");
   return "an unsupported value";
 }
 
@@ -38,17 +61,17 @@ int64_t json_to_integer(const nlohmann::json& v, const std::string& path, int64_
   if (v.is_number_integer()) {
     if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX))
       throw ScenarioError(path, "expected an integer " + describe_int_range(min, max) + ", got " +
-                                    v.dump());
+                                    describe_json_value(v));
     value = v.get<int64_t>();
   } else if (v.is_number_float()) {
     const double d = v.get<double>();
     if (!std::isfinite(d) || d != std::floor(d) || std::fabs(d) > 9.0e15)
       throw ScenarioError(path, "expected an integer " + describe_int_range(min, max) + ", got " +
-                                    v.dump());
+                                    describe_json_value(v));
     value = static_cast<int64_t>(d);
   } else {
     throw ScenarioError(path, "expected an integer " + describe_int_range(min, max) + ", got " +
-                                  json_type_name(v) + " " + v.dump(-1).substr(0, 40));
+                                  describe_json_value(v));
   }
   if (value < min || value > max)
     throw ScenarioError(path, "expected an integer " + describe_int_range(min, max) + ", got " +
@@ -60,12 +83,12 @@ double json_to_quantity(const nlohmann::json& v, units::Kind kind, const std::st
   if (v.is_number()) {
     const double d = v.get<double>();
     if (!std::isfinite(d)) throw ScenarioError(path, "expected a finite number");
-    if (d < 0) throw ScenarioError(path, "expected a non-negative quantity, got " + v.dump());
+    if (d < 0) throw ScenarioError(path, "expected a non-negative quantity, got " + describe_json_value(v));
     return d;
   }
   if (v.is_string()) return units::parse(v.get<std::string>(), kind, path);
   throw ScenarioError(path, "expected a number or a string with a unit (" +
-                                units::accepted_units(kind) + "), got " + json_type_name(v));
+                                units::accepted_units(kind) + "), got " + describe_json_value(v));
 }
 
 JsonReader::JsonReader(const nlohmann::json& object, std::string path)
@@ -106,10 +129,10 @@ int64_t JsonReader::integer_or(const std::string& key, int64_t fallback, int64_t
 double JsonReader::number(const std::string& key, double min, double max) {
   const nlohmann::json& v = require(key);
   if (!v.is_number())
-    fail(key, "expected a number " + describe_range(min, max) + ", got " + json_type_name(v));
+    fail(key, "expected a number " + describe_range(min, max) + ", got " + describe_json_value(v));
   const double d = v.get<double>();
   if (!std::isfinite(d) || d < min || d > max)
-    fail(key, "expected a number " + describe_range(min, max) + ", got " + v.dump());
+    fail(key, "expected a number " + describe_range(min, max) + ", got " + describe_json_value(v));
   return d;
 }
 double JsonReader::number_or(const std::string& key, double fallback, double min, double max) {
@@ -117,10 +140,14 @@ double JsonReader::number_or(const std::string& key, double fallback, double min
 }
 
 double JsonReader::quantity(const std::string& key, units::Kind kind, double min, double max) {
-  const double d = json_to_quantity(require(key), kind, child_path(key));
-  if (d < min || d > max)
+  const nlohmann::json& v = require(key);
+  const double d = json_to_quantity(v, kind, child_path(key));
+  if (d < min || d > max) {
+    char si[48];
+    std::snprintf(si, sizeof si, "%.6g", d);
     fail(key, "expected a value " + describe_range(min, max) + " (SI base units), got " +
-                  require(key).dump());
+                  (v.is_string() ? "\"" + safe_excerpt(v.get<std::string>()) + "\" = " + si : std::string(si)));
+  }
   return d;
 }
 double JsonReader::quantity_or(const std::string& key, units::Kind kind, double fallback,
@@ -131,13 +158,13 @@ double JsonReader::quantity_or(const std::string& key, units::Kind kind, double 
 bool JsonReader::boolean_or(const std::string& key, bool fallback) {
   const nlohmann::json* v = raw(key);
   if (!v) return fallback;
-  if (!v->is_boolean()) fail(key, "expected true or false, got " + json_type_name(*v));
+  if (!v->is_boolean()) fail(key, "expected true or false, got " + describe_json_value(*v));
   return v->get<bool>();
 }
 
 std::string JsonReader::string(const std::string& key) {
   const nlohmann::json& v = require(key);
-  if (!v.is_string()) fail(key, "expected a string, got " + json_type_name(v));
+  if (!v.is_string()) fail(key, "expected a string, got " + describe_json_value(v));
   return v.get<std::string>();
 }
 std::string JsonReader::string_or(const std::string& key, const std::string& fallback) {
@@ -152,7 +179,7 @@ std::string JsonReader::choice(const std::string& key, std::initializer_list<con
     list += list.empty() ? "" : ", ";
     list += std::string("\"") + a + "\"";
   }
-  fail(key, "unknown value \"" + s + "\"; expected one of " + list);
+  fail(key, "unknown value \"" + safe_excerpt(s) + "\"; expected one of " + list);
 }
 std::string JsonReader::choice_or(const std::string& key,
                                   std::initializer_list<const char*> allowed,
@@ -169,7 +196,7 @@ void JsonReader::finish(std::initializer_list<const char*> also_allowed) const {
     std::string list;
     for (const auto& k : read_) list += (list.empty() ? "" : ", ") + k;
     for (const char* a : also_allowed) list += (list.empty() ? "" : ", ") + std::string(a);
-    throw ScenarioError(child_path(it.key()), "unknown key; this object accepts: " + list);
+    throw ScenarioError(child_path(safe_excerpt(it.key())), "unknown key; this object accepts: " + list);
   }
 }
 

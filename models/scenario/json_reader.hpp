@@ -59,4 +59,13 @@ int64_t json_to_integer(const nlohmann::json& v, const std::string& path, int64_
 double json_to_quantity(const nlohmann::json& v, units::Kind kind, const std::string& path);
 std::string json_type_name(const nlohmann::json& v);
 
+// What an error message may say about a value it rejects (the value may come from any file):
+// its type, and for a number or a boolean the value itself; never a string's content, never a
+// container's elements (and no recursion: a value may nest deeply). "a string (12 characters)",
+// "a list of 3 items", "the number 1e+30".
+std::string describe_json_value(const nlohmann::json& v);
+// At most `max_chars` of `s`, printable ASCII only (other bytes as '?'), "..." when cut: for the
+// rare message that must quote a user's own word (an unknown choice, a key).
+std::string safe_excerpt(const std::string& s, std::size_t max_chars = 40);
+
 }  // namespace trainsim

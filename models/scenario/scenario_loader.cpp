@@ -13,7 +13,9 @@
 #include "models/cost/compute/kernel_params_json.hpp"
 #include "models/cost/collectives/collective_cost.hpp"
 #include "models/scenario/hf_config.hpp"
+#include "models/scenario/input_file.hpp"
 #include "models/scenario/json_reader.hpp"
+#include "models/scenario/limits.hpp"
 #include "models/core/scenario_error.hpp"
 
 #ifndef TRAINSIM_SOURCE_SCENARIOS_DIR
@@ -27,8 +29,7 @@ using nlohmann::json;
 namespace {
 
 constexpr int kMaxBaseDepth = 16;
-constexpr int64_t kMaxGpus = int64_t{1} << 24;  // 16.7M GPUs: far past any cluster built
-constexpr std::uintmax_t kMaxFileBytes = 64ull << 20;
+constexpr int64_t kMaxGpus = limits::kMaxGpus;
 
 bool valid_preset_name(const std::string& name) {
   if (name.empty() || name.size() > 128) return false;
@@ -44,7 +45,7 @@ struct PresetResolver {
 
   json load_preset(const std::string& kind, const std::string& name, const std::string& path) {
     if (!valid_preset_name(name))
-      throw ScenarioError(path, "\"" + name + "\" is not a valid preset name (letters, digits, -, _, .)");
+      throw ScenarioError(path, "\"" + safe_excerpt(name) + "\" is not a valid preset name (letters, digits, -, _, .)");
     for (const auto& dir : dirs) {
       fs::path file = fs::path(dir) / kind / (name + ".json");
       std::error_code ec;
@@ -110,21 +111,6 @@ struct PresetResolver {
   }
 };
 
-std::string read_file_text(const std::string& file_path, const std::string& what) {
-  std::error_code ec;
-  if (!fs::exists(file_path, ec)) throw ScenarioError(file_path, what + " file not found");
-  if (fs::is_directory(file_path, ec))
-    throw ScenarioError(file_path, what + " path is a folder, expected a JSON file");
-  const auto size = fs::file_size(file_path, ec);
-  if (!ec && size > kMaxFileBytes)
-    throw ScenarioError(file_path, what + " file is larger than 64 MiB; refusing to read it");
-  std::ifstream in(file_path, std::ios::binary);
-  if (!in) throw ScenarioError(file_path, "cannot open " + what + " file");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 Precision parse_precision(const std::string& s) {
   if (s == "fp32") return Precision::kFp32;
   if (s == "fp16") return Precision::kFp16;
@@ -179,9 +165,9 @@ ModelSpec parse_model(const json& j, const std::string& path) {
   JsonReader r(j, path);
   ModelSpec m;
   m.name = r.string_or("name", "custom");
-  m.layers = static_cast<int>(r.integer("layers", 1, 100000));
-  m.hidden = r.integer("hidden", 1, 1 << 22);
-  m.heads = static_cast<int>(r.integer("heads", 1, 1 << 16));
+  m.layers = static_cast<int>(r.integer("layers", 1, limits::kMaxLayers));
+  m.hidden = r.integer("hidden", 1, limits::kMaxHidden);
+  m.heads = static_cast<int>(r.integer("heads", 1, limits::kMaxHeads));
   m.kv_heads = static_cast<int>(r.integer_or("kv_heads", m.heads, 1, m.heads));
   if (m.heads % m.kv_heads != 0)
     r.fail("kv_heads", "must divide heads (" + std::to_string(m.heads) + "), got " +
@@ -191,17 +177,17 @@ ModelSpec parse_model(const json& j, const std::string& path) {
                         std::to_string(m.heads));
   const std::string act = r.choice_or("ffn_act", {"gelu", "swiglu"}, "gelu");
   m.ffn_act = act == "swiglu" ? FfnActivation::kSwiglu : FfnActivation::kGelu;
-  m.ffn_hidden = r.integer_or("ffn_hidden", 4 * m.hidden, 1, int64_t{1} << 24);
-  m.vocab = r.integer("vocab", 1, int64_t{1} << 24);
-  m.seq_len = r.integer("seq_len", 1, int64_t{1} << 24);
+  m.ffn_hidden = r.integer_or("ffn_hidden", 4 * m.hidden, 1, limits::kMaxFfnHidden);
+  m.vocab = r.integer("vocab", 1, limits::kMaxVocab);
+  m.seq_len = r.integer("seq_len", 1, limits::kMaxSeqLen);
   m.tied_embeddings = r.boolean_or("tied_embeddings", false);
   if (const json* moe = r.raw("moe")) {
     JsonReader e(*moe, r.child_path("moe"));
     MoeSpec s;
-    s.experts = static_cast<int>(e.integer("experts", 1, 1 << 16));
+    s.experts = static_cast<int>(e.integer("experts", 1, limits::kMaxExperts));
     s.top_k = static_cast<int>(e.integer("top_k", 1, s.experts));
-    s.expert_ffn_hidden = e.integer_or("expert_ffn_hidden", m.ffn_hidden, 1, int64_t{1} << 24);
-    s.shared_experts = static_cast<int>(e.integer_or("shared_experts", 0, 0, 64));
+    s.expert_ffn_hidden = e.integer_or("expert_ffn_hidden", m.ffn_hidden, 1, limits::kMaxFfnHidden);
+    s.shared_experts = static_cast<int>(e.integer_or("shared_experts", 0, 0, limits::kMaxSharedExperts));
     s.dense_layers = static_cast<int>(e.integer_or("dense_layers", 0, 0, m.layers));
     e.finish(kDocKeys);
     m.moe = s;
@@ -221,7 +207,7 @@ ClusterSpec parse_cluster(const json& j, const std::string& path) {
   if (!gpu) r.fail("gpu", "missing (required): a GPU preset name or object");
   c.gpu = parse_gpu(*gpu, r.child_path("gpu"));
   c.nodes = static_cast<int>(r.integer("nodes", 1, kMaxGpus));
-  c.gpus_per_node = static_cast<int>(r.integer("gpus_per_node", 1, 1024));
+  c.gpus_per_node = static_cast<int>(r.integer("gpus_per_node", 1, limits::kMaxGpusPerNode));
   if (int64_t{c.nodes} * c.gpus_per_node > kMaxGpus)
     r.fail("nodes", "nodes x gpus_per_node = " +
                         std::to_string(int64_t{c.nodes} * c.gpus_per_node) +
@@ -295,12 +281,22 @@ ParallelPlan parse_plan(const json& j, const std::string& path) {
   p.expert_tp = static_cast<int>(r.integer_or("expert_tp", p.tp, 1, kMaxDegree));
   p.dp_from_gpus = !r.has("dp");
   p.dp = static_cast<int>(r.integer_or("dp", 0, 1, kMaxDegree));
+  {
+    // Each degree fits; their product must too (a plan of more GPUs than any cluster holds).
+    int64_t product = 1;
+    for (int64_t d : {int64_t{p.tp}, int64_t{p.pp}, int64_t{p.cp}, int64_t{p.dp_from_gpus ? 1 : p.dp}})
+      product = product < 0 ? -1 : limits::checked_product(product, d, kMaxGpus);
+    if (product < 0)
+      r.fail(p.dp_from_gpus ? "tp" : "dp",
+             "plan.tp x plan.pp x plan.cp" + std::string(p.dp_from_gpus ? "" : " x plan.dp") +
+                 " exceeds " + std::to_string(kMaxGpus) + " GPUs, the most a cluster may have");
+  }
   p.sp = r.boolean_or("sp", false);
-  p.vpp = static_cast<int>(r.integer_or("vpp", 1, 1, 1024));
+  p.vpp = static_cast<int>(r.integer_or("vpp", 1, 1, limits::kMaxVirtualStages));
   p.schedule = r.choice_or("schedule",
                            {"gpipe", "1f1b", "interleaved", "zb-h1", "zb-h2", "dualpipe"}, "1f1b");
-  p.micro_batch = r.integer_or("micro_batch", 1, 1, int64_t{1} << 30);
-  p.global_batch = r.integer("global_batch", 1, int64_t{1} << 40);
+  p.micro_batch = r.integer_or("micro_batch", 1, 1, limits::kMaxMicroBatch);
+  p.global_batch = r.integer("global_batch", 1, limits::kMaxGlobalBatch);
   p.zero_stage = static_cast<int>(r.integer_or("zero_stage", 0, 0, 3));
   p.recompute = parse_recompute(r.choice_or("recompute", {"none", "selective", "full"}, "none"));
   if (const json* off = r.raw("offload")) {
@@ -411,10 +407,18 @@ FaultSpec parse_faults(const json& j, const std::string& path) {
   JsonReader r(j, path);
   FaultSpec f;
   f.enabled = true;
-  f.gpu_mtbf_s = r.quantity_or("gpu_mtbf", units::Kind::kTime, 0, 0, 1e15);
-  f.node_mtbf_s = r.quantity_or("node_mtbf", units::Kind::kTime, 0, 0, 1e15);
-  f.link_mtbf_s = r.quantity_or("link_mtbf", units::Kind::kTime, 0, 0, 1e15);
-  f.switch_mtbf_s = r.quantity_or("switch_mtbf", units::Kind::kTime, 0, 0, 1e15);
+  // A component's MTBF: 0 (it never fails), else from a minute (no part fails more often and
+  // still counts as working) to 1e15 s.
+  auto mtbf = [&](const char* key) {
+    const double v = r.quantity_or(key, units::Kind::kTime, 0, 0, 1e15);
+    if (v > 0 && v < 60)
+      r.fail(key, "expected 0 (never fails) or a mean time between failures of at least 60 s");
+    return v;
+  };
+  f.gpu_mtbf_s = mtbf("gpu_mtbf");
+  f.node_mtbf_s = mtbf("node_mtbf");
+  f.link_mtbf_s = mtbf("link_mtbf");
+  f.switch_mtbf_s = mtbf("switch_mtbf");
   if (const json* st = r.raw("stragglers")) f.stragglers = parse_stragglers(*st, r.child_path("stragglers"));
   if (const json* ld = r.raw("link_degradation")) {
     JsonReader d(*ld, r.child_path("link_degradation"));
@@ -507,27 +511,22 @@ std::vector<std::string> default_preset_dirs() {
 }
 
 json read_json_file(const std::string& file_path, const std::string& what) {
-  const std::string text = read_file_text(file_path, what);
-  try {
-    return json::parse(text);
-  } catch (const json::parse_error& e) {
-    // nlohmann reports a byte offset; give line and column too.
-    std::size_t line = 1, col = 1;
-    for (std::size_t i = 0; i < std::min<std::size_t>(e.byte ? e.byte - 1 : 0, text.size()); ++i) {
-      if (text[i] == '\n') ++line, col = 1;
-      else ++col;
-    }
-    throw ScenarioError(file_path, "malformed JSON at line " + std::to_string(line) + ", column " +
-                                       std::to_string(col) + ": " + e.what());
-  }
+  return parse_json_text(read_input_file(file_path, what), file_path + " (" + what + ")");
 }
 
 void apply_override(json& raw, const std::string& dotted_path, const std::string& value) {
   if (dotted_path.empty()) throw ScenarioError("--set", "empty path in --set");
+  // A path nests as deep as it has components: the same cap as a file's nesting.
+  if (std::count(dotted_path.begin(), dotted_path.end(), '.') >= kMaxJsonDepth)
+    throw ScenarioError("--set " + safe_excerpt(dotted_path), "a path of more than " +
+                                                                  std::to_string(kMaxJsonDepth) + " components");
   json parsed;
   try {
-    parsed = json::parse(value);
-  } catch (const json::parse_error&) {
+    parsed = parse_json_text(value, "--set " + safe_excerpt(dotted_path, 120));
+  } catch (const JsonSyntaxError& e) {
+    // Not JSON: the value is a string ("plan.schedule=interleaved"); but a number too large for
+    // a double, or nesting beyond the cap, is an error, not a word.
+    if (e.number_overflow() || e.reason().find("nests deeper") != std::string::npos) throw;
     parsed = value;
   }
   json* node = &raw;
@@ -537,10 +536,10 @@ void apply_override(json& raw, const std::string& dotted_path, const std::string
     const std::size_t dot = dotted_path.find('.', start);
     const std::string key = dotted_path.substr(start, dot == std::string::npos ? std::string::npos
                                                                                 : dot - start);
-    if (key.empty()) throw ScenarioError("--set " + dotted_path, "empty component in path");
+    if (key.empty()) throw ScenarioError("--set " + safe_excerpt(dotted_path), "empty component in path");
     walked += (walked.empty() ? "" : ".") + key;
     if (!node->is_object())
-      throw ScenarioError("--set " + dotted_path, walked + " is not inside an object");
+      throw ScenarioError("--set " + safe_excerpt(dotted_path), safe_excerpt(walked) + " is not inside an object");
     if (dot == std::string::npos) {
       (*node)[key] = parsed;
       return;
@@ -611,9 +610,19 @@ Scenario parse_scenario(const json& resolved) {
   if (const json* training = r.raw("training")) s.training = parse_training(*training, "training");
   r.finish({"source", "notes"});
   if (s.plan.dp_from_gpus) {
+    // parse_plan bounded tp x pp x cp by kMaxGpus: no overflow.
     const int64_t inner = int64_t{s.plan.tp} * s.plan.pp * s.plan.cp;
     s.plan.dp = static_cast<int>(std::max<int64_t>(1, s.cluster.total_gpus() / inner));
   }
+  // Micro-batches per step: global_batch / (micro_batch x dp) (both <= 2^40 x 2^24: no overflow).
+  const int64_t per_micro_batch = s.plan.micro_batch * int64_t{s.plan.dp};
+  const int64_t micro_batches = s.plan.global_batch / per_micro_batch;
+  if (micro_batches > limits::kMaxMicroBatchesPerStep)
+    throw ScenarioError("plan.global_batch",
+                        std::to_string(s.plan.global_batch) + " sequences over plan.micro_batch x plan.dp = " +
+                            std::to_string(per_micro_batch) + " make " + std::to_string(micro_batches) +
+                            " micro-batches per step; at most " +
+                            std::to_string(limits::kMaxMicroBatchesPerStep) + " are supported");
   return s;
 }
 

@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <functional>
 
+#include "models/core/result_json.hpp"
 #include "models/scenario/json_reader.hpp"
 #include "models/core/scenario_error.hpp"
 
@@ -52,7 +53,7 @@ int64_t resolve_integer(const json& v, const json& base_resolved, const std::str
   if (v.is_string()) {
     const json* target = find_path(base_resolved, v.get<std::string>());
     if (!target || !target->is_number_integer())
-      throw ScenarioError(path, "\"" + v.get<std::string>() + "\" is not an integer field of the base scenario");
+      throw ScenarioError(path, "\"" + safe_excerpt(v.get<std::string>()) + "\" is not an integer field of the base scenario");
     return target->get<int64_t>();
   }
   return json_to_integer(v, path, 1, int64_t{1} << 40);
@@ -81,7 +82,23 @@ SweepSpec parse_sweep(const json& j, const std::string& dir, const LoadOptions& 
   }
   // The base must itself be a valid scenario.
   const json base_resolved = resolve_scenario_json(s.base_raw, options, s.base_dir);
-  parse_scenario(base_resolved);
+  const json base_scenario = to_json(parse_scenario(base_resolved));
+  // Names in constraints and objectives must mean something: a typo would make every plan fail
+  // (or pass) its constraint and the sweep would report it as a result. A name is known when it
+  // resolves on a result row (every key of result_to_json) or on the base scenario; optional
+  // sections an axis may switch on (model.moe, training.faults) are accepted as they are.
+  json sample_row = result_to_json(Result{});
+  sample_row["plan"]["offload_optimizer"] = false;  // the one plan key a sweep row adds
+  const auto known = row_lookup(sample_row, base_scenario);
+  auto check_names = [&](const Expression& e, const std::string& path) {
+    for (const std::string& n : e.names()) {
+      if (known(n) || n.rfind("model.moe.", 0) == 0 || n.rfind("training.faults.", 0) == 0) continue;
+      throw ScenarioError(path, "unknown name \"" + safe_excerpt(n) +
+                                    "\"; names are result keys (step_time_s, tokens_per_s, mfu, "
+                                    "memory.peak_bytes, ...), scenario paths (plan.tp, model.layers, "
+                                    "cluster.gpu.hbm_capacity, ...) and hbm, gpus, nodes, gpus_per_node");
+    }
+  };
 
   const json* axes = r.raw("axes");
   if (!axes || !axes->is_array() || axes->empty())
@@ -144,6 +161,7 @@ SweepSpec parse_sweep(const json& j, const std::string& dir, const LoadOptions& 
       const std::string cpath = "constraints[" + std::to_string(i) + "]";
       if (!(*cons)[i].is_string()) throw ScenarioError(cpath, "expected an expression string");
       s.constraints.push_back(Expression::parse((*cons)[i].get<std::string>(), cpath));
+      check_names(s.constraints.back(), cpath);
     }
   }
   s.objective = Expression::parse("tokens_per_s", "objective");
@@ -154,6 +172,7 @@ SweepSpec parse_sweep(const json& j, const std::string& dir, const LoadOptions& 
     s.maximize = o.has("maximize");
     const std::string key = s.maximize ? "maximize" : "minimize";
     s.objective = Expression::parse(o.string(key), o.child_path(key));
+    check_names(s.objective, o.child_path(key));
     o.finish();
   }
   s.top_k = static_cast<int>(r.integer_or("top_k", 10, 1, 100000));

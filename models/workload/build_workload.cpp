@@ -323,13 +323,15 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r) {
     };
     return reduce(max_stage_dense, dp_group) + reduce(max_stage_expert, expert_dp_group);
   };
-  auto dp_bytes = [&](const CompressionStage* stage) {
+  // Bytes one GPU sends reducing `dense` and `expert` gradients (a ring all-reduce's 2 (n-1)/n
+  // of each buffer, over its data-parallel and its expert-data-parallel group).
+  auto stage_dp_bytes = [&](const CompressionStage* stage, double dense, double expert) {
     CompressionEffect ce;
     if (stage) ce = compression_effect(*stage, h);
-    const double n = dp_group.ranks;
-    if (n <= 1) return 0.0;
-    return max_stage_dense * sb.grads * ce.wire_ratio * 2 * (n - 1) / n;
+    auto part = [&](double params, double n) { return n > 1 ? params * sb.grads * ce.wire_ratio * 2 * (n - 1) / n : 0.0; };
+    return part(dense, dp_group.ranks) + part(expert, expert_dp_group.ranks);
   };
+  auto dp_bytes = [&](const CompressionStage* stage) { return stage_dp_bytes(stage, max_stage_dense, max_stage_expert); };
   // Average over the training run when compression stages change with the step.
   double dp_s = 0, dp_bytes_avg = 0;
   if (p.zero_stage < 3) {
@@ -363,10 +365,14 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r) {
   }
   const int kDpIndex = static_cast<int>(CommPurpose::kDp);
   r.dp_bytes = dp_bytes_avg + traffic_per_gpu[kDpIndex][0];
-  // Gradient buckets of every stage's groups: each rank sends its share of the all-reduce of its
-  // stage's dense gradients (dp_bytes_avg is the largest stage's).
-  for (const StageWork& sw : w.stages)
-    if (max_stage_dense > 0) traffic_per_gpu[kDpIndex][1] += dp_bytes_avg * sw.dense_params / max_stage_dense * stage_gpus;
+  // Gradient buckets of every stage's groups: each rank sends its share of its stage's
+  // reductions, at the run's average compression (dp_bytes_avg is the largest stage's).
+  {
+    const double base = dp_bytes(nullptr);
+    const double ratio = base > 0 ? dp_bytes_avg / base : 0;
+    for (const StageWork& sw : w.stages)
+      traffic_per_gpu[kDpIndex][1] += ratio * stage_dp_bytes(nullptr, sw.dense_params, sw.expert_params) * stage_gpus;
+  }
 
   // ---- optimizer step ----
   const double zero_degree = p.zero_stage >= 1 ? dp_group.ranks : 1;

@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "models/schedules/pipeline_schedule.hpp"
+#include "models/scenario/limits.hpp"
 
 namespace trainsim {
 namespace {
@@ -17,9 +18,21 @@ std::string check_plan_structure(const Scenario& sc) {
   const ClusterSpec& c = sc.cluster;
   const ParallelPlan& p = sc.plan;
   const int64_t gpus = c.total_gpus();
-  const int64_t used = int64_t{p.tp} * p.pp * p.dp * p.cp;
-  if (p.dp_from_gpus && gpus % (int64_t{p.tp} * p.pp * p.cp) != 0)
-    return "plan.tp x plan.pp x plan.cp = " + str(int64_t{p.tp} * p.pp * p.cp) +
+  // Degrees and batch sizes may come from code as well as from the loader: every product is
+  // checked (limits.hpp), none may wrap.
+  if (p.tp < 1 || p.pp < 1 || p.dp < 1 || p.cp < 1 || p.ep < 1 || p.vpp < 1)
+    return "plan.tp, plan.pp, plan.dp, plan.cp, plan.ep and plan.vpp must be >= 1";
+  if (p.micro_batch < 1 || p.global_batch < 1)
+    return "plan.micro_batch and plan.global_batch must be >= 1";
+  const int64_t inner = limits::checked_product(
+      limits::checked_product(p.tp, p.pp, limits::kMaxGpus), p.cp, limits::kMaxGpus);
+  const int64_t used = inner < 0 ? -1 : limits::checked_product(inner, p.dp, limits::kMaxGpus);
+  if (used < 0)
+    return "plan.tp x plan.pp x plan.dp x plan.cp = " + str(p.tp) + "x" + str(p.pp) + "x" +
+           str(p.dp) + "x" + str(p.cp) + " exceeds " + str(limits::kMaxGpus) +
+           " GPUs, the most a cluster may have";
+  if (p.dp_from_gpus && gpus % inner != 0)
+    return "plan.tp x plan.pp x plan.cp = " + str(inner) +
            " does not divide the cluster's " + str(gpus) + " GPUs";
   if (used != gpus)
     return "plan.tp x plan.pp x plan.dp x plan.cp = " + str(p.tp) + "x" + str(p.pp) + "x" +
@@ -46,7 +59,14 @@ std::string check_plan_structure(const Scenario& sc) {
     return "model.layers (" + str(m.layers) + ") does not split evenly over plan.pp x plan.vpp = " +
            str(chunks) + " stages; give plan.layers_per_stage";
   }
-  if (p.global_batch % (p.micro_batch * p.dp) != 0)
+  const int64_t per_micro_batch = limits::checked_product(p.micro_batch, p.dp, limits::kMaxGlobalBatch);
+  if (per_micro_batch < 0)
+    return "plan.global_batch (" + str(p.global_batch) + ") is smaller than plan.micro_batch x plan.dp (" +
+           str(p.micro_batch) + " x " + str(p.dp) + ")";
+  if (p.global_batch / per_micro_batch > limits::kMaxMicroBatchesPerStep)
+    return "plan.global_batch / (plan.micro_batch x plan.dp) = " + str(p.global_batch / per_micro_batch) +
+           " micro-batches per step; at most " + str(limits::kMaxMicroBatchesPerStep) + " are supported";
+  if (p.global_batch % per_micro_batch != 0)
     return "plan.global_batch (" + str(p.global_batch) + ") is not a multiple of plan.micro_batch x plan.dp (" +
            str(p.micro_batch) + " x " + str(p.dp) + ")";
   if (m.seq_len % p.cp != 0)
@@ -64,9 +84,8 @@ std::string check_plan_structure(const Scenario& sc) {
   if (c.gpu.peak_flops(p.precision) <= 0)
     return std::string("plan.precision \"") + to_string(p.precision) + "\" is not supported by " +
            c.gpu.name + " (no peak rate for it)";
-  const int64_t m_count = p.global_batch / (p.micro_batch * p.dp);
-  std::string sched = schedule_constraint(p.schedule, p.pp, p.vpp, static_cast<int>(
-      std::min<int64_t>(m_count, 1 << 30)));
+  const int64_t m_count = p.global_batch / per_micro_batch;  // <= kMaxMicroBatchesPerStep
+  std::string sched = schedule_constraint(p.schedule, p.pp, p.vpp, static_cast<int>(m_count));
   if (!sched.empty()) return sched;
   return "";
 }

@@ -50,8 +50,8 @@ CASES = [
     ("zero GPUs", edit("cluster.nodes", 0), [], "cluster.nodes"),
     ("a billion GPUs", edit("cluster.nodes", 10**9), [], "cluster.nodes"),
     ("1e18 GPUs per node", edit("cluster.gpus_per_node", 10**18), [], "cluster.gpus_per_node"),
-    ("deeply nested JSON", raw("[" * 200000 + "]" * 200000), [], "must be a JSON object"),
-    ("deeply nested objects", raw('{"a":' * 100000 + "1" + "}" * 100000), [], "schema_version"),
+    ("deeply nested JSON", raw("[" * 200000 + "]" * 200000), [], "nests deeper than 64 levels"),
+    ("deeply nested objects", raw('{"a":' * 100000 + "1" + "}" * 100000), [], "nests deeper than 64 levels"),
     ("100 MB file", None, [], "larger than 64 MiB"),
     ("binary garbage", raw(bytes(range(256)).decode("latin-1") * 64), [], "malformed JSON"),
     ("empty file", raw(""), [], "malformed JSON"),
@@ -111,7 +111,132 @@ CASES = [
     ("horizon too long", edit("training.faults", {"horizon": "1e300s"}), [], "training.faults.horizon"),
     ("failed link unknown", edit("training.faults", {"failed_links": ["leaf9_spine9"]}), ["--fidelity", "simulate"], "training.faults.failed_links[0]"),
     ("failed link not a string", edit("training.faults", {"failed_links": [{}]}), [], "training.faults.failed_links[0]"),
+    # numbers, counts and depth (exit 2 naming the field, never exit 1, a wrap or a signal)
+    ("1e309 literal", raw(json.dumps(BASE).replace('"global_batch": 512', '"global_batch": 1e309')), [], "plan.global_batch: a number too large for a double"),
+    ("--set 1e309", None, ["--set", "plan.tp=1e309"], "--set plan.tp"),
+    ("100k-deep micro_batch", raw(json.dumps(BASE)[:-2].replace('"micro_batch": 4', '"micro_batch": ' + "[" * 100000 + "]" * 100000) + "}}"), [], "nests deeper than 64 levels in plan.micro_batch"),
+    ("100k-deep network", raw(json.dumps(BASE).replace('"nodes": 4', '"nodes": 4, "network": ' + '{"a":' * 100000 + "1" + "}" * 100000)), [], "nests deeper than 64 levels in cluster.network"),
+    ("micro-batches wrap (2^37)", edit("plan", {"dp": 32, "micro_batch": 1, "global_batch": 2**37}), [], "plan.global_batch: 137438953472 sequences"),
+    ("micro-batches wrap (2^36+32)", edit("plan", {"dp": 32, "micro_batch": 1, "global_batch": 2**36 + 32}), [], "micro-batches per step; at most 1073741824"),
+    ("degrees overflow", edit("plan", {"tp": 65536, "pp": 65536, "dp": 65536, "global_batch": 512}), [], "exceeds 16777216 GPUs"),
+    ("hidden 2^32+64", edit("model", {"base": "gpt-1.7b", "hidden": 4294967360}), [], "model.hidden"),
+    ("gpu mtbf of a second", edit("training.faults", {"gpu_mtbf": "1s", "horizon": "1e10s"}), [], "training.faults.gpu_mtbf"),
+    ("long unknown choice", edit("plan.schedule", "x" * 100000), [], "plan.schedule: unknown value"),
 ]
+
+
+SECRET = "rootsecret:$6$saltsalt$hashhashhash:19000:0:99999:7:::"
+
+
+def extra_cases(tmp):
+    """(name, argv, expected exit, expected substring, substrings that must not appear). Paths that
+    are not the JSON they should be, and importers fed nonsense."""
+    def write(name, text, mode="w"):
+        path = os.path.join(tmp, name)
+        with open(path, mode) as f:
+            f.write(text)
+        return path
+    def scenario_with(name, **model):
+        d = json.loads(json.dumps(BASE))
+        d["model"] = model
+        return write(name, json.dumps(d))
+    shadow = write("shadow", SECRET + "\n")
+    str_file = write("token.json", '"SECRET-TOKEN-0123456789" and more')
+    fifo = os.path.join(tmp, "fifo")
+    os.mkfifo(fifo)
+    folder = os.path.join(tmp, "folder")
+    os.makedirs(folder)
+    llama = {"model_type": "llama", "num_hidden_layers": 2, "hidden_size": 256, "num_attention_heads": 4,
+             "vocab_size": 1000, "max_position_embeddings": 512}
+    phi = write("phi.json", json.dumps(dict(llama, model_type="phi3")))
+    typed = write("typed.json", json.dumps(dict(llama, num_hidden_layers="SECRET-VALUE")))
+    base = write("base.json", json.dumps(BASE))
+    cases = []
+    for what, path, expect, forbid in [
+        ("/etc/shadow-like file", shadow, "malformed JSON at line 1, column 1", ["root", "'r'", "last read"]),
+        ("file starting with a JSON string", str_file, "model.hf_config", ["SECRET"]),
+        ("/dev/zero", "/dev/zero", "is a character device", []),
+        ("a FIFO", fifo, "is a FIFO", []),
+        ("a folder", folder, "is a folder", []),
+        ("/proc file (st_size 0)", "/proc/self/status", "malformed JSON", ["Name", "State"]),
+        ("unknown model_type", phi, 'unknown model_type "phi3"', []),
+        ("string where a count goes", typed, "num_hidden_layers: expected an integer, got a string", ["SECRET"]),
+    ]:
+        cases.append(("hf_config: " + what, [T, "run", scenario_with("hf-" + str(len(cases)) + ".json", hf_config=path),
+                      "--fidelity", "estimate"], 2, expect, forbid))
+    for what, path, expect in [("/dev/zero", "/dev/zero", "character device"), ("a FIFO", fifo, "FIFO"),
+                               ("a folder", folder, "folder"), ("/etc/shadow-like", shadow, "malformed JSON")]:
+        cases.append(("--calibration " + what, [T, "run", base, "--fidelity", "estimate", "--calibration", path], 2,
+                      expect, ["root"]))
+    cases.append(("scenario path is a FIFO", [T, "run", fifo], 2, "is a FIFO", []))
+    cases.append(("import-megatron --file is a FIFO", [T, "import-megatron", "--gpus", "8", "--file", fifo], 2,
+                  "is a FIFO", []))
+    cases.append(("import-megatron --file is /dev/zero", [T, "import-megatron", "--gpus", "8", "--file", "/dev/zero"],
+                  2, "character device", []))
+    cases.append(("sweep base is /dev/zero", [T, "sweep", write("sw1.json", json.dumps(
+        {"schema_version": 1, "base": "/dev/zero", "axes": [{"path": "plan.tp", "values": [1]}]})), "--out",
+        os.path.join(tmp, "sw1")], 2, "character device", []))
+    cases.append(("sweep constraint typo", [T, "sweep", write("sw2.json", json.dumps(
+        {"schema_version": 1, "base": BASE, "axes": [{"path": "plan.tp", "values": [1]}],
+         "constraints": ["memory.peak_byts < 0.9 * hbm"]})), "--out", os.path.join(tmp, "sw2")], 2,
+        'unknown name "memory.peak_byts"', []))
+    cases.append(("import-model unknown model_type", [T, "import-model", phi], 2, "model_type", []))
+    cases.append(("import-megatron degrees overflow", [T, "import-megatron",
+                  "--num-layers 4 --hidden-size 64 --num-attention-heads 4 --seq-length 8 --vocab-size 100 "
+                  "--tensor-model-parallel-size 4294967296 --pipeline-model-parallel-size 4294967296"], 2,
+                  "--tensor-model-parallel-size: must be at most 16777216", []))
+    long_str = write("long.json", json.dumps("SECRET" * 1000))
+    cases.append(("cluster file holding one long string", [T, "import-megatron",
+                  "--num-layers 2 --hidden-size 64 --num-attention-heads 4 --seq-length 8 --vocab-size 100",
+                  "--cluster", long_str], 2, "is not a valid preset name", ["SECRET" * 8]))
+    cases.append(("import-megatron --file of a secret", [T, "import-megatron", "--file", shadow], 2,
+                  "--num-layers: missing", ["saltsalt"]))
+    # Goodput with a GPU failing every minute over 1e10 s: bounded (closed form, with a note).
+    storm = json.loads(json.dumps(BASE))
+    storm["training"] = {"faults": {"gpu_mtbf": "60s", "horizon": "1e10s", "trials": 100000}}
+    cases.append(("goodput storm is bounded", [T, "run", write("storm.json", json.dumps(storm)), "--fidelity",
+                  "estimate"], 0, "", []))
+    # export-chakra of 10^9 micro-batches: refused before any work (the estimate answers it).
+    huge = json.loads(json.dumps(BASE))
+    huge["plan"] = {"dp": 32, "micro_batch": 1, "global_batch": 32 * 10**9}
+    huge_path = write("huge.json", json.dumps(huge))
+    cases.append(("export-chakra of 1e9 micro-batches", [T, "export-chakra", huge_path, "--out",
+                  os.path.join(tmp, "chakra")], 3, "beyond the 5e+05 export-chakra plays", []))
+    cases.append(("estimate of 1e9 micro-batches", [T, "run", huge_path, "--fidelity", "estimate"], 0, "", []))
+    for args, expect in [(["--lr", "nan"], "--lr: expected a finite number"), (["--hidden", "4294967360"], "--hidden: Value 4294967360 not in range"),
+                         (["--lr", "5"], "--lr must be in (0, 1]")]:
+        cases.append(("train " + " ".join(args), [T, "train"] + args + ["--steps", "1"], 2, expect, []))
+    return cases
+
+
+def run_extra(tmp):
+    passed = failed = 0
+    for name, argv, code, expect, forbid in extra_cases(tmp):
+        start = time.monotonic()
+        try:
+            p = subprocess.run(argv, capture_output=True, text=True, errors="replace", timeout=30)
+        except subprocess.TimeoutExpired:
+            failed += 1
+            print(f"FAIL {name}: no answer within 30 s")
+            continue
+        wall = time.monotonic() - start
+        out = p.stdout + p.stderr
+        problems = []
+        if p.returncode != code:
+            problems.append(f"exit {p.returncode}, expected {code}")
+        if expect and expect not in out:
+            problems.append(f"output lacks {expect!r}")
+        problems += [f"output quotes {f!r}" for f in forbid if f in out]
+        if len(p.stderr) > 2000:
+            problems.append(f"{len(p.stderr)} bytes of stderr")
+        if wall > 10.0:
+            problems.append(f"took {wall:.2f} s")
+        if problems:
+            failed += 1
+            print(f"FAIL {name}: {'; '.join(problems)}\n  stderr: {p.stderr.strip()[:300]}")
+        else:
+            passed += 1
+    return passed, failed
 
 
 def main():
@@ -152,6 +277,9 @@ def main():
             print(f"FAIL {name}: {'; '.join(problems)}\n  stderr: {p.stderr.strip()[:300]}")
         else:
             passed += 1
+    p2, f2 = run_extra(tmp)
+    passed += p2
+    failed += f2
     print(f"{passed} passed, {failed} failed")
     return 1 if failed else 0
 

@@ -35,8 +35,12 @@ class GuiUnitsTest : public QObject {
       rows[i].tokens_per_s = data[i][1];
     }
     rows[4].feasible = false;  // best of all, but cannot run
-    const auto front = pareto_front(rows);
-    QCOMPARE(front, (std::vector<int>{0, 2}));
+    for (auto& r : rows) r.step_time_s = 1;
+    // Most throughput first (models/core/pareto.hpp's order, the CLI's).
+    QCOMPARE(pareto_front(rows), (std::vector<int>{2, 0}));
+    // A row outside the sweep's constraints does not compete, however good.
+    rows[2].meets_constraints = false;
+    QCOMPARE(pareto_front(rows), (std::vector<int>{3, 0}));
   }
 
   void sweep_rows_parse_from_jsonl_and_csv() {
@@ -47,6 +51,7 @@ class GuiUnitsTest : public QObject {
         false);
     QCOMPARE(j.rows.size(), size_t(2));
     QCOMPARE(j.skipped_lines, 1);
+    QCOMPARE(j.kind, QString("sweep"));
     QCOMPARE(QString::fromStdString(j.rows[0].plan.at("plan.tp")), QString("8"));
     QCOMPARE(j.rows[0].peak_bytes, 5.0);
     QVERIFY(!j.rows[1].feasible);
@@ -64,6 +69,37 @@ class GuiUnitsTest : public QObject {
     QCOMPARE(c.pareto, (std::vector<int>{0}));
   }
 
+  void sweep_rows_of_the_cli_keep_infeasible_rows_and_skip_the_header() {
+    // trainsim sweep's rows file: a header, a feasible row outside the constraints, an
+    // out-of-memory row with no metrics (only the memory it would need and its reason).
+    const SweepTable t = parse_sweep_text(
+        "{\"trainsim_sweep\": {\"format\": 1, \"fingerprint\": \"f\", \"plans\": 2}}\n"
+        "{\"index\": 0, \"gpus\": 64, \"plan\": {\"tp\": 8}, \"feasible\": true, \"meets_constraints\": false, "
+        "\"step_time_s\": 2, \"tokens_per_s\": 10, \"memory\": {\"peak_bytes\": 5}}\n"
+        "{\"index\": 1, \"gpus\": 64, \"plan\": {\"tp\": 1}, \"feasible\": false, \"meets_constraints\": false, "
+        "\"objective\": null, \"reason_code\": \"out_of_memory\", \"reason\": \"out of memory: 90 GB\", "
+        "\"memory\": {\"peak_bytes\": 9e10}}\n",
+        false);
+    QCOMPARE(t.skipped_lines, 0);
+    QCOMPARE(t.rows.size(), size_t(2));
+    QCOMPARE(t.rows[0].gpus, 64.0);
+    QVERIFY(!t.rows[0].meets_constraints);
+    QVERIFY(!t.rows[1].feasible && !t.rows[1].has_metrics());
+    QCOMPARE(QString::fromStdString(t.rows[1].reason_code), QString("out_of_memory"));
+    QVERIFY(t.pareto.empty());  // nothing competes: one is outside the constraints, one cannot run
+
+    // trainsim plan --json: the plans under "best", their plan under "scenario".
+    const SweepTable p = parse_sweep_text(
+        "{\"searched\": 5, \"best\": [{\"feasible\": true, \"gpus\": 8, \"step_time_s\": 1, \"tokens_per_s\": 9, "
+        "\"memory\": {\"peak_bytes\": 3}, \"scenario\": {\"model\": {\"layers\": 2}, \"plan\": {\"tp\": 2, \"pp\": 4}}}]}",
+        false);
+    QCOMPARE(p.kind, QString("plan"));
+    QCOMPARE(p.rows.size(), size_t(1));
+    QCOMPARE(QString::fromStdString(p.rows[0].plan.at("plan.pp")), QString("4"));
+    QVERIFY(!p.rows[0].plan.count("plan.layers"));
+    QCOMPARE(p.pareto, (std::vector<int>{0}));
+  }
+
   void estimate_timeline_plays_the_schedule() {
     const Evaluation ev = default_evaluation();
     QVERIFY(ev.loaded);
@@ -75,6 +111,25 @@ class GuiUnitsTest : public QObject {
     QCOMPARE(forwards, ev.result.micro_batches * ev.scenario.plan.vpp * ev.scenario.plan.pp);
     // The played step is close to the estimate's (same costs; p2p and the tail differ a little).
     QVERIFY(std::abs(g.end_s() - ev.result.step_time_s) < 0.15 * ev.result.step_time_s);
+  }
+
+  void estimate_timeline_of_a_plan_too_large_to_play_says_why() {
+    // 2^30 sequences at micro-batch 1 over DP24: 4.5e7 micro-batches x 8 stages x 2 chunks, far
+    // beyond the playback bound (models/workload/cost_bounds.hpp): the step is estimated, the
+    // timeline is not played op by op (which would take minutes and gigabytes).
+    auto raw = trainsim::read_json_file(std::string(TRAINSIM_TEST_SCENARIOS) + "/default.json");
+    raw["plan"]["global_batch"] = 1 << 30;
+    QElapsedTimer clock;
+    clock.start();
+    const Evaluation ev = evaluate_scenario(raw, TRAINSIM_TEST_SCENARIOS);
+    QVERIFY(ev.loaded);
+    QVERIFY(ev.result.step_time_s > 0);
+    QVERIFY(ev.timeline.ops.empty());
+    QVERIFY(ev.timeline_skipped.find("pipeline ops") != std::string::npos);
+    const GanttTrace g = estimate_timeline(ev);
+    QVERIFY(g.events.empty());
+    QVERIFY(g.title.contains("micro-batches"));
+    QVERIFY2(clock.elapsed() < 10000, "bounded work: no op-by-op playback");
   }
 
   void chrome_trace_round_trips() {
@@ -112,7 +167,7 @@ class GuiUnitsTest : public QObject {
 
   void link_load_puts_tp_on_nvlink_and_dp_on_the_nics() {
     const Evaluation ev = default_evaluation();
-    const LinkLoad l = link_load(ev.scenario, ev.result);
+    const LinkLoad l = link_load(ev.scenario, ev.result, ev.placement);
     QCOMPARE(l.intra_groups, QString("TP"));
     QVERIFY(l.inter_groups.contains("DP"));
     QVERIFY(l.nvlink > 0 && l.nvlink < 1);

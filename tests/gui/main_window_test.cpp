@@ -7,6 +7,7 @@
 #include <QLabel>
 #include <QSignalSpy>
 #include <QSpinBox>
+#include <QTabBar>
 #include <QTabWidget>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -19,6 +20,7 @@
 #include "gui/summary_bar.hpp"
 #include "gui/sweep_table.hpp"
 #include "gui/sweep_view.hpp"
+#include "gui/timeline_view.hpp"
 
 using trainsim::gui::MainWindow;
 
@@ -215,6 +217,58 @@ class MainWindowTest : public QObject {
     w.simulate();
     QVERIFY(done.wait(10000));
     QCOMPARE(w.summary()->step_time_text(), QString("12.500 s"));
+  }
+
+  void labels_follow_the_simulated_result() {
+    // A stand-in simulation that writes the trace it is asked for (--trace FILE), as the
+    // simulate tier does, and names it in its result.
+    QTemporaryDir dir;
+    const QString with_trace = write_file(
+        dir, "trainsim",
+        "#!/bin/sh\n"
+        "while [ $# -gt 0 ]; do [ \"$1\" = \"--trace\" ] && trace=\"$2\"; shift; done\n"
+        "echo '{\"traceEvents\": [{\"ph\": \"X\", \"name\": \"F0\", \"cat\": \"F\", \"ts\": 0, \"dur\": 1000000, "
+        "\"pid\": 1, \"tid\": 1}]}' > \"$trace\"\n"
+        "echo '{\"progress\": 0.5}' >&2\n"
+        "echo \"{\\\"feasible\\\": true, \\\"fidelity\\\": \\\"simulate\\\", \\\"step_time_s\\\": 12.5, "
+        "\\\"tokens_per_s\\\": 1000, \\\"bubble_fraction\\\": 0.2, \\\"trace\\\": \\\"$trace\\\"}\"\n",
+        true);
+    MainWindow w;
+    QVERIFY(w.open_scenario(kDefault));
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    auto* timeline = qobject_cast<trainsim::gui::TimelineView*>(w.views()[0].second);
+    QVERIFY(w.summary()->status_text().contains("Estimate (closed form, in-process), computed in"));
+    QVERIFY(timeline->title_text().contains("(estimate "));
+    w.runner()->set_program(with_trace);
+    QSignalSpy done(w.runner(), &trainsim::gui::SimulateRunner::finished_ok);
+    QTest::keyClick(&w, Qt::Key_F5);  // Run > Simulate
+    QVERIFY(done.wait(10000));
+    QCOMPARE(w.summary()->step_time_text(), QString("12.500 s"));
+    const QString status = w.summary()->status_text();
+    QVERIFY2(status.contains("Simulated (simulate tier"), qPrintable(status));
+    QVERIFY2(!status.contains("computed in") && !status.contains("Estimate"), qPrintable(status));
+    QVERIFY2(timeline->title_text().startsWith("Simulated timeline: step 12.500 s"), qPrintable(timeline->title_text()));
+    QVERIFY(w.status_text().contains("Simulation finished (simulate"));
+
+    // Without a timeline from the simulation the estimate's pipeline stays, and says so.
+    const QString no_trace = write_file(dir, "no_trace",
+                                        "#!/bin/sh\necho '{\"feasible\": true, \"fidelity\": \"simulate\", "
+                                        "\"step_time_s\": 13, \"tokens_per_s\": 900, \"bubble_fraction\": 0.25}'\n",
+                                        true);
+    QTest::mouseClick(w.tabs()->tabBar(), Qt::LeftButton, {}, w.tabs()->tabBar()->tabRect(1).center());
+    auto* mb = qobject_cast<QSpinBox*>(w.panel()->control_for_path("plan.micro_batch"));
+    mb->setValue(2);
+    QVERIFY(w.summary()->status_text().contains("computed in"));  // an edit: the estimate again
+    QTest::mouseClick(w.tabs()->tabBar(), Qt::LeftButton, {}, w.tabs()->tabBar()->tabRect(0).center());
+    QVERIFY(timeline->title_text().contains("(estimate "));  // the simulated trace went with the edit
+    w.runner()->set_program(no_trace);
+    QSignalSpy again(w.runner(), &trainsim::gui::SimulateRunner::finished_ok);
+    w.simulate();
+    QVERIFY(again.wait(10000));
+    const QString title = timeline->title_text();
+    QVERIFY2(title.startsWith("The estimate's pipeline (the simulation sent no timeline)"), qPrintable(title));
+    QVERIFY2(title.contains("simulated bubble 25.0%") && !title.contains("(estimate "), qPrintable(title));
   }
 
   void simulate_can_be_cancelled() {

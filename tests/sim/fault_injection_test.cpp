@@ -181,6 +181,7 @@ nlohmann::json simulate_raw(const nlohmann::json& raw) {
     extra["feasible"] = r.feasible;
     extra["reason"] = r.reason;
     extra["step_time_s"] = r.step_time_s;
+    extra["warnings"] = r.warnings;
     const std::string text = extra.dump();
     return std::vector<double>(text.begin(), text.end());
   });
@@ -278,6 +279,80 @@ TEST(Stragglers, RebalancedStepRecoversPartOfTheLoss) {
   EXPECT_GT(rec, 0.5);
   EXPECT_LE(rec, 1.0);
   EXPECT_EQ(st["rebalance"]["layers_per_stage"], nlohmann::json::array({7, 7, 3, 7}));
+}
+
+}  // namespace
+}  // namespace trainsim::sim
+
+namespace trainsim::sim {
+namespace {
+
+// A small MoE model on single-GPU nodes behind a fat-tree: every EP all-to-all and every
+// gradient reduction crosses the network.
+nlohmann::json moe_raw(double oversubscription) {
+  return nlohmann::json::parse(R"({"schema_version": 1, "name": "moe",
+    "model": {"name": "moe-small", "layers": 4, "hidden": 1024, "heads": 8, "ffn_hidden": 4096, "vocab": 32000,
+              "seq_len": 1024, "ffn_act": "swiglu",
+              "moe": {"experts": 8, "top_k": 2, "expert_ffn_hidden": 2048}},
+    "cluster": {"base": "dgx-a100-superpod", "nodes": 8, "gpus_per_node": 1,
+                "network": {"topology": "fat-tree", "nic_bandwidth": "200Gbps", "nics_per_node": 1,
+                            "oversubscription": )" + std::to_string(oversubscription) + R"(, "switch_radix": 4}},
+    "plan": {"tp": 1, "pp": 1, "dp": 8, "ep": 8, "expert_tp": 1, "micro_batch": 1, "global_batch": 32,
+             "zero_stage": 1, "schedule": "1f1b"}})");
+}
+
+TEST(StepTraffic, EveryCollectiveKindIsMovedAsFlowsAndMatchesTheClosedForm) {
+  // TP 2, CP 2, PP 2, DP 2 on 2 nodes, MoE with EP 2: tp, cp, ep, dp and pp traffic all run as
+  // flows; what the step moved (summed over GPUs) is what the closed form counts.
+  nlohmann::json raw = moe_raw(1);
+  raw["cluster"] = {{"base", "dgx-a100-superpod"}, {"nodes", 2}};
+  raw["plan"] = {{"tp", 2}, {"cp", 2}, {"pp", 2}, {"dp", 2}, {"ep", 2}, {"expert_tp", 1}, {"sp", true},
+                 {"micro_batch", 1}, {"global_batch", 8}, {"zero_stage", 1}};
+  const auto out = simulate_raw(raw);
+  ASSERT_TRUE(out.contains("simulation")) << out.dump();
+  const auto& sim = out["simulation"];
+  for (const char* k : {"tp", "cp", "ep", "dp", "pp"}) {
+    SCOPED_TRACE(k);
+    const double closed = sim["traffic_bytes_closed_form"][k].get<double>();
+    const double moved = sim["traffic_bytes"][k].get<double>();
+    EXPECT_GT(closed, 0);
+    EXPECT_NEAR(moved, closed, 0.05 * closed);
+    EXPECT_GT(sim["traffic_bytes_as_flows"][k].get<double>(), 0);
+  }
+}
+
+TEST(StepTraffic, ExpertAllToAllsContendWithTheGradientReductionOnAnOversubscribedFabric) {
+  // On a 4:1 tapered fat-tree the last micro-batch's expert all-to-alls run while the gradient
+  // buckets cross the same spine: both take longer beside each other than alone, and the report
+  // says so for each.
+  const auto out = simulate_raw(moe_raw(4));
+  ASSERT_TRUE(out.contains("simulation")) << out.dump();
+  const auto& by = out["simulation"]["collectives_by_purpose"];
+  for (const char* k : {"ep", "dp"}) {
+    SCOPED_TRACE(k);
+    ASSERT_TRUE(by[k].contains("beside_other_traffic")) << by.dump();
+    EXPECT_GT(by[k]["beside_other_traffic"]["slowdown"].get<double>(),
+              1.05 * by[k]["alone"]["slowdown"].get<double>());
+    bool said = false;
+    for (const auto& w : out["warnings"]) said |= w.get<std::string>().rfind(std::string(k) + " collectives beside", 0) == 0;
+    EXPECT_TRUE(said) << out["warnings"].dump();
+  }
+  // The taper costs the step.
+  EXPECT_GT(out["step_time_s"].get<double>(), simulate_raw(moe_raw(1))["step_time_s"].get<double>());
+}
+
+TEST(StepSimulation, PlansBeyondTheSimulateBoundAreAnsweredByTheEstimateWithTheReason) {
+  nlohmann::json raw = moe_raw(1);
+  raw["plan"]["global_batch"] = 8 * 4000000;  // 4e6 micro-batches a pipeline
+  const Scenario s = parse_scenario(resolve_scenario_json(raw, presets(), "."));
+  nlohmann::json extra = nlohmann::json::object();
+  const Result r = simulate_step(s, SimulateOptions{}, extra);  // in-process: no platform is built
+  EXPECT_EQ(r.fidelity, "estimate");
+  EXPECT_GT(r.step_time_s, 0);
+  ASSERT_TRUE(extra["simulation"].contains("skipped"));
+  bool said = false;
+  for (const auto& w : r.warnings) said |= w.find("simulate tier skipped") != std::string::npos;
+  EXPECT_TRUE(said);
 }
 
 }  // namespace

@@ -55,5 +55,15 @@ TEST(Units, RejectsUnknownUnitsNegativesAndGarbage) {
   EXPECT_THROW(units::parse("3parsecs", Kind::kTime, "p"), ScenarioError);
 }
 
+TEST(Units, ErrorsQuoteAShortPrintableExcerpt) {
+  try {
+    units::parse(std::string(100000, '7') + "\x01GB", Kind::kBytes, "p");
+    FAIL();
+  } catch (const ScenarioError& e) {
+    EXPECT_LT(std::string(e.what()).size(), 400u);
+    EXPECT_NE(std::string(e.what()).find("\"" + std::string(64, '7') + "...\" is not"), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace trainsim

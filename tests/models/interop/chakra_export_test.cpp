@@ -5,7 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include "models/core/scenario_error.hpp"
 #include "models/scenario/scenario_loader.hpp"
+#include "models/workload/cost_bounds.hpp"
 
 namespace trainsim {
 namespace {
@@ -96,6 +98,37 @@ TEST(ChakraExport, InterleavedAndZeroBubbleSchedules) {
     const Counts c = check_trace(t);
     EXPECT_EQ(c.forward, 4);
     EXPECT_EQ(c.backward, 8);  // B and W apart
+  }
+}
+
+// The closed-form counts of workload/cost_bounds.hpp (what the bound is checked on) are the
+// nodes the exporter writes: a comp node per op, a send and a recv per hand-off.
+TEST(ChakraExport, NodeCountsAreTheCostBoundsCounts) {
+  for (const char* schedule : {"1f1b", "interleaved", "zb-h1", "gpipe"}) {
+    SCOPED_TRACE(schedule);
+    const Scenario s = scenario({{"tp", 2}, {"pp", 4}, {"dp", 4}, {"vpp", std::string(schedule) == "interleaved" ? 2 : 1},
+                                 {"micro_batch", 1}, {"global_batch", 32}, {"schedule", schedule}});
+    double nodes = 0;
+    for (const auto& t : export_chakra(s)) {
+      const Counts c = check_trace(t);
+      nodes += c.comp + c.send + c.recv;
+    }
+    EXPECT_EQ(nodes, plan_cost(s).chakra_nodes);
+  }
+}
+
+TEST(ChakraExport, RefusesATraceBeyondItsBoundBeforeBuildingIt) {
+  // 10^9 micro-batches: the trace would hold 1.6e10 nodes (tens of TB); refused at once.
+  const Scenario s = scenario({{"tp", 1}, {"pp", 4}, {"dp", 8}, {"micro_batch", 1},
+                               {"global_batch", int64_t{8} * 1000000000}});
+  try {
+    export_chakra(s);
+    FAIL() << "no error";
+  } catch (const ScenarioError& e) {
+    EXPECT_NE(std::string(e.what()).find("plan: cannot export this plan: 1e+09 micro-batches x 4 pipeline stages"),
+              std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find("beyond the 5e+05 export-chakra plays"), std::string::npos) << e.what();
   }
 }
 

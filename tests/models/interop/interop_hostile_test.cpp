@@ -2,6 +2,8 @@
 // the line (exit code 2 in the CLI), never a crash.
 #include <gtest/gtest.h>
 
+#include "tests/models/error_of.hpp"
+
 #include "tests/models/interop/interop_test_data.hpp"
 #include "models/scenario/hf_config.hpp"
 #include "models/interop/megatron_args.hpp"
@@ -13,15 +15,7 @@ namespace {
 
 using nlohmann::json;
 
-template <typename F>
-std::string error_of(F f) {
-  try {
-    f();
-  } catch (const ScenarioError& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+using test::error_of;
 
 TEST(InteropHostile, HfConfigErrorsNameTheField) {
   const json llama = {{"model_type", "llama"}, {"hidden_size", 4096}, {"num_attention_heads", 32},

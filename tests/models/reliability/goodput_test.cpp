@@ -2,6 +2,7 @@
 // plays the same policy, checked against each other in the limits where the closed forms hold.
 #include "models/reliability/goodput.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include <gtest/gtest.h>
@@ -138,6 +139,47 @@ TEST(Goodput, SlowPartsCostTheirShareOfUsefulTime) {
   EXPECT_NEAR(g.goodput_fraction, 0.8, 1e-6);  // one checkpoint at the end costs nothing here
   EXPECT_NEAR(g.lost.stragglers_s, 86400 * 0.2, 1.0);
   EXPECT_EQ(g.lost.degraded_links_s, 0);
+}
+
+// The Monte Carlo's cost is bounded before it runs: fewer trials when the requested ones would
+// pass kMaxMonteCarloEvents, the closed form when even kMinMonteCarloTrials would.
+TEST(Goodput, MonteCarloIsBoundedByEvents) {
+  // 256 GPUs failing every minute over 1e10 s: ~4e10 failures a trial (this ran > 10 min).
+  const Scenario storm = make({{"gpu_mtbf", "60s"}, {"horizon", "1e10s"}, {"trials", 100000}});
+  const Result step = estimate(storm);
+  const GoodputReport g = goodput(storm, step, {});
+  EXPECT_EQ(g.monte_carlo_trials, 0);
+  bool noted = false;
+  for (const auto& n : g.notes) noted = noted || n.find("Daly's closed form") != std::string::npos;
+  EXPECT_TRUE(noted);
+  EXPECT_EQ(g.run.useful_fraction_mean, std::clamp(g.useful_fraction_closed_form, 0.0, 1.0));
+  EXPECT_NEAR(g.run.useful_fraction_mean * 1e10 + g.lost.total(), 1e10, 1e10 * 1e-6);
+  // ~180 failures a trial: 100000 trials and the interval search would pass the bound.
+  const Scenario busy = make({{"gpu_mtbf", "500h"}, {"horizon", "30d"}, {"trials", 100000}});
+  const GoodputReport b = goodput(busy, estimate(busy), {});
+  EXPECT_LT(b.monte_carlo_trials, 100000);
+  EXPECT_GE(b.monte_carlo_trials, kMinMonteCarloTrials);
+  MonteCarloInputs in;
+  in.horizon_s = 30 * 86400;
+  in.rates = b.rates;
+  in.interval_s = b.interval_s;
+  in.checkpoint = b.checkpoint;
+  EXPECT_LE(expected_trial_events(in) * (b.monte_carlo_trials + 17.0 * std::min(b.monte_carlo_trials, 100)),
+            kMaxMonteCarloEvents * 1.5);
+  // The failure count the bound is reckoned from is the one the Monte Carlo sees.
+  EXPECT_NEAR(b.run.failures_mean, 30 * 86400 * b.rates.total_per_s(), 0.1 * 30 * 86400 * b.rates.total_per_s());
+}
+
+TEST(FaultsSchema, FailureDomainsCountIn64Bits) {
+  // 2^21 nodes x 1024 NICs = 2^31 NIC links: past an int.
+  const Scenario s = parse_scenario(resolve_scenario_json(
+      json{{"schema_version", 1}, {"model", "gpt-18.4b"},
+           {"cluster", {{"base", "dgx-a100-superpod"}, {"nodes", 1 << 21}, {"network", {{"nics_per_node", 1024}}}}},
+           {"plan", {{"tp", 8}, {"pp", 2}, {"global_batch", 1 << 20}}}},
+      LoadOptions{default_preset_dirs(), {}}));
+  const FailureDomains d = failure_domains(s);
+  EXPECT_EQ(d.gpus, int64_t{1} << 24);
+  EXPECT_EQ(d.nic_links, int64_t{1} << 31);
 }
 
 TEST(FaultsSchema, ThermalStragglersAndErrors) {

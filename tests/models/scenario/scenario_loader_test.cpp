@@ -122,6 +122,40 @@ TEST(ScenarioLoader, BadInputNamesThePathAndWhatWasExpected) {
   }
 }
 
+// Counts are 64-bit with their products checked, and every quantity has a physical range: what
+// used to wrap (global batch 2^37 gave "0 micro-batches", 2^36 + 32 gave -2147483647) or pass
+// (a GPU failing every second) is refused at the field.
+TEST(ScenarioLoader, CountsAndQuantitiesStayInTheirRanges) {
+  const BadCase cases[] = {
+      {"micro-batches wrap at 32 bits", [](json& j) { j["plan"]["micro_batch"] = 1; j["plan"]["global_batch"] = int64_t{1} << 37; },
+       "plan.global_batch: 137438953472 sequences over plan.micro_batch x plan.dp = 32 make 4294967296 micro-batches"},
+      {"micro-batches just past int", [](json& j) { j["plan"]["micro_batch"] = 1; j["plan"]["global_batch"] = (int64_t{1} << 36) + 32; },
+       "micro-batches per step; at most 1073741824"},
+      {"degrees overflow", [](json& j) { j["plan"]["tp"] = 1 << 16; j["plan"]["pp"] = 1 << 16; j["plan"]["cp"] = 1 << 16; },
+       "plan.dp: plan.tp x plan.pp x plan.cp x plan.dp exceeds 16777216 GPUs"},
+      {"degrees overflow, dp derived", [](json& j) { j["plan"].erase("dp"); j["plan"]["tp"] = 1 << 13; j["plan"]["pp"] = 1 << 13; },
+       "plan.tp: plan.tp x plan.pp x plan.cp exceeds"},
+      {"hidden past 2^22", [](json& j) { j["model"] = {{"base", "gpt-1.7b"}, {"hidden", int64_t{4294967360}}}; }, "model.hidden: expected an integer between 1 and 4194304"},
+      {"gpu mtbf of a second", [](json& j) { j["training"] = {{"faults", {{"gpu_mtbf", "1s"}}}}; }, "training.faults.gpu_mtbf: expected 0 (never fails) or a mean time between failures of at least 60 s"},
+      {"horizon of 1e300 s", [](json& j) { j["training"] = {{"faults", {{"horizon", "1e300s"}}}}; }, "training.faults.horizon"},
+      {"unsigned beyond int64", [](json& j) { j["plan"]["global_batch"] = uint64_t{18446744073709551615u}; }, "plan.global_batch: expected an integer"},
+      {"long unknown choice is cut", [](json& j) { j["plan"]["schedule"] = std::string(5000, 'x'); }, "unknown value \"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx...\""},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    json j = minimal();
+    c.edit(j);
+    const std::string err = error_of(j);
+    EXPECT_NE(err.find(c.path_and_message), std::string::npos) << "got: " << err;
+    EXPECT_LT(err.size(), 400u);
+  }
+  // The largest counts inside the ranges still load.
+  json j = minimal();
+  j["plan"]["micro_batch"] = 1;
+  j["plan"]["global_batch"] = int64_t{32} << 30;  // 2^30 micro-batches of 32
+  EXPECT_EQ(load(j).plan.global_batch, int64_t{32} << 30);
+}
+
 TEST(ScenarioLoader, CyclicBaseReferencesAreRejected) {
   // A preset that names itself as its base, through an inline object.
   json j = minimal();

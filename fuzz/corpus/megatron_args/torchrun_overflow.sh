@@ -1,0 +1,1 @@
+torchrun --nnodes 16777216 --nproc_per_node=8 pretrain_gpt.py --num-layers 4 --hidden-size 64 --num-attention-heads 4 --seq-length 8 --vocab-size 100 --tensor-model-parallel-size 4294967296 --moe-layer-freq '([0]*3+[1]*5)' --num-experts 8 --rampup-batch-size 16 16 1000

@@ -1,0 +1,66 @@
+#include "models/workload/cost_bounds.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "models/schedules/pipeline_schedule.hpp"
+
+namespace trainsim {
+
+PlanCost plan_cost(const Scenario& s) {
+  const ParallelPlan& p = s.plan;
+  PlanCost c;
+  const double per_micro_batch = static_cast<double>(std::max<int64_t>(1, p.micro_batch)) * std::max(1, p.dp);
+  c.micro_batches = std::max(1.0, std::floor(static_cast<double>(p.global_batch) / per_micro_batch));
+  c.pipeline_devices = std::max(1, p.pp);
+  const ScheduleKind k = schedule_kind(p.schedule);
+  c.chunks_per_device = k == ScheduleKind::kInterleaved ? std::max(1, p.vpp)
+                        : k == ScheduleKind::kDualPipe && p.pp > 1 ? 2
+                                                                   : 1;
+  c.passes = k == ScheduleKind::kZbH1 || k == ScheduleKind::kZbH2 || k == ScheduleKind::kDualPipe ? 3 : 2;
+  const double stages = static_cast<double>(c.pipeline_devices) * c.chunks_per_device;
+  c.pipeline_ops = stages * c.micro_batches * c.passes;
+  c.handoffs = 2.0 * c.micro_batches * (stages - 1);
+  c.p2p_flows = c.handoffs * std::max(1, p.tp);
+  c.chakra_nodes = c.pipeline_ops + 2.0 * c.handoffs;
+  return c;
+}
+
+namespace {
+std::string g(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g", v);
+  return buf;
+}
+}  // namespace
+
+CostCheck check_cost_bounds(const Scenario& s, CostTier tier) {
+  CostCheck out;
+  out.cost = plan_cost(s);
+  const PlanCost& c = out.cost;
+  const std::string shape = g(c.micro_batches) + " micro-batches x " + std::to_string(c.pipeline_devices) +
+                            " pipeline stages x " + std::to_string(c.chunks_per_device) + " chunks x " +
+                            std::to_string(c.passes) + " passes";
+  auto refuse = [&](const std::string& what, double count, double bound, const char* tier_name,
+                    const char* instead) {
+    out.within = false;
+    out.reason = shape + " = " + g(count) + " " + what + ", beyond the " + g(bound) + " " + tier_name +
+                 " plays in bounded time and memory (models/workload/cost_bounds.hpp); " + instead;
+  };
+  const char* instead = "the estimate tier answers this plan in closed form (--fidelity estimate), "
+                        "or fewer micro-batches (a larger plan.micro_batch) make it playable";
+  if (tier == CostTier::kSimulate) {
+    if (c.pipeline_ops > kMaxSimulatedPipelineOps)
+      refuse("pipeline ops", c.pipeline_ops, kMaxSimulatedPipelineOps, "the simulate tier", instead);
+    else if (c.p2p_flows > kMaxSimulatedP2pFlows)
+      refuse("pipeline hand-off flows (x plan.tp " + std::to_string(s.plan.tp) + ")", c.p2p_flows,
+             kMaxSimulatedP2pFlows, "the simulate tier", instead);
+  } else if (c.chakra_nodes > kMaxChakraNodes) {
+    refuse("Chakra nodes (ops plus a send and a recv per hand-off)", c.chakra_nodes, kMaxChakraNodes,
+           "export-chakra", "fewer micro-batches (a larger plan.micro_batch) make a trace of it");
+  }
+  return out;
+}
+
+}  // namespace trainsim
