@@ -195,10 +195,20 @@ StepSelection select_steps(const MeasuredRun& run) {
 }
 
 double stage_component_s(const MeasuredRun& run, int s, int stage, Component c) {
+  bool pipelined = false;
+  for (const RankStep& r : run.steps[s]) pipelined = pipelined || r.pp_rank > 0;
+  // A rank done before the step's last rank idles until it ends (the next step starts from a
+  // barrier): with a pipeline that is the schedule's drain, which the prediction's bubble holds;
+  // without one it is skew between ranks, which no component models.
+  const Component idle = pipelined ? Component::kPipeline : Component::kOther;
+  const double step = step_time_s(run, s);
   double sum = 0;
   int k = 0;
   for (const RankStep& r : run.steps[s])
-    if (r.pp_rank == stage) sum += r.component_s[static_cast<int>(c)], ++k;
+    if (r.pp_rank == stage) {
+      sum += r.component_s[static_cast<int>(c)] + (c == idle ? step - r.wall_s : 0.0);
+      ++k;
+    }
   return k ? sum / k : 0;
 }
 

@@ -22,12 +22,14 @@ struct MeasuredEvent {
 // The step components, defined once for both sides of the comparison (docs/validation.md):
 //   compute    backend ops of the forward and backward passes
 //   tp         tensor-parallel collectives
-//   pipeline   pipeline send/recv/wait: transfers plus the schedule's idle (bubble)
+//   pipeline   pipeline send/recv/wait: transfers plus the schedule's idle (bubble), and
+//              the time a stage done early waits for the step's last rank (the drain)
 //   dp         the data-parallel gradient reduction (and, ZeRO-1, the parameter all-gather,
 //              and the compression ops of a compressed reduction)
 //   optimizer  gradient zeroing and scaling, AdamW, the ZeRO-1 shard copy
 //   other      the rest of the step's wall time (host work between ops: batch sampling,
-//              allocation), which the prediction does not model
+//              allocation; without a pipeline, the wait for the step's last rank), which the
+//              prediction does not model
 enum class Component { kCompute, kTp, kPipeline, kDp, kOptimizer, kOther };
 constexpr int kComponents = 6;
 const char* to_string(Component c);

@@ -100,6 +100,17 @@ TEST(StepSelection, WarmUpEndsAtTheFirstStableRunAndDisturbedStepsAreLeftOut) {
   EXPECT_DOUBLE_EQ(step_time_s(run_of(t, share), 0), 3.0);
 }
 
+TEST(MeasuredRun, AStageDoneEarlyWaitsForTheLastRankInThePipelineComponent) {
+  // Rank 0 (stage 0) ends at 0.99 of the step, rank 1 (stage 1) at its end: with a pipeline
+  // stage 0's drain counts as pipeline time; without one (both ranks on stage 0) as other.
+  MeasuredRun run = run_of({1.0}, {1.0});
+  EXPECT_NEAR(stage_component_s(run, 0, 0, Component::kPipeline), 0.01, 1e-12);
+  EXPECT_NEAR(stage_component_s(run, 0, 1, Component::kPipeline), 0.0, 1e-12);
+  run.steps[0][1].pp_rank = 0;
+  EXPECT_NEAR(stage_component_s(run, 0, 0, Component::kPipeline), 0.0, 1e-12);
+  EXPECT_NEAR(stage_component_s(run, 0, 0, Component::kOther), 0.005, 1e-12);  // mean over the two ranks
+}
+
 TEST(StepSelection, NoStableRunTakesTheFirstHalfAsWarmUp) {
   std::vector<double> t = {1, 2, 1, 2, 1, 2, 1, 2, 1, 2, 1, 2};
   const StepSelection sel = select_steps(run_of(t, std::vector<double>(t.size(), 1.0)));
