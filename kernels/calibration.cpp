@@ -355,7 +355,9 @@ ModelOpShape parse_model_op_shape(const std::string& text) {
     } catch (...) {
       throw std::invalid_argument("\"" + part + "\": not an integer");
     }
-    if (value < 1) throw std::invalid_argument("\"" + part + "\": must be >= 1");
+    // Every key counts something (>= 1) except the ZeRO stage, which may be 0.
+    if (value < (key == "zero" ? 0 : 1))
+      throw std::invalid_argument("\"" + part + "\": must be >= " + (key == "zero" ? "0" : "1"));
     if (key == "layers") m.layers = value;
     else if (key == "hidden") m.hidden = value;
     else if (key == "heads") m.heads = value;
