@@ -3,6 +3,8 @@
 // and prints the best plans with why they win. The search mutates a resolved Scenario in place:
 // no JSON per plan, about a microsecond each.
 #include <algorithm>
+#include <atomic>
+#include <cstdint>
 #include <chrono>
 #include <filesystem>
 #include <cstdio>
@@ -60,7 +62,7 @@ void declare(CLI::App& app, PlanOptions& o) {
                  "simulate the best K in child processes and rank them by the simulation")
       ->type_name("K")
       ->check(CLI::Range(0, 10000));
-  add_jobs_option(app, o.jobs, "child processes at once for --simulate-top");
+  add_jobs_option(app, o.jobs, "threads for the search, and child processes at once for --simulate-top");
   app.add_option("--calibration", o.calibration_path, "apply a `trainsim calibrate` file to the cluster's GPU first")
       ->type_name("FILE");
   add_json_flag(app, o.json, "one JSON object: {searched, feasible, best: [rows], rejected: [{reason_code, plans, ...}]}");
@@ -69,6 +71,7 @@ void declare(CLI::App& app, PlanOptions& o) {
 
 struct Candidate {
   double tokens_per_s;
+  uint64_t order;  // the plan's place in the search order
   Scenario scenario;
   Result result;
 };
@@ -124,72 +127,126 @@ int run(PlanOptions& o) {
   const int node = base.cluster.gpus_per_node;
 
   const auto t0 = std::chrono::steady_clock::now();
-  std::vector<Candidate> best;  // kept sorted, at most `keep`
   // Twice what is shown, plus one: ZeRO-1/2 twins fold into one row afterwards.
   const std::size_t keep = 2 * static_cast<std::size_t>(std::max(top, simulate_top)) + 1;
   struct Rejected {
     long long count = 0;
     std::string example;
+    uint64_t first = 0;  // the search order of the plan the example is from
   };
-  std::map<std::string, Rejected> rejected;
-  long long searched = 0, feasible = 0;
-  Scenario s = base;
+  // What one thread found over its share of the search. A plan's place in the search order is
+  // (item index << 32) + its count within the item (an item: one TP, PP, CP, EP and schedule),
+  // so the merge gives what one thread searching in order gives: the same kept plans, ties in
+  // search order, the same examples.
+  struct Partial {
+    std::vector<Candidate> best;  // sorted by throughput, then search order; at most `keep`
+    std::map<std::string, Rejected> rejected;
+    long long searched = 0, feasible = 0;
+  };
+  // Cheapest rejections first: structure, then memory, before any pass is priced or played.
+  EstimateOptions search;
+  search.stop_when_infeasible = true;
   const std::vector<int> tps = divisors(m.heads, node);
   const std::vector<int> pps = divisors(m.layers, m.layers);
   const std::vector<int> eps = m.moe ? divisors(m.moe->experts, gpus) : std::vector<int>{1};
   static const char* kSchedules[] = {"1f1b", "interleaved", "zb-h1", "zb-h2", "dualpipe", "gpipe"};
-  Progress progress("plan search", "", static_cast<double>(tps.size() * pps.size()), o.progress);
-  double outer = 0;
-  for (int tp : tps)
-    for (int pp : pps) {
-      progress.update(outer++);
-      for (int cp : {1, 2, 4, 8}) {
-        const long long inner = 1ll * tp * pp * cp;
-        if (gpus % inner || m.seq_len % cp) continue;
-        const int dp = static_cast<int>(gpus / inner);
-        for (int ep : eps) {
-          if ((1ll * dp * cp) % ep) continue;
-          for (const char* sched : kSchedules) {
-            const bool interleaved = std::string(sched) == "interleaved";
-            if (pp == 1 && std::string(sched) != "1f1b") continue;
-            for (int vpp : {1, 2, 3, 4, 6, 8}) {
-              if (interleaved != (vpp > 1)) continue;
-              if (m.layers % (pp * vpp)) continue;
-              for (long long mb = 1; mb <= 16; mb *= 2) {
-                if (global_batch % (mb * dp)) continue;
-                for (int zero = 0; zero <= 3; ++zero)
-                  for (Recompute rc : {Recompute::kNone, Recompute::kSelective, Recompute::kFull})
-                    for (bool sp : {false, true}) {
-                      if (sp && tp == 1) continue;
-                      for (bool offload : {false, true}) {
-                        if (offload && zero == 0) continue;
-                        ParallelPlan& p = s.plan;
-                        p.tp = tp; p.pp = pp; p.cp = cp; p.dp = dp; p.ep = ep; p.vpp = vpp;
-                        p.schedule = sched; p.micro_batch = mb; p.zero_stage = zero; p.recompute = rc;
-                        p.sp = sp; p.offload.optimizer = offload;
-                        ++searched;
-                        Result r = estimate(s);
-                        if (!r.feasible) {
-                          Rejected& rej = rejected[reason_code(r.reason)];
-                          if (rej.count++ == 0) rej.example = r.reason;
-                          continue;
-                        }
-                        ++feasible;
-                        if (best.size() < keep || r.tokens_per_s > best.back().tokens_per_s) {
-                          Candidate c{r.tokens_per_s, s, std::move(r)};
-                          auto pos = std::upper_bound(best.begin(), best.end(), c.tokens_per_s,
-                                                      [](double v, const Candidate& x) { return v > x.tokens_per_s; });
-                          best.insert(pos, std::move(c));
-                          if (best.size() > keep) best.pop_back();
-                        }
-                      }
-                    }
+  auto better = [](const Candidate& a, const Candidate& b) {
+    return a.tokens_per_s != b.tokens_per_s ? a.tokens_per_s > b.tokens_per_s : a.order < b.order;
+  };
+  // The search in items of (TP, PP, CP, EP, schedule), in search order.
+  constexpr int kCps[] = {1, 2, 4, 8};
+  constexpr std::size_t kScheduleCount = std::size(kSchedules), kCpCount = std::size(kCps);
+  const std::size_t items = tps.size() * pps.size() * kCpCount * eps.size() * kScheduleCount;
+  Progress progress("plan search", "", static_cast<double>(items), o.progress);
+  auto search_item = [&](std::size_t item, Scenario& s, Partial& out) {
+    std::size_t rest = item;
+    const char* sched = kSchedules[rest % kScheduleCount];
+    rest /= kScheduleCount;
+    const int ep = eps[rest % eps.size()];
+    rest /= eps.size();
+    const int cp = kCps[rest % kCpCount];
+    rest /= kCpCount;
+    const int pp = pps[rest % pps.size()];
+    const int tp = tps[rest / pps.size()];
+    uint64_t order = static_cast<uint64_t>(item) << 32;
+    const long long inner = 1ll * tp * pp * cp;
+    if (gpus % inner || m.seq_len % cp) return;
+    const int dp = static_cast<int>(gpus / inner);
+    if ((1ll * dp * cp) % ep) return;
+    const bool interleaved = std::string(sched) == "interleaved";
+    if (pp == 1 && std::string(sched) != "1f1b") return;
+    for (int vpp : {1, 2, 3, 4, 6, 8}) {
+      if (interleaved != (vpp > 1)) continue;
+      if (m.layers % (pp * vpp)) continue;
+      for (long long mb = 1; mb <= 16; mb *= 2) {
+        if (global_batch % (mb * dp)) continue;
+        for (int zero = 0; zero <= 3; ++zero)
+          for (Recompute rc : {Recompute::kNone, Recompute::kSelective, Recompute::kFull})
+            for (bool sp : {false, true}) {
+              if (sp && tp == 1) continue;
+              for (bool offload : {false, true}) {
+                if (offload && zero == 0) continue;
+                ParallelPlan& p = s.plan;
+                p.tp = tp; p.pp = pp; p.cp = cp; p.dp = dp; p.ep = ep; p.vpp = vpp;
+                p.schedule = sched; p.micro_batch = mb; p.zero_stage = zero; p.recompute = rc;
+                p.sp = sp; p.offload.optimizer = offload;
+                ++out.searched;
+                ++order;
+                Result r = estimate(s, search);
+                if (!r.feasible) {
+                  Rejected& rej = out.rejected[reason_code(r.reason)];
+                  if (rej.count++ == 0) rej.example = r.reason, rej.first = order;
+                  continue;
+                }
+                ++out.feasible;
+                std::vector<Candidate>& best = out.best;
+                if (best.size() < keep || r.tokens_per_s > best.back().tokens_per_s) {
+                  Candidate c{r.tokens_per_s, order, s, std::move(r)};
+                  auto pos = std::upper_bound(best.begin(), best.end(), c, better);
+                  best.insert(pos, std::move(c));
+                  if (best.size() > keep) best.pop_back();
+                }
               }
             }
-          }
-        }
       }
     }
+  };
+  // The items shared out to --jobs threads (each with its own memo tables, memo.hpp); the main
+  // thread takes a share too and draws the progress.
+  const int threads = static_cast<int>(std::max<std::size_t>(1, std::min<std::size_t>(static_cast<std::size_t>(jobs), items)));
+  std::vector<Partial> partial(static_cast<std::size_t>(threads));
+  std::atomic<std::size_t> next_item{0}, items_done{0};
+  auto worker = [&](int t) {
+    Scenario s = base;
+    Partial mine;  // on this thread's stack: no cache line shared with the other threads
+    for (std::size_t item; (item = next_item.fetch_add(1)) < items;) {
+      search_item(item, s, mine);
+      ++items_done;
+      if (t == 0) progress.update(static_cast<double>(items_done.load()));
+    }
+    partial[static_cast<std::size_t>(t)] = std::move(mine);
+  };
+  {
+    std::vector<std::thread> pool;
+    for (int t = 1; t < threads; ++t) pool.emplace_back(worker, t);
+    worker(0);
+    for (std::thread& th : pool) th.join();
+  }
+  std::vector<Candidate> best;
+  std::map<std::string, Rejected> rejected;
+  long long searched = 0, feasible = 0;
+  for (Partial& part : partial) {
+    searched += part.searched;
+    feasible += part.feasible;
+    for (auto& [code, r] : part.rejected) {
+      Rejected& all = rejected[code];
+      if (all.count == 0 || r.first < all.first) all.example = r.example, all.first = r.first;
+      all.count += r.count;
+    }
+    for (Candidate& c : part.best) best.push_back(std::move(c));
+  }
+  std::sort(best.begin(), best.end(), better);
+  if (best.size() > keep) best.resize(keep);
   progress.finish();
   const double search_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 

@@ -59,11 +59,15 @@ void GoodputView::redraw() {
                       : !ev.result.feasible
                           ? tr("The plan is infeasible: no goodput.")
                           : tr("Goodput needs training.faults in the scenario (component MTBFs, "
-                               "stragglers, checkpoint policy; see README \"Failures and goodput\")."));
+                               "stragglers, checkpoint policy; see docs/faults.md)."));
     replace_chart(lost_view_, lost_chart);
     replace_chart(interval_view_, interval_chart);
+    lost_view_->setVisible(false);  // no empty frames where there is nothing to draw
+    interval_view_->setVisible(false);
     return;
   }
+  lost_view_->setVisible(true);
+  interval_view_->setVisible(true);
   const double hours = ev.scenario.training.faults.horizon_s / 3600;
   QString text = tr("Goodput %1 = %2 of %3 over a %4 h run; job MTBF %5, %6 failures expected. "
                     "Checkpoint %7 blocks %8 every %9 (optimum %10; Young %11, Daly %12).")

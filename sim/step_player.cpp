@@ -169,6 +169,7 @@ struct Player {
       PlanRequest req;
       req.op = CollectiveOp::kAllReduce;
       req.algo = w.algo;
+      req.protocol = w.protocol;
       req.bytes = w.dp_bucket_params * w.grad_bytes_per_param * w.dp_wire_ratio;
       req.group = dense_groups.front().front();
       const double per_level = static_cast<double>(make_plan(plat.topology(), req).transfer_count()) *
@@ -427,6 +428,7 @@ struct Player {
       PlanRequest req;
       req.op = c.op;
       req.algo = c.algo;
+      req.protocol = c.protocol;
       req.bytes = c.bytes;
       req.group = groups[g];
       req.granularity = Granularity::kFlow;
@@ -625,7 +627,7 @@ struct Player {
     b.ready_s = ready_s;
     const auto& groups = expert ? expert_groups[d] : dense_groups[d];
     b.groups = static_cast<int>(groups.size());
-    b.closed_form_s = collective_cost(CollectiveOp::kAllReduce, w.algo, b.bytes,
+    b.closed_form_s = collective_cost(CollectiveOp::kAllReduce, w.algo, w.protocol, b.bytes,
                                       group_shape(plat.topology(), groups.front()), w.fabric)
                           .time_s;
     const int bi = static_cast<int>(tl.buckets.size());
@@ -659,6 +661,7 @@ struct Player {
       PlanRequest req;
       req.op = CollectiveOp::kAllReduce;
       req.algo = w.algo;
+      req.protocol = w.protocol;
       req.bytes = b.bytes;
       req.group = g;
       req.granularity = Granularity::kFlow;

@@ -231,9 +231,10 @@ json scenario_from_record(const json& rec, std::vector<std::string>& notes) {
   const std::string attn = lower(text_field(model, "attn") + " " + text_field(rec, "notes"));
   const std::string impl = lower(text_field(model, "attn_impl"));
   p["flash_attention"] = attn.find("flash") != std::string::npos || !impl.empty();
-  // The attention kernel the run's configuration names: the Triton FlashAttention and
-  // FlashAttention v1 are FlashAttention-1-class kernels.
-  if (impl.find("triton") != std::string::npos || impl.find("v1") != std::string::npos)
+  // The attention kernel the run's configuration names.
+  if (impl.find("triton") != std::string::npos)
+    p["attention_kernel"] = "triton";
+  else if (impl.find("v1") != std::string::npos)
     p["attention_kernel"] = "flash1";
   else if (impl.find("3") != std::string::npos)
     p["attention_kernel"] = "flash3";

@@ -371,7 +371,7 @@
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>Goodput needs training.faults in the scenario (component MTBFs, stragglers, checkpoint policy; see README &quot;Failures and goodput&quot;).</source>
+        <source>Goodput needs training.faults in the scenario (component MTBFs, stragglers, checkpoint policy; see docs/faults.md).</source>
         <translation type="unfinished"></translation>
     </message>
     <message>

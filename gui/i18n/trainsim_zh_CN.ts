@@ -371,8 +371,8 @@
         <translation>方案不可行：无有效吞吐。</translation>
     </message>
     <message>
-        <source>Goodput needs training.faults in the scenario (component MTBFs, stragglers, checkpoint policy; see README "Failures and goodput").</source>
-        <translation>有效吞吐需要场景中的 training.faults（各部件 MTBF、慢节点、检查点策略；见 README“Failures and goodput”）。</translation>
+        <source>Goodput needs training.faults in the scenario (component MTBFs, stragglers, checkpoint policy; see docs/faults.md).</source>
+        <translation>有效吞吐需要场景中的 training.faults（各部件 MTBF、慢节点、检查点策略；见 docs/faults.md）。</translation>
     </message>
     <message>
         <source>Goodput %1 = %2 of %3 over a %4 h run; job MTBF %5, %6 failures expected. Checkpoint %7 blocks %8 every %9 (optimum %10; Young %11, Daly %12).</source>

@@ -282,8 +282,8 @@ ZH = {
     'Goodput': '有效吞吐',
     'No result: the scenario does not load.': '无结果：场景无法加载。',
     'The plan is infeasible: no goodput.': '方案不可行：无有效吞吐。',
-    'Goodput needs training.faults in the scenario (component MTBFs, stragglers, checkpoint policy; see README "Failures and goodput").':
-        '有效吞吐需要场景中的 training.faults（各部件 MTBF、慢节点、检查点策略；见 README“Failures and goodput”）。',
+    'Goodput needs training.faults in the scenario (component MTBFs, stragglers, checkpoint policy; see docs/faults.md).':
+        '有效吞吐需要场景中的 training.faults（各部件 MTBF、慢节点、检查点策略；见 docs/faults.md）。',
     'Goodput %1 = %2 of %3 over a %4 h run; job MTBF %5, %6 failures expected. Checkpoint %7 blocks %8 every %9 (optimum %10; Young %11, Daly %12).':
         '有效吞吐 %1 = %3 的 %2（运行 %4 小时）；作业 MTBF %5，预计 %6 次故障。检查点 %7 每 %9 阻塞 %8（最优 %10；Young %11，Daly %12）。',
     'never': '从不',

@@ -1,7 +1,8 @@
 // The four parts of a scenario (ARCHITECTURE.md "The data that flows through"), resolved:
 // every quantity in SI base units, every preset expanded. Produced only by the scenario loader,
 // which has already checked types and ranges; feasibility (does the plan fit, divide, run) is
-// the estimate's job, not the loader's.
+// the estimate's job, not the loader's. The specs the estimate prices from compare by content
+// (operator==): the estimate tier's memo tables (models/workload/memo.hpp) key on it.
 #pragma once
 
 #include <cstdint>
@@ -41,6 +42,7 @@ struct OpRates {
   double copy_s_per_element = 0, fill_zero_s_per_element = 0;  // fp32 elements
   double adamw_s_per_param = 0;
   bool present() const { return peak_flop_per_s > 0; }
+  bool operator==(const OpRates&) const = default;
 };
 
 // Kernel-level parameters of one GPU generation, read from the preset's "kernels" block (each
@@ -54,10 +56,12 @@ struct AttentionPassParams {
   double overhead_blocks = 0;  // per-CTA fixed cost, in units of one KV block's work
   double causal_factor = 1;    // causal asymptote relative to non-causal
   bool present() const { return !share_by_head_dim.empty(); }
+  bool operator==(const AttentionPassParams&) const = default;
 };
 struct AttentionKernelParams {
   AttentionPassParams forward, backward;
   bool present() const { return forward.present(); }
+  bool operator==(const AttentionKernelParams&) const = default;
 };
 enum class GemmScheduler { kWaves, kStreamK };
 struct GpuKernelParams {
@@ -80,6 +84,7 @@ struct GpuKernelParams {
   double kernel_fixed_s = 0;
   double host_launch_s = 0;
   bool present() const { return sm_count > 0; }
+  bool operator==(const GpuKernelParams&) const = default;
 };
 
 struct GpuSpec {
@@ -108,6 +113,7 @@ struct GpuSpec {
   // and NVLink SHARP. 0 = derived from the name (models/cost/collectives/collective_cost.hpp).
   double compute_capability = 0;
   double peak_flops(Precision p) const;
+  bool operator==(const GpuSpec&) const = default;
 };
 
 struct MoeSpec {
@@ -116,6 +122,7 @@ struct MoeSpec {
   int64_t expert_ffn_hidden = 0;
   int shared_experts = 0;
   int dense_layers = 0;  // the first layers are dense (DeepSeek-V3: 3)
+  bool operator==(const MoeSpec&) const = default;
 };
 
 struct ModelSpec {
@@ -130,6 +137,7 @@ struct ModelSpec {
   int64_t seq_len = 0;
   bool tied_embeddings = false;
   std::optional<MoeSpec> moe;
+  bool operator==(const ModelSpec&) const = default;
 };
 
 struct IntraNodeSpec {
@@ -177,6 +185,14 @@ struct CompressionStage {
   int sync_interval = 1;  // synchronise gradients every N steps in this stage
 };
 
+// plan.precision_stages: the training precision from a step on (steps before the first stage
+// run plan.precision), as plan.compression switches methods by step. A run with stages is the
+// step-weighted mix of its precisions' steps (models/estimate/precision_schedule.hpp).
+struct PrecisionStage {
+  int64_t from_step = 0;
+  Precision precision = Precision::kBf16;
+};
+
 struct OffloadSpec {
   bool optimizer = false;
   bool params = false;
@@ -204,6 +220,7 @@ struct ParallelPlan {
   Recompute recompute = Recompute::kNone;
   OffloadSpec offload;
   Precision precision = Precision::kBf16;
+  std::vector<PrecisionStage> precision_stages;  // empty: plan.precision every step
   std::vector<CompressionStage> compression;
   int sync_interval = 1;
   OverlapSpec overlap;
@@ -212,7 +229,7 @@ struct ParallelPlan {
   std::string placement = "tp-cp-dp-pp";  // rank order, innermost first (Megatron's default)
   std::vector<int> layers_per_stage;      // optional, pp*vpp entries summing to model.layers
   bool flash_attention = true;  // fused attention keeps no s x s score matrix in memory
-  // When flash_attention: flash2 | flash3 (Hopper) | flash1 (FlashAttention v1, Triton FA)
+  // When flash_attention: flash2 | flash3 (Hopper) | flash1 (FlashAttention v1) | triton (Triton FA)
   std::string attention_kernel = "flash2";
   // The weight-gradient GEMM accumulates into the fp32 gradient buffer itself (Megatron-Core
   // --gradient-accumulation-fusion); otherwise a memory-bound pass adds each micro-batch in.

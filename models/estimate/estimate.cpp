@@ -4,18 +4,76 @@
 #include <vector>
 
 #include "models/schedules/pipeline_schedule.hpp"
+#include "models/estimate/precision_schedule.hpp"
 #include "models/workload/cost_bounds.hpp"
+#include "models/workload/memo.hpp"
 #include "models/workload/timeline.hpp"
 #include "models/workload/workload.hpp"
 
 namespace trainsim {
 namespace {
 
+// What the playback reads of each device: its passes per chunk (interleaving splits a device's
+// layers into vpp chunks; DualPipe's two directions each hold a full stage, hence its two
+// parameter copies, so its per-pass cost is the stage's).
+StageCosts stage_costs(const Workload& w, const StageWork& s) {
+  const int chunks = w.schedule == ScheduleKind::kInterleaved ? std::max(1, w.vpp) : 1;
+  return {s.forward_s / chunks, (s.backward_s - s.backward_weight_s) / chunks, s.backward_weight_s / chunks};
+}
+
+// The playback's key: the schedule, p, v, m and the stage costs exactly (their bits), as runs
+// of equal neighbouring stages (an even split has three: first, middle, last). Keyed on the
+// exact costs, the memo returns what the playback returns, bit for bit.
+constexpr int kMaxCostRuns = 8;
+struct PlaybackKey {
+  int32_t schedule, pp, vpp, micro_batches, runs, pad;
+  struct Run {
+    int64_t stages;
+    double forward_s, backward_s, backward_weight_s;
+  } run[kMaxCostRuns];
+};
+
+// The playback without its ops (play_makespan_s: the same makespan, no allocation).
+double makespan_only_s(const Workload& w) {
+  thread_local std::vector<StageCosts> costs;
+  costs.clear();
+  for (const StageWork& s : w.stages) costs.push_back(stage_costs(w, s));
+  return play_makespan_s(w.schedule, w.pp, w.vpp, w.micro_batches, costs.data(), costs.size(), 0.0);
+}
+
+// The makespan of the schedule played with the workload's stages and zero-delay transfers.
+// Memoised (4096 slots of ~280 bytes, clear-when-full); plans whose stages make more than
+// kMaxCostRuns runs are played every time. The reference route plays the full timeline.
+double played_makespan_s(const Workload& w, bool memoise) {
+  if (!memoise) return pipeline_timeline(w, 0.0).makespan_s;
+  PlaybackKey k = memo::zeroed<PlaybackKey>();
+  k.schedule = static_cast<int32_t>(w.schedule);
+  k.pp = w.pp;
+  k.vpp = w.vpp;
+  k.micro_batches = w.micro_batches;
+  for (const StageWork& s : w.stages) {
+    const StageCosts c = stage_costs(w, s);
+    PlaybackKey::Run* last = k.runs > 0 ? &k.run[k.runs - 1] : nullptr;
+    if (last && last->forward_s == c.forward_s && last->backward_s == c.backward_s &&
+        last->backward_weight_s == c.backward_weight_s) {
+      ++last->stages;
+      continue;
+    }
+    if (k.runs == kMaxCostRuns) return makespan_only_s(w);
+    k.run[k.runs++] = {1, c.forward_s, c.backward_s, c.backward_weight_s};
+  }
+  struct Makespan {
+    double s;
+  };
+  thread_local memo::Table<PlaybackKey, Makespan, 4096> table;
+  return table.get(k, [&] { return Makespan{makespan_only_s(w)}; }).s;
+}
+
 // The closed form of a workload: steady 1F1B-like state of the slowest stage (its passes as the
 // op graph's reduction leaves them, in-layer communication that was waited for included), the
 // schedule's bubble, exposed pipeline transfers, the exposed part of the gradient reduction,
 // fixed costs.
-void compose_closed_form(const Scenario& sc, const Workload& w, Result& r) {
+void compose_closed_form(const Scenario& sc, const Workload& w, Result& r, bool memoise) {
   const StageWork* worst = &w.stages.front();
   for (const StageWork& s : w.stages)
     if (s.forward_s + s.backward_s > worst->forward_s + worst->backward_s) worst = &s;
@@ -27,8 +85,7 @@ void compose_closed_form(const Scenario& sc, const Workload& w, Result& r) {
   if (w.pp > 1 && m < 2 * w.pp) {
     // The closed forms assume the pipeline fills (m >= p, and DualPipe's (p/2-1) term assumes
     // p > 2). With few micro-batches play the schedule instead: p x m x 3 ops, cheap here.
-    const Timeline t = pipeline_timeline(w, 0.0);
-    bubble = std::max(0.0, t.makespan_s - steady);
+    bubble = std::max(0.0, played_makespan_s(w, memoise) - steady);
   }
   double pp_exposed = 0;
   if (w.pp > 1) {
@@ -83,19 +140,36 @@ void compose_closed_form(const Scenario& sc, const Workload& w, Result& r) {
 
 Timeline pipeline_timeline(const Workload& w, double p2p_s) {
   std::vector<StageCosts> costs;
-  // Interleaving splits a device's layers into vpp chunks; DualPipe's two directions each
-  // hold a full stage (hence its two parameter copies), so its per-pass cost is the stage's.
-  const int chunks = w.schedule == ScheduleKind::kInterleaved ? std::max(1, w.vpp) : 1;
-  for (const StageWork& s : w.stages)
-    costs.push_back({s.forward_s / chunks, (s.backward_s - s.backward_weight_s) / chunks, s.backward_weight_s / chunks});
+  costs.reserve(w.stages.size());
+  for (const StageWork& s : w.stages) costs.push_back(stage_costs(w, s));
   return play_schedule(w.schedule, w.pp, w.vpp, w.micro_batches, costs, p2p_s);
 }
 
-EstimatedStep estimate_step(const Scenario& sc) {
+namespace {
+
+WorkloadOptions workload_options(const EstimateOptions& o) {
+  WorkloadOptions wo;
+  wo.keep_programs = !o.memoise;
+  wo.stop_when_infeasible = o.stop_when_infeasible;
+  return wo;
+}
+
+}  // namespace
+
+EstimatedStep estimate_step(const Scenario& sc, const EstimateOptions& options) {
   EstimatedStep out;
   out.result.fidelity = "estimate";
-  if (!build_workload(sc, out.workload, out.result)) return out;
-  compose_closed_form(sc, out.workload, out.result);
+  if (!sc.plan.precision_stages.empty()) {
+    // The run is a mix of steps at several precisions: the result is the mix; the workload (its
+    // placement and transfers) is plan.precision's step; no single step's timeline stands for it.
+    Result single;
+    build_workload(at_precision(sc, sc.plan.precision), out.workload, single, workload_options(options));
+    out.result = estimate(sc, options);
+    out.timeline_skipped = check_cost_bounds(sc, CostTier::kSimulate).reason;
+    return out;
+  }
+  if (!build_workload(sc, out.workload, out.result, workload_options(options))) return out;
+  compose_closed_form(sc, out.workload, out.result, options.memoise);
   const CostCheck bounds = check_cost_bounds(sc, CostTier::kSimulate);
   if (bounds.within)
     out.timeline = pipeline_timeline(out.workload, out.workload.p2p_s);
@@ -115,12 +189,15 @@ void finish_result(const Scenario& sc, Result& r) {
   r.hfu = r.hardware_flops_per_step / (step * r.gpus * peak);
 }
 
-Result estimate(const Scenario& sc) {
+Result estimate(const Scenario& sc, const EstimateOptions& options) {
+  // A precision that changes with the step: the step-weighted mix of one run per precision.
+  if (!sc.plan.precision_stages.empty())
+    return mix_precision_stages(sc, [&](const Scenario& s) { return estimate(s, options); });
   Result r;
   r.fidelity = "estimate";
   Workload w;
-  if (!build_workload(sc, w, r)) return r;
-  compose_closed_form(sc, w, r);
+  if (!build_workload(sc, w, r, workload_options(options))) return r;
+  compose_closed_form(sc, w, r, options.memoise);
   return r;
 }
 

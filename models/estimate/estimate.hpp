@@ -1,6 +1,6 @@
 // The estimate tier: closed-form evaluation of a scenario (ARCHITECTURE.md tier 1). Pure
-// function of the resolved Scenario, microseconds per plan, no allocation beyond the result's
-// per-stage vector. Formulas are cited where they are used.
+// function of the resolved Scenario, about a microsecond per plan once its parts are memoised
+// (docs/performance.md). Formulas are cited where they are used.
 #pragma once
 
 #include <string>
@@ -13,9 +13,21 @@
 
 namespace trainsim {
 
+struct EstimateOptions {
+  // The memoised route (default): passes priced and reduced once per distinct pass, without
+  // keeping the op graph, and the pipeline played once per distinct (schedule, p, m, v, stage
+  // costs), all through per-thread memo tables (models/workload/memo.hpp). false: the reference
+  // route, every pass built as an op graph and reduced and the pipeline played, nothing reused;
+  // the two give the same numbers (tests/models/estimate/estimate_memo_test.cpp).
+  bool memoise = true;
+  // Stop at the first reason the plan cannot run (structure, then memory), before any time is
+  // computed: what plan searches need. The result then has feasibility, reason and memory only.
+  bool stop_when_infeasible = false;
+};
+
 // Returns feasible=false with a reason for plans that cannot run; never throws for a Scenario
 // that the loader produced.
-Result estimate(const Scenario& scenario);
+Result estimate(const Scenario& scenario, const EstimateOptions& options = {});
 
 // The estimate with what it was computed from: the workload (the op graph and its reduced
 // per-stage passes) and the pipeline played with those passes and contention-free transfers.
@@ -29,7 +41,8 @@ struct EstimatedStep {
   // milliseconds but cannot be drawn op by op).
   std::string timeline_skipped;
 };
-EstimatedStep estimate_step(const Scenario& scenario);
+// With options.memoise the workload holds no op graph (programs empty), only its costs.
+EstimatedStep estimate_step(const Scenario& scenario, const EstimateOptions& options = {});
 
 // The schedule played with the workload's per-device passes (interleaved chunks share a device's
 // cost evenly; DualPipe's directions each run a stage) and a p2p delay between stages.

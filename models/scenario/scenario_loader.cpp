@@ -307,6 +307,25 @@ ParallelPlan parse_plan(const json& j, const std::string& path) {
     o.finish();
   }
   p.precision = parse_precision(r.choice_or("precision", {"fp32", "fp16", "bf16", "fp8"}, "bf16"));
+  if (const json* stages = r.raw("precision_stages")) {
+    const std::string spath = r.child_path("precision_stages");
+    if (!stages->is_array() || stages->empty())
+      throw ScenarioError(spath, "expected a non-empty list of stages {from_step, precision}, got " +
+                                     json_type_name(*stages));
+    if (stages->size() > 64) throw ScenarioError(spath, "at most 64 precision stages");
+    int64_t last_step = -1;
+    for (std::size_t i = 0; i < stages->size(); ++i) {
+      JsonReader s((*stages)[i], spath + "[" + std::to_string(i) + "]");
+      PrecisionStage st;
+      st.from_step = s.integer("from_step", 0, int64_t{1} << 50);
+      if (st.from_step <= last_step)
+        s.fail("from_step", "stages must be listed in increasing from_step order");
+      last_step = st.from_step;
+      st.precision = parse_precision(s.choice("precision", {"fp32", "fp16", "bf16", "fp8"}));
+      s.finish(kDocKeys);
+      p.precision_stages.push_back(st);
+    }
+  }
   if (const json* comp = r.raw("compression")) {
     const std::string cpath = r.child_path("compression");
     if (!comp->is_array())
@@ -357,7 +376,7 @@ ParallelPlan parse_plan(const json& j, const std::string& path) {
   }
   p.flash_attention = r.boolean_or("flash_attention", true);
   p.grad_accumulation_fusion = r.boolean_or("grad_accumulation_fusion", false);
-  p.attention_kernel = r.choice_or("attention_kernel", {"flash2", "flash3", "flash1"}, "flash2");
+  p.attention_kernel = r.choice_or("attention_kernel", {"flash2", "flash3", "flash1", "triton"}, "flash2");
   r.finish(kDocKeys);
   return p;
 }
@@ -733,6 +752,12 @@ json to_json(const Scenario& s) {
                {"attention_kernel", p.attention_kernel},
                {"grad_accumulation_fusion", p.grad_accumulation_fusion}};
   if (!p.layers_per_stage.empty()) plan["layers_per_stage"] = p.layers_per_stage;
+  if (!p.precision_stages.empty()) {
+    json stages = json::array();
+    for (const auto& st : p.precision_stages)
+      stages.push_back({{"from_step", st.from_step}, {"precision", to_string(st.precision)}});
+    plan["precision_stages"] = stages;
+  }
   json out = {{"schema_version", s.schema_version},
               {"name", s.name},
               {"model", model},

@@ -54,12 +54,42 @@ int PipelineRunner::in_flight_limit(int device) const {
   return m_;
 }
 
-PipelineRunner::PipelineRunner(ScheduleKind schedule, int pp, int vpp, int micro_batches)
-    : schedule_(schedule),
-      pp_(std::max(1, pp)),
-      vpp_(schedule == ScheduleKind::kInterleaved ? std::max(1, vpp) : 1),
-      m_(std::max(1, micro_batches)),
-      dev_(pp_) {
+void PipeOpSet::insert(const PipeOp& op) {
+  auto greater = [](const PipeOp& a, const PipeOp& b) { return b < a; };
+  auto it = std::lower_bound(v_.begin(), v_.end(), op, greater);  // first not greater than op
+  if (it != v_.end() && !(*it < op)) return;                      // an equivalent op is present
+  v_.insert(it, op);
+}
+
+bool PipeOpSet::erase(const PipeOp& op) {
+  auto greater = [](const PipeOp& a, const PipeOp& b) { return b < a; };
+  auto it = std::lower_bound(v_.begin(), v_.end(), op, greater);
+  if (it == v_.end() || *it < op) return false;
+  v_.erase(it);
+  return true;
+}
+
+PipelineRunner::PipelineRunner(ScheduleKind schedule, int pp, int vpp, int micro_batches) {
+  reset(schedule, pp, vpp, micro_batches);
+}
+
+void PipelineRunner::reset(ScheduleKind schedule, int pp, int vpp, int micro_batches) {
+  schedule_ = schedule;
+  pp_ = std::max(1, pp);
+  vpp_ = schedule == ScheduleKind::kInterleaved ? std::max(1, vpp) : 1;
+  m_ = std::max(1, micro_batches);
+  if (dev_.size() < static_cast<std::size_t>(pp_)) dev_.resize(static_cast<std::size_t>(pp_));
+  for (int d = 0; d < pp_; ++d) {
+    Device& dv = dev_[d];
+    dv.ready_f.clear();
+    dv.ready_b.clear();
+    dv.ready_w.clear();
+    dv.arrived.clear();
+    dv.order.clear();
+    dv.f_done = dv.b_done = dv.w_done = dv.f_total = 0;
+    dv.f_dir[0] = dv.f_dir[1] = dv.b_dir[0] = dv.b_dir[1] = 0;
+    dv.next = 0;
+  }
   if (schedule_ == ScheduleKind::kDualPipe) vpp_ = 2;  // two directions per device
   const int ops_per_pass = split_backward() ? 3 : 2;
   // Every micro-batch passes every virtual stage of its direction once.
@@ -69,8 +99,9 @@ PipelineRunner::PipelineRunner(ScheduleKind schedule, int pp, int vpp, int micro
     const int dir = direction_of_micro_batch(mb);
     for (int vs = 0; vs < stages_in_direction(); ++vs) ++dev_[device_of(vs, dir)].f_total;
   }
-  // Inputs of the first virtual stage are present from the start.
-  for (int mb = 0; mb < m_; ++mb) {
+  // Inputs of the first virtual stage are present from the start (added last first: the sets
+  // keep their smallest at the back, so each lands there without moving the others).
+  for (int mb = m_ - 1; mb >= 0; --mb) {
     const int dir = direction_of_micro_batch(mb);
     PipeOp f{PipeOpKind::kForward, mb, chunk_of(0, dir), !split_backward()};
     arrive(Handoff{device_of(0, dir), f, false});
@@ -122,17 +153,11 @@ std::optional<PipeOp> PipelineRunner::pick(int device) {
     const PipeOp want = d.order[d.next];
     PipeOp key = want;
     key.with_weight_grad = true;
-    auto it = d.arrived.find(key);
-    if (it == d.arrived.end()) return std::nullopt;
-    d.arrived.erase(it);
+    if (!d.arrived.erase(key)) return std::nullopt;
     ++d.next;
     return want;
   }
-  auto take = [](std::set<PipeOp>& s) {
-    PipeOp op = *s.begin();
-    s.erase(s.begin());
-    return op;
-  };
+  auto take = [](PipeOpSet& s) { return s.take_smallest(); };
   // Micro-batches whose backward has not run yet hold their activations; zero-bubble schedules
   // defer W into idle time, holding only W's inputs meanwhile (the in-flight limit bounds B).
   const int in_flight = d.f_done - d.b_done;
@@ -152,12 +177,12 @@ std::optional<PipeOp> PipelineRunner::pick(int device) {
     // Each direction keeps its own 1F1B limit (p - s for its stage s; the two sum to p + 1):
     // one shared limit lets both directions fill a device with forwards whose backwards wait
     // on the other end, which deadlocks once m/2 exceeds it.
-    for (auto it = d.ready_f.begin(); it != d.ready_f.end(); ++it) {
-      const int dir = it->chunk;
+    for (std::size_t i = 0; i < d.ready_f.size(); ++i) {
+      const int dir = d.ready_f.ascending(i).chunk;
       const int dir_limit = dir == 0 ? pp_ - device : device + 1;
       if (in_flight < limit && d.f_dir[dir] - d.b_dir[dir] < dir_limit) {
-        PipeOp op = *it;
-        d.ready_f.erase(it);
+        const PipeOp op = d.ready_f.ascending(i);
+        d.ready_f.erase_ascending(i);
         return op;
       }
     }
@@ -169,9 +194,15 @@ std::optional<PipeOp> PipelineRunner::pick(int device) {
 }
 
 std::vector<Handoff> PipelineRunner::finish(int device, const PipeOp& op) {
+  Handoff out[kMaxHandoffs];
+  const int n = finish(device, op, out);
+  return std::vector<Handoff>(out, out + n);
+}
+
+int PipelineRunner::finish(int device, const PipeOp& op, Handoff out[kMaxHandoffs]) {
   Device& d = dev_[device];
   --remaining_;
-  std::vector<Handoff> out;
+  int n = 0;
   const int dir = schedule_ == ScheduleKind::kDualPipe ? op.chunk : 0;
   const int vs = virtual_stage(device, op.chunk);
   const int last = stages_in_direction() - 1;
@@ -182,10 +213,10 @@ std::vector<Handoff> PipelineRunner::finish(int device, const PipeOp& op) {
       ++d.f_dir[dir];
       if (vs < last) {
         const int nd = device_of(vs + 1, dir);
-        out.push_back({nd, PipeOp{PipeOpKind::kForward, op.micro_batch, chunk_of(vs + 1, dir), !split},
-                       nd != device});
+        out[n++] = Handoff{nd, PipeOp{PipeOpKind::kForward, op.micro_batch, chunk_of(vs + 1, dir), !split},
+                       nd != device};
       } else {  // the loss: backward starts on the same device
-        out.push_back({device, PipeOp{PipeOpKind::kBackward, op.micro_batch, op.chunk, !split}, false});
+        out[n++] = Handoff{device, PipeOp{PipeOpKind::kBackward, op.micro_batch, op.chunk, !split}, false};
       }
       break;
     }
@@ -195,18 +226,18 @@ std::vector<Handoff> PipelineRunner::finish(int device, const PipeOp& op) {
       if (!split) ++d.w_done;
       if (vs > 0) {
         const int nd = device_of(vs - 1, dir);
-        out.push_back({nd, PipeOp{PipeOpKind::kBackward, op.micro_batch, chunk_of(vs - 1, dir), !split},
-                       nd != device});
+        out[n++] = Handoff{nd, PipeOp{PipeOpKind::kBackward, op.micro_batch, chunk_of(vs - 1, dir), !split},
+                       nd != device};
       }
       if (split)
-        out.push_back({device, PipeOp{PipeOpKind::kBackwardWeight, op.micro_batch, op.chunk, false}, false});
+        out[n++] = Handoff{device, PipeOp{PipeOpKind::kBackwardWeight, op.micro_batch, op.chunk, false}, false};
       break;
     }
     case PipeOpKind::kBackwardWeight:
       ++d.w_done;
       break;
   }
-  return out;
+  return n;
 }
 
 void PipelineRunner::arrive(const Handoff& h) {

@@ -19,7 +19,6 @@
 
 #include <cstdint>
 #include <optional>
-#include <set>
 #include <tuple>
 #include <string>
 #include <utility>
@@ -52,15 +51,46 @@ struct Handoff {
   bool p2p = false;
 };
 
+// Ready ops of one kind on one device, smallest (micro-batch, chunk, kind) first, as std::set
+// orders them: a vector kept in descending order, so the smallest is taken from the back. A
+// device holds a few ready ops at a time; a vector reused from step to step allocates nothing
+// per op, where a set allocates a node for each.
+class PipeOpSet {
+ public:
+  bool empty() const { return v_.empty(); }
+  std::size_t size() const { return v_.size(); }
+  // An op equivalent to one present is not added again (std::set::insert).
+  void insert(const PipeOp& op);
+  PipeOp take_smallest() {
+    const PipeOp op = v_.back();
+    v_.pop_back();
+    return op;
+  }
+  // The i-th smallest, and removing it.
+  const PipeOp& ascending(std::size_t i) const { return v_[v_.size() - 1 - i]; }
+  void erase_ascending(std::size_t i) { v_.erase(v_.begin() + static_cast<std::ptrdiff_t>(v_.size() - 1 - i)); }
+  // Removes the op equivalent to `op`; false when there is none.
+  bool erase(const PipeOp& op);
+  void clear() { v_.clear(); }
+
+ private:
+  std::vector<PipeOp> v_;  // descending
+};
+
 class PipelineRunner {
  public:
   PipelineRunner(ScheduleKind schedule, int pp, int vpp, int micro_batches);
+  // Starts a new step, keeping the buffers (no allocation once they are large enough).
+  void reset(ScheduleKind schedule, int pp, int vpp, int micro_batches);
 
   int devices() const { return pp_; }
   // The op an idle device should start now, if any (it is removed from the ready set).
   std::optional<PipeOp> pick(int device);
   // The op finished: returns the inputs it produces (delivered later by arrive()).
   std::vector<Handoff> finish(int device, const PipeOp& op);
+  // The same into out[] (at most kMaxHandoffs), returning how many: no allocation.
+  static constexpr int kMaxHandoffs = 2;
+  int finish(int device, const PipeOp& op, Handoff out[kMaxHandoffs]);
   // An input reached its device: the op it feeds is ready.
   void arrive(const Handoff& h);
   bool done() const { return remaining_ == 0; }
@@ -70,12 +100,12 @@ class PipelineRunner {
 
  private:
   struct Device {
-    std::set<PipeOp> ready_f, ready_b, ready_w;
+    PipeOpSet ready_f, ready_b, ready_w;
     int f_done = 0, b_done = 0, w_done = 0, f_total = 0;
     int f_dir[2] = {0, 0}, b_dir[2] = {0, 0};  // DualPipe: per direction
     std::vector<PipeOp> order;  // static order (1f1b, interleaved)
     std::size_t next = 0;
-    std::set<PipeOp> arrived;   // static order: inputs present
+    PipeOpSet arrived;          // static order: inputs present
   };
   int in_flight_limit(int device) const;
   bool split_backward() const;
@@ -87,9 +117,9 @@ class PipelineRunner {
   int direction_of_micro_batch(int mb) const;
   int stages_in_direction() const;
 
-  ScheduleKind schedule_;
-  int pp_, vpp_, m_;
-  std::vector<Device> dev_;
+  ScheduleKind schedule_ = ScheduleKind::k1F1B;
+  int pp_ = 1, vpp_ = 1, m_ = 1;
+  std::vector<Device> dev_;  // at least pp_ (reset() keeps larger ones for their buffers)
   int64_t remaining_ = 0;
   int64_t total_ops_ = 0;
 };

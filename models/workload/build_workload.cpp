@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <string>
 
 #include "models/cost/collectives/collective_cost.hpp"
@@ -8,6 +9,7 @@
 #include "models/cost/flops.hpp"
 #include "models/cost/memory.hpp"
 #include "models/workload/layer_program.hpp"
+#include "models/workload/memo.hpp"
 #include "models/workload/plan_structure.hpp"
 #include "models/workload/program_reduce.hpp"
 #include "models/workload/workload.hpp"
@@ -53,49 +55,56 @@ struct ChunkLayers {
 
 // Which layers each (device, chunk) holds. Interleaved: chunk c of device d is virtual stage
 // c p + d. DualPipe: device d runs stage d in one direction and stage p-1-d in the other.
-std::vector<std::vector<ChunkLayers>> chunk_layers(const ModelSpec& m, const ParallelPlan& p, ScheduleKind s) {
-  const int pp = p.pp;
-  const bool dual = s == ScheduleKind::kDualPipe && pp > 1;
-  const int vstages = dual ? pp : pp * (s == ScheduleKind::kInterleaved ? p.vpp : 1);
-  std::vector<ChunkLayers> vs(vstages);
-  // Layers of each declared stage (pp x vpp entries in the loader's layers_per_stage); a
-  // schedule without interleaving folds a device's declared chunks into one.
-  const int declared = pp * p.vpp;
-  std::vector<int> per(declared);
-  for (int i = 0; i < declared; ++i)
-    per[i] = p.layers_per_stage.empty() ? m.layers / declared : p.layers_per_stage[i];
-  int at = 0;
-  for (int i = 0; i < vstages; ++i) {
-    ChunkLayers& c = vs[i];
-    c.begin = at;
-    if (vstages == declared) {
-      c.layers = per[i];
-    } else {
-      // vpp > 1 without interleaving: device i holds chunks i, i + pp, ... as one.
-      for (int j = i; j < declared; j += pp) c.layers += per[j];
+class ChunkLayout {
+ public:
+  ChunkLayout(const ModelSpec& m, const ParallelPlan& p, ScheduleKind s) : pp_(p.pp) {
+    const int pp = p.pp;
+    dual_ = s == ScheduleKind::kDualPipe && pp > 1;
+    const int vstages = dual_ ? pp : pp * (s == ScheduleKind::kInterleaved ? p.vpp : 1);
+    // The virtual stages live in a per-thread buffer: no allocation per plan after warm-up.
+    thread_local std::vector<ChunkLayers> buffer;
+    buffer.assign(vstages, ChunkLayers{});
+    vs_ = buffer.data();
+    vstages_ = vstages;
+    // Layers of each declared stage (pp x vpp entries in the loader's layers_per_stage); a
+    // schedule without interleaving folds a device's declared chunks into one.
+    const int declared = pp * p.vpp;
+    auto per = [&](int i) { return p.layers_per_stage.empty() ? m.layers / declared : p.layers_per_stage[i]; };
+    int at = 0;
+    for (int i = 0; i < vstages; ++i) {
+      ChunkLayers& c = vs_[i];
+      c.begin = at;
+      if (vstages == declared) {
+        c.layers = per(i);
+      } else {
+        // vpp > 1 without interleaving: device i holds chunks i, i + pp, ... as one.
+        for (int j = i; j < declared; j += pp) c.layers += per(j);
+      }
+      at += c.layers;
     }
-    at += c.layers;
-  }
-  for (int i = 0; i < vstages; ++i) {
-    ChunkLayers& c = vs[i];
-    if (m.moe) {
-      // Layers [begin, begin + layers) past the leading dense layers.
-      c.moe_layers = std::max(0, c.begin + c.layers - std::max(c.begin, m.moe->dense_layers));
-      c.moe_layers = std::min(c.moe_layers, c.layers);
+    for (int i = 0; i < vstages; ++i) {
+      ChunkLayers& c = vs_[i];
+      if (m.moe) {
+        // Layers [begin, begin + layers) past the leading dense layers.
+        c.moe_layers = std::max(0, c.begin + c.layers - std::max(c.begin, m.moe->dense_layers));
+        c.moe_layers = std::min(c.moe_layers, c.layers);
+      }
     }
+    vs_[0].first = true;
+    vs_[vstages - 1].last = true;
   }
-  vs.front().first = true;
-  vs.back().last = true;
-  std::vector<std::vector<ChunkLayers>> out(pp);
-  if (dual) {
-    for (int d = 0; d < pp; ++d) out[d] = {vs[d], vs[pp - 1 - d]};
-  } else {
-    const int chunks = vstages / pp;
-    for (int d = 0; d < pp; ++d)
-      for (int c = 0; c < chunks; ++c) out[d].push_back(vs[c * pp + d]);
+  int chunks() const { return dual_ ? 2 : vstages_ / pp_; }
+  const ChunkLayers& chunk(int device, int c) const {
+    if (dual_) return vs_[c == 0 ? device : pp_ - 1 - device];
+    return vs_[c * pp_ + device];
   }
-  return out;
-}
+
+ private:
+  int pp_;
+  bool dual_ = false;
+  int vstages_ = 0;
+  ChunkLayers* vs_ = nullptr;
+};
 
 // The blocks of one pass of a chunk, in the order the pass runs them.
 PassProgram pass_program(const LayerContext& ctx, const ChunkLayers& cl, PassKind pass) {
@@ -123,23 +132,132 @@ PassProgram pass_program(const LayerContext& ctx, const ChunkLayers& cl, PassKin
   return prog;
 }
 
-double wgrad_compute_s(const PassProgram& p) {
-  double s = 0;
-  for (const OpBlock& b : p.blocks)
+// What the step needs of one reduced pass: its cost, the wire bytes it sends per GPU by
+// purpose, and (B+W passes) the compute of its weight-gradient ops.
+struct PassSummary {
+  PassCost cost;
+  double traffic[kCommPurposes] = {0, 0, 0, 0, 0};
+  double wgrad_compute_s = 0;
+};
+
+PassSummary summarize_pass(const PassProgram& p, double sigma) {
+  PassSummary s;
+  s.cost = reduce_pass(p, sigma);
+  for (const OpBlock& b : p.blocks) {
+    for (const CommOp& c : b.comm) s.traffic[static_cast<int>(c.purpose)] += c.wire_bytes * b.repeat;
     for (std::size_t i = 0; i < b.compute.size(); ++i)
-      if (b.compute[i].pass == Pass::kBackwardWeight) s += b.compute_s[i] * b.repeat;
+      if (b.compute[i].pass == Pass::kBackwardWeight) s.wgrad_compute_s += b.compute_s[i] * b.repeat;
+  }
   return s;
 }
 
-// Bytes a pass program sends per GPU, by purpose.
-void add_traffic(const PassProgram& p, double times, double out[kCommPurposes]) {
-  for (const OpBlock& b : p.blocks)
-    for (const CommOp& c : b.comm) out[static_cast<int>(c.purpose)] += c.wire_bytes * b.repeat * times;
+// Everything the passes of a plan depend on besides the memo environment (model, GPU, fabric)
+// and the chunk, normalised so that plans differing only in what the passes ignore share it:
+// ZeRO 0-2 are one (only ZeRO-3 changes the layer programs), the micro-batch count matters only
+// to the unfused gradient accumulation, the DP groups only to ZeRO-3.
+struct ContextKey {
+  uint32_t env;
+  int32_t tp, cp, ep, etp;
+  int32_t micro_batches;
+  GroupShape shape[5];
+  double micro_batch, activation_bytes, param_bytes, grad_bytes;
+  char algo[24];
+  uint8_t protocol, sp, precision, recompute, flash, kernel, overlap_tp, zero3, gaf;
+};
+
+// A content id (>= 1) for the plan's layer context: passes are keyed on it and the chunk, so one
+// lookup of the large key per plan, small keys per pass. Ids are never reused in a thread; 0 when
+// the context cannot be keyed (an algorithm name longer than the key holds).
+uint32_t context_id(const LayerContext& ctx) {
+  if (std::strlen(ctx.algo.name()) >= sizeof(ContextKey::algo)) return 0;
+  ContextKey k = memo::zeroed<ContextKey>();
+  const bool zero3 = ctx.zero_stage >= 3;
+  k.env = ctx.memo_env;
+  k.tp = ctx.tp, k.cp = ctx.cp, k.ep = ctx.ep, k.etp = ctx.etp;
+  k.micro_batches = ctx.grad_accumulation_fusion ? 0 : ctx.micro_batches;
+  for (int g = 0; g < 5; ++g) k.shape[g] = ctx.shape[g];
+  if (!zero3) {
+    k.shape[static_cast<int>(CommGroup::kDp)] = GroupShape{};
+    k.shape[static_cast<int>(CommGroup::kExpertDp)] = GroupShape{};
+  }
+  k.micro_batch = ctx.micro_batch;
+  k.activation_bytes = ctx.activation_bytes;
+  k.param_bytes = ctx.param_bytes;
+  k.grad_bytes = ctx.grad_bytes;
+  std::memcpy(k.algo, ctx.algo.name(), std::strlen(ctx.algo.name()));
+  k.protocol = static_cast<uint8_t>(ctx.protocol);
+  k.sp = ctx.sp;
+  k.precision = static_cast<uint8_t>(ctx.precision);
+  k.recompute = static_cast<uint8_t>(ctx.recompute);
+  k.flash = ctx.flash_attention;
+  k.kernel = static_cast<uint8_t>(ctx.attention_kernel);
+  k.overlap_tp = ctx.overlap_tp;
+  k.zero3 = zero3;
+  k.gaf = ctx.grad_accumulation_fusion;
+  struct Id {
+    uint32_t id;
+  };
+  thread_local uint32_t next_id = 1;
+  // 1024 slots of ~180 bytes.
+  thread_local memo::Table<ContextKey, Id, 1024> table;
+  return table.get(k, [&] { return Id{next_id++}; }).id;
+}
+
+struct PassKey {
+  uint32_t context;
+  int32_t layers, moe_layers;
+  uint8_t first, last, pass, pad;
+};
+
+// The cost-only route: the same program built and reduced, once per distinct (context, chunk,
+// pass); the program itself is dropped. 8192 slots of ~170 bytes (about 1.4 MB per thread).
+PassSummary memo_pass(const LayerContext& ctx, uint32_t context, const ChunkLayers& cl, PassKind pass,
+                      double sigma) {
+  auto compute = [&] { return summarize_pass(pass_program(ctx, cl, pass), sigma); };
+  if (context == 0) return compute();
+  thread_local memo::Table<PassKey, PassSummary, 8192> table;
+  PassKey k = memo::zeroed<PassKey>();
+  k.context = context;
+  k.layers = cl.layers, k.moe_layers = cl.moe_layers;
+  k.first = cl.first, k.last = cl.last;
+  k.pass = static_cast<uint8_t>(pass);
+  return table.get(k, compute);
+}
+
+// The placement's group shapes (worst per kind, and the first pipeline pair), memoised per
+// (degrees, node size, rank order): 1024 slots of ~150 bytes.
+struct PlacementShapes {
+  GroupShape worst[5];
+  GroupShape pp_pair;
+};
+
+PlacementShapes placement_shapes(const RankPlacement& place, const std::string& order, bool memoise) {
+  auto compute = [&] {
+    PlacementShapes out;
+    for (int k = 0; k < 5; ++k) out.worst[k] = place.worst_shape(k);
+    out.pp_pair = place.pp() > 1 ? place.pp_pair_shape(0, 1) : GroupShape{};
+    return out;
+  };
+  struct Key {
+    int32_t tp, cp, dp, pp, ep, etp, gpn, pad;
+    char order[24];
+  };
+  if (!memoise || order.size() >= sizeof(Key::order)) return compute();
+  Key k = memo::zeroed<Key>();
+  k.tp = place.tp(), k.cp = place.cp(), k.dp = place.dp(), k.pp = place.pp();
+  k.ep = place.ep(), k.etp = place.etp(), k.gpn = place.gpus_per_node();
+  std::memcpy(k.order, order.data(), order.size());
+  thread_local memo::Table<Key, PlacementShapes, 1024> table;
+  return table.get(k, compute);
+}
+
+bool same_layout(const ChunkLayers& a, const ChunkLayers& b) {
+  return a.layers == b.layers && a.moe_layers == b.moe_layers && a.first == b.first && a.last == b.last;
 }
 
 }  // namespace
 
-bool build_workload(const Scenario& sc, Workload& w, Result& r) {
+bool build_workload(const Scenario& sc, Workload& w, Result& r, const WorkloadOptions& options) {
   const ModelSpec& m = sc.model;
   const ClusterSpec& c = sc.cluster;
   const ParallelPlan& p = sc.plan;
@@ -172,14 +290,171 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r) {
   // ---- placement: the groups each rank talks in, and their shapes on the fabric ----
   const FabricTerms fabric = fabric_terms(c);
   const CollectiveAlgo algo = plan_algo(p);
+  const CollectiveProtocol protocol = collective_protocol_from_string(p.collective_protocol, "plan.collective_protocol");
+  // The cost-only route memoises every priced part under this environment (memo.hpp).
+  const uint32_t env = options.keep_programs ? 0 : memo::environment_id(m, gpu, fabric);
   w.placement = RankPlacement(tp, cp, dp, pp, p.placement, m.moe ? ep : 1, etp, gpn);
   const RankPlacement& place = w.placement;
-  for (int k = 0; k < 5; ++k) w.group_shapes[k] = place.worst_shape(k);
+  const PlacementShapes shapes = placement_shapes(place, p.placement, env != 0);
+  for (int k = 0; k < 5; ++k) w.group_shapes[k] = shapes.worst[k];
   const GroupShape& tp_group = w.group_shapes[static_cast<int>(CommGroup::kTp)];
   const GroupShape dp_group = w.group_shapes[static_cast<int>(CommGroup::kDp)];
   const GroupShape expert_dp_group =
       m.moe ? w.group_shapes[static_cast<int>(CommGroup::kExpertDp)] : GroupShape{};
-  const GroupShape pp_pair = pp > 1 ? place.shape(place.pp_pair(0, 1)) : GroupShape{};
+  const GroupShape pp_pair = shapes.pp_pair;
+
+  // ---- model chunks: which layers and parameters each pipeline device holds ----
+  const StateBytes sb = state_bytes_per_param(p.precision);
+  const double sigma = overlap_slowdown(gpu);
+  w.overlap_slowdown = sigma;
+  w.split_backward = split;
+  const ChunkLayout layout(m, p, schedule);
+  const int chunks = layout.chunks();
+  w.programs.assign(options.keep_programs ? pp : 0, DeviceProgram{});
+  w.stages.assign(pp, StageWork{});
+  const LayerParams dense_lp = layer_params(m, false);
+  const LayerParams moe_lp = m.moe ? layer_params(m, true) : dense_lp;
+  auto chunk_dense_params = [&](const ChunkLayers& cl) {
+    const int dense_n = cl.layers - cl.moe_layers;
+    double params = dense_n * ((dense_lp.attention + dense_lp.mlp_dense) / tp + dense_lp.norms) +
+                    cl.moe_layers * ((moe_lp.attention + moe_lp.mlp_dense) / tp + moe_lp.norms);
+    if (cl.first) params += v * h / tp;
+    if (cl.last && (pp > 1 || !m.tied_embeddings)) params += v * h / tp;
+    return params;
+  };
+  auto chunk_expert_params = [&](const ChunkLayers& cl) {
+    return cl.moe_layers * moe_lp.experts / (static_cast<double>(m.moe ? ep : 1) * etp);
+  };
+  for (int d = 0; d < pp; ++d) {
+    StageWork& sw = w.stages[d];
+    sw.first = d == 0;
+    sw.last = d == pp - 1;
+    for (int k = 0; k < chunks; ++k) {
+      const ChunkLayers& cl = layout.chunk(d, k);
+      sw.layers += cl.layers;
+      sw.moe_layers += cl.moe_layers;
+      sw.dense_params += chunk_dense_params(cl);
+      sw.expert_params += chunk_expert_params(cl);
+    }
+  }
+  const double largest_layer_params =
+      std::max((dense_lp.attention + dense_lp.mlp_dense) / tp,
+               m.moe ? (moe_lp.attention + moe_lp.mlp_dense) / tp + moe_lp.experts / (double(ep) * etp) : 0.0);
+  double max_stage_params = 0, max_stage_dense = 0, max_stage_expert = 0;
+  for (const StageWork& sw : w.stages)
+    if (sw.dense_params + sw.expert_params > max_stage_params) {
+      max_stage_params = sw.dense_params + sw.expert_params;
+      max_stage_dense = sw.dense_params;
+      max_stage_expert = sw.expert_params;
+    }
+  const double zero_degree = p.zero_stage >= 1 ? dp_group.ranks : 1;
+  const double opt_params = max_stage_dense / zero_degree +
+                            max_stage_expert / (p.zero_stage >= 1 ? expert_dp_group.ranks : 1);
+
+  // ---- memory per stage (before any time: a plan that does not fit is rejected cheaply) ----
+  ActivationOptions ao;
+  ao.tp = tp;
+  ao.cp = cp;
+  ao.sp = p.sp;
+  ao.recompute = p.recompute;
+  ao.flash_attention = p.flash_attention;
+  ao.micro_batch = static_cast<double>(p.micro_batch);
+  const double act_dense = layer_activation_bytes(m, false, ao);
+  const double act_moe = m.moe ? layer_activation_bytes(m, true, ao) : act_dense;
+  r.per_stage.resize(pp);
+  double offload_act_s = 0;
+  // Compression applies to the ZeRO-0/1/2 gradient reduction only (warned below), so only
+  // there does its error-feedback residual take memory.
+  bool error_feedback = false;
+  for (const auto& st : p.compression)
+    if (p.zero_stage < 3 && compression_effect(st, h).error_feedback_buffer) {
+      error_feedback = true;
+      break;
+    }
+  const double first_extra = first_stage_extra_activation_bytes(m, ao);
+  const double last_extra = last_stage_extra_activation_bytes(m, ao);
+  for (int s = 0; s < pp; ++s) {
+    const StageWork& sw = w.stages[s];
+    StageMemory& sm = r.per_stage[s];
+    sm.stage = s;
+    sm.layers = sw.layers;
+    sm.in_flight_micro_batches = in_flight_micro_batches(schedule, pp, vpp, s, micro_batches);
+    MemoryBreakdown dense = model_state_bytes(sw.dense_params, p.zero_stage, dp_group.ranks, p.precision);
+    MemoryBreakdown expert = model_state_bytes(sw.expert_params, p.zero_stage, expert_dp_group.ranks, p.precision);
+    MemoryBreakdown& b = sm.breakdown;
+    b.params_bytes = dense.params_bytes + expert.params_bytes;
+    b.grads_bytes = dense.grads_bytes + expert.grads_bytes;
+    b.optimizer_bytes = dense.optimizer_bytes + expert.optimizer_bytes;
+    if (schedule == ScheduleKind::kDualPipe && pp > 1) {
+      // DualPipe keeps two copies of the parameters (and their gradients) per device.
+      b.params_bytes *= 2;
+      b.grads_bytes *= 2;
+    }
+    if (p.offload.optimizer) {
+      // The host runs Adam, so each gradient streams to it as it is produced (the PCIe transfer
+      // counted above): the GPU holds one layer's gradients, as DeepSpeed's ZeRO-Offload
+      // estimator counts no gradient state on the GPU beyond the largest layer's (memory.hpp).
+      b.optimizer_bytes = 0;
+      b.grads_bytes = std::min(b.grads_bytes, largest_layer_params * sb.grads);
+    }
+    if (p.offload.params) b.params_bytes = 2 * largest_layer_params * sb.params;
+    const double per_mb = (sw.layers - sw.moe_layers) * act_dense + sw.moe_layers * act_moe;
+    double act = per_mb * sm.in_flight_micro_batches;
+    if (sw.first) act += first_extra * sm.in_flight_micro_batches;
+    if (sw.last) act += last_extra;
+    if (p.offload.activations && sw.layers > 0) {
+      // Only the layer being computed and the one being prefetched stay on the GPU.
+      const double kept = 2.0 / sw.layers;
+      offload_act_s = std::max(offload_act_s, 2 * act * (1 - kept) / c.pcie_bandwidth_bytes_per_s);
+      act *= kept;
+    }
+    b.activations_bytes = act;
+    b.other_bytes = kFrameworkReserveBytes;
+    if (dp_group.ranks > 1) b.other_bytes += 2 * dp_bucket_params(dp) * sb.grads / (p.zero_stage >= 2 ? 1 : 2);
+    if (p.zero_stage >= 3) b.other_bytes += 2 * largest_layer_params * sb.params;  // gather + prefetch
+    if (error_feedback) b.other_bytes += (sw.dense_params + sw.expert_params) * sb.grads;
+    sm.total_bytes = b.total();
+    if (sm.total_bytes > r.peak_memory_bytes) {
+      r.peak_memory_bytes = sm.total_bytes;
+      r.peak_breakdown = b;
+    }
+  }
+
+  // ---- warnings and memory feasibility ----
+  if (tp_group.nodes > 1) {
+    if (tp > gpn) r.warnings.push_back("plan.tp spans nodes: tensor-parallel traffic crosses the NICs");
+    else r.warnings.push_back("plan.tp (" + str(tp) + ") does not divide cluster.gpus_per_node (" + str(gpn) +
+                              "): some tensor-parallel groups straddle two nodes and their traffic crosses the NICs");
+  }
+  if (cp > 1 && w.group_shapes[static_cast<int>(CommGroup::kCp)].nodes > 1 &&
+      place.straddles(place.cp_group(0)))
+    r.warnings.push_back("plan.cp groups straddle node boundaries");
+  if (tp > m.kv_heads) r.warnings.push_back("plan.tp exceeds model.kv_heads: KV heads are replicated");
+  if (p.zero_stage >= 3 && !p.compression.empty())
+    r.warnings.push_back("plan.compression is not applied under ZeRO-3: its per-layer gradient reduce-scatters "
+                         "and parameter all-gathers are modelled uncompressed");
+  if (r.peak_memory_bytes > gpu.hbm_capacity_bytes) {
+    int worst = 0;
+    for (int s = 0; s < pp; ++s)
+      if (r.per_stage[s].total_bytes > r.per_stage[worst].total_bytes) worst = s;
+    const MemoryBreakdown& b = r.per_stage[worst].breakdown;
+    r.feasible = false;
+    r.reason = "out of memory: pipeline stage " + str(worst) + " needs " + gib(r.peak_memory_bytes) + " but " +
+               gpu.name + " has " + gib(gpu.hbm_capacity_bytes) + " (params " + gib(b.params_bytes) + ", grads " +
+               gib(b.grads_bytes) + ", optimizer " + gib(b.optimizer_bytes) + ", activations " +
+               gib(b.activations_bytes) + ", other " + gib(b.other_bytes) + ")";
+  }
+  if (r.feasible && (p.offload.optimizer || p.offload.params)) {
+    double host_per_gpu = 0;
+    if (p.offload.optimizer) host_per_gpu += opt_params * (sb.optimizer + sb.grads);
+    if (p.offload.params) host_per_gpu += max_stage_params * sb.params;
+    if (host_per_gpu * gpn > c.host_memory_bytes) {
+      r.feasible = false;
+      r.reason = "offload needs " + gib(host_per_gpu * gpn) + " of host memory per node but cluster.host_memory is " +
+                 gib(c.host_memory_bytes);
+    }
+  }
+  if (!r.feasible && options.stop_when_infeasible) return false;
 
   // ---- the op graph: one program per (device, chunk, pass) ----
   LayerContext ctx;
@@ -187,6 +462,7 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r) {
   ctx.gpu = &gpu;
   ctx.fabric = fabric;
   ctx.algo = algo;
+  ctx.protocol = protocol;
   for (int k = 0; k < 5; ++k) ctx.shape[k] = w.group_shapes[k];
   ctx.tp = tp;
   ctx.cp = cp;
@@ -200,51 +476,70 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r) {
   ctx.flash_attention = p.flash_attention;
   ctx.attention_kernel = p.attention_kernel == "flash3"   ? AttentionKernel::kFlash3
                          : p.attention_kernel == "flash1" ? AttentionKernel::kFlash1
+                         : p.attention_kernel == "triton" ? AttentionKernel::kFlashTriton
                                                           : AttentionKernel::kFlash2;
   ctx.overlap_tp = p.overlap.tp;
   ctx.zero_stage = p.zero_stage;
   ctx.grad_accumulation_fusion = p.grad_accumulation_fusion;
   ctx.micro_batches = micro_batches;
-  const StateBytes sb = state_bytes_per_param(p.precision);
   ctx.activation_bytes = activation_bytes(p.precision);
   ctx.param_bytes = sb.params;
   ctx.grad_bytes = sb.grads;
+  ctx.memo_env = env;
+  const uint32_t context = env != 0 ? context_id(ctx) : 0;
 
-  const double sigma = overlap_slowdown(gpu);
-  w.overlap_slowdown = sigma;
-  w.split_backward = split;
-  const auto layout = chunk_layers(m, p, schedule);
-  w.programs.assign(pp, DeviceProgram{});
-  w.stages.assign(pp, StageWork{});
   double traffic_per_gpu[kCommPurposes][2] = {};  // [purpose][0: first stage's GPU, 1: all GPUs]
   const double stage_gpus = static_cast<double>(tp) * cp * dp;
-  const LayerParams dense_lp = layer_params(m, false);
-  const LayerParams moe_lp = m.moe ? layer_params(m, true) : dense_lp;
-  double largest_layer_params = 0;
+  const PassKind kinds[] = {PassKind::kForward, split ? PassKind::kBackwardInput : PassKind::kBackward,
+                            PassKind::kBackwardWeight};
+  const int passes = split ? 3 : 2;
+  // The cost-only route reuses the previous device's passes when its chunks are laid out alike
+  // (the middle stages of an even split): the same sums of the same passes.
+  double previous_traffic[kCommPurposes] = {};
   for (int d = 0; d < pp; ++d) {
     StageWork& sw = w.stages[d];
-    sw.first = d == 0;
-    sw.last = d == pp - 1;
     double stage_traffic[kCommPurposes] = {};
-    for (const ChunkLayers& cl : layout[d]) {
-      ChunkProgram ch;
-      ch.layers = cl.layers;
-      ch.moe_layers = cl.moe_layers;
-      ch.first = cl.first;
-      ch.last = cl.last;
-      const int dense_n = cl.layers - cl.moe_layers;
-      ch.dense_params = dense_n * ((dense_lp.attention + dense_lp.mlp_dense) / tp + dense_lp.norms) +
-                        cl.moe_layers * ((moe_lp.attention + moe_lp.mlp_dense) / tp + moe_lp.norms);
-      ch.expert_params = cl.moe_layers * moe_lp.experts / (static_cast<double>(m.moe ? ep : 1) * etp);
-      if (cl.first) ch.dense_params += v * h / tp;
-      if (cl.last && (pp > 1 || !m.tied_embeddings)) ch.dense_params += v * h / tp;
-      const PassKind kinds[] = {PassKind::kForward, split ? PassKind::kBackwardInput : PassKind::kBackward,
-                                PassKind::kBackwardWeight};
-      for (int i = 0; i < (split ? 3 : 2); ++i) {
-        PassProgram& prog = ch.program(kinds[i]);
-        prog = pass_program(ctx, cl, kinds[i]);
-        const PassCost pc = reduce_pass(prog, sigma);
-        add_traffic(prog, micro_batches, stage_traffic);
+    bool reuse = !options.keep_programs && d > 0;
+    for (int k = 0; reuse && k < chunks; ++k) reuse = same_layout(layout.chunk(d, k), layout.chunk(d - 1, k));
+    if (reuse) {
+      const StageWork& prev = w.stages[d - 1];
+      sw.forward_s = prev.forward_s;
+      sw.forward_compute_s = prev.forward_compute_s;
+      sw.backward_s = prev.backward_s;
+      sw.backward_compute_s = prev.backward_compute_s;
+      sw.backward_weight_s = prev.backward_weight_s;
+      sw.async_busy_s = prev.async_busy_s;
+      sw.async_tail_s = prev.async_tail_s;
+      sw.tp_comm_s = prev.tp_comm_s;
+      sw.cp_comm_s = prev.cp_comm_s;
+      sw.ep_comm_s = prev.ep_comm_s;
+      sw.zero3_comm_s = prev.zero3_comm_s;
+      std::copy(previous_traffic, previous_traffic + kCommPurposes, stage_traffic);
+    }
+    for (int k = 0; k < chunks && !reuse; ++k) {
+      const ChunkLayers& cl = layout.chunk(d, k);
+      ChunkProgram* ch = nullptr;
+      if (options.keep_programs) {
+        w.programs[d].chunks.emplace_back();
+        ch = &w.programs[d].chunks.back();
+        ch->layers = cl.layers;
+        ch->moe_layers = cl.moe_layers;
+        ch->first = cl.first;
+        ch->last = cl.last;
+        ch->dense_params = chunk_dense_params(cl);
+        ch->expert_params = chunk_expert_params(cl);
+      }
+      for (int i = 0; i < passes; ++i) {
+        PassSummary ps;
+        if (ch) {
+          PassProgram& prog = ch->program(kinds[i]);
+          prog = pass_program(ctx, cl, kinds[i]);
+          ps = summarize_pass(prog, sigma);
+        } else {
+          ps = memo_pass(ctx, context, cl, kinds[i], sigma);
+        }
+        const PassCost& pc = ps.cost;
+        for (int t = 0; t < kCommPurposes; ++t) stage_traffic[t] += ps.traffic[t] * micro_batches;
         const bool fwd = kinds[i] == PassKind::kForward;
         if (fwd) {
           sw.forward_s += pc.time_s;
@@ -256,26 +551,19 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r) {
           sw.async_tail_s = std::max(sw.async_tail_s, pc.async_tail_s);
         }
         if (kinds[i] == PassKind::kBackwardWeight) sw.backward_weight_s += pc.time_s;
-        else if (kinds[i] == PassKind::kBackward) sw.backward_weight_s += wgrad_compute_s(prog);
+        else if (kinds[i] == PassKind::kBackward) sw.backward_weight_s += ps.wgrad_compute_s;
         sw.tp_comm_s += pc.exposed_s[static_cast<int>(CommPurpose::kTp)];
         sw.cp_comm_s += pc.exposed_s[static_cast<int>(CommPurpose::kCp)];
         sw.ep_comm_s += pc.exposed_s[static_cast<int>(CommPurpose::kEp)];
         sw.zero3_comm_s += pc.exposed_s[static_cast<int>(CommPurpose::kDp)];
       }
-      sw.layers += ch.layers;
-      sw.moe_layers += ch.moe_layers;
-      sw.dense_params += ch.dense_params;
-      sw.expert_params += ch.expert_params;
-      w.programs[d].chunks.push_back(std::move(ch));
     }
+    std::copy(stage_traffic, stage_traffic + kCommPurposes, previous_traffic);
     for (int k = 0; k < kCommPurposes; ++k) {
       if (d == 0) traffic_per_gpu[k][0] = stage_traffic[k];
       traffic_per_gpu[k][1] += stage_traffic[k] * stage_gpus;
     }
   }
-  largest_layer_params =
-      std::max((dense_lp.attention + dense_lp.mlp_dense) / tp,
-               m.moe ? (moe_lp.attention + moe_lp.mlp_dense) / tp + moe_lp.experts / (double(ep) * etp) : 0.0);
   double worst_fb = 0;
   for (const StageWork& sw : w.stages) worst_fb = std::max(worst_fb, sw.forward_s + sw.backward_s);
   const double mb_time = worst_fb;
@@ -286,23 +574,14 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r) {
   if (pp > 1) {
     // Scatter-gather optimisation: each TP rank sends 1/tp of the activation (SC'21 sec. 4.1).
     const double bytes = act_bytes / tp;
-    pp_p2p_s = collective_cost(CollectiveOp::kSendRecv, algo, bytes, pp_pair, fabric).time_s;
-    const double sends = 2.0 * micro_batches * std::max(1, static_cast<int>(layout.front().size()));
+    pp_p2p_s = memo::collective_cost(env, CollectiveOp::kSendRecv, algo, protocol, bytes, pp_pair, fabric).time_s;
+    const double sends = 2.0 * micro_batches * std::max(1, chunks);
     r.pp_bytes = sends * bytes;
     // Every stage boundary of every chunk, both directions, every TP rank of every replica.
-    const double boundaries = static_cast<double>(pp) * layout.front().size() - 1;
+    const double boundaries = static_cast<double>(pp) * chunks - 1;
     traffic_per_gpu[static_cast<int>(CommPurpose::kPp)][1] =
         2.0 * micro_batches * boundaries * bytes * tp * cp * dp;
   }
-
-  // ---- model states per device ----
-  double max_stage_params = 0, max_stage_dense = 0, max_stage_expert = 0;
-  for (const StageWork& sw : w.stages)
-    if (sw.dense_params + sw.expert_params > max_stage_params) {
-      max_stage_params = sw.dense_params + sw.expert_params;
-      max_stage_dense = sw.dense_params;
-      max_stage_expert = sw.expert_params;
-    }
 
   // ---- data parallel gradient reduction (ZeRO-0/1/2), per compression stage ----
   auto dp_time = [&](const CompressionStage* stage) {
@@ -313,10 +592,10 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r) {
       const double grad_bytes = params * sb.grads;
       double s = 0;
       if (ce.needs_allgather) {
-        s = collective_cost(CollectiveOp::kAllGather, algo, grad_bytes * ce.wire_ratio * g.ranks, g, fabric).time_s;
+        s = memo::collective_cost(env, CollectiveOp::kAllGather, algo, protocol, grad_bytes * ce.wire_ratio * g.ranks, g, fabric).time_s;
       } else {
         s = ce.all_reduces *
-            collective_cost(CollectiveOp::kAllReduce, algo, grad_bytes * ce.wire_ratio / ce.all_reduces, g, fabric).time_s;
+            memo::collective_cost(env, CollectiveOp::kAllReduce, algo, protocol, grad_bytes * ce.wire_ratio / ce.all_reduces, g, fabric).time_s;
       }
       s += ce.hbm_passes * 2 * grad_bytes / gpu.hbm_bandwidth_bytes_per_s;
       return s;
@@ -375,9 +654,6 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r) {
   }
 
   // ---- optimizer step ----
-  const double zero_degree = p.zero_stage >= 1 ? dp_group.ranks : 1;
-  const double opt_params = max_stage_dense / zero_degree +
-                            max_stage_expert / (p.zero_stage >= 1 ? expert_dp_group.ranks : 1);
   const OpRates& rates = gpu.op_rates;
   double optimizer_s = rates.present() ? optimizer_time_from_op_rates(rates, opt_params, max_stage_params)
                                        : opt_params * kAdamBytesPerParam / gpu.hbm_bandwidth_bytes_per_s;
@@ -391,96 +667,8 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r) {
     const double fetch_s = 2 * max_stage_params * sb.params / c.pcie_bandwidth_bytes_per_s;
     offload_s += micro_batches * std::max(0.0, fetch_s - mb_time);
   }
-
-  // ---- memory per stage ----
-  ActivationOptions ao;
-  ao.tp = tp;
-  ao.cp = cp;
-  ao.sp = p.sp;
-  ao.recompute = p.recompute;
-  ao.flash_attention = p.flash_attention;
-  ao.micro_batch = static_cast<double>(p.micro_batch);
-  const double act_dense = layer_activation_bytes(m, false, ao);
-  const double act_moe = m.moe ? layer_activation_bytes(m, true, ao) : act_dense;
-  r.per_stage.resize(pp);
-  double offload_act_s = 0;
-  for (int s = 0; s < pp; ++s) {
-    const StageWork& sw = w.stages[s];
-    StageMemory& sm = r.per_stage[s];
-    sm.stage = s;
-    sm.layers = sw.layers;
-    sm.in_flight_micro_batches = in_flight_micro_batches(schedule, pp, vpp, s, micro_batches);
-    MemoryBreakdown dense = model_state_bytes(sw.dense_params, p.zero_stage, dp_group.ranks, p.precision);
-    MemoryBreakdown expert = model_state_bytes(sw.expert_params, p.zero_stage, expert_dp_group.ranks, p.precision);
-    MemoryBreakdown& b = sm.breakdown;
-    b.params_bytes = dense.params_bytes + expert.params_bytes;
-    b.grads_bytes = dense.grads_bytes + expert.grads_bytes;
-    b.optimizer_bytes = dense.optimizer_bytes + expert.optimizer_bytes;
-    if (schedule == ScheduleKind::kDualPipe && pp > 1) {
-      // DualPipe keeps two copies of the parameters (and their gradients) per device.
-      b.params_bytes *= 2;
-      b.grads_bytes *= 2;
-    }
-    if (p.offload.optimizer) b.optimizer_bytes = 0;
-    if (p.offload.params) b.params_bytes = 2 * largest_layer_params * sb.params;
-    const double per_mb = (sw.layers - sw.moe_layers) * act_dense + sw.moe_layers * act_moe;
-    double act = per_mb * sm.in_flight_micro_batches;
-    if (sw.first) act += first_stage_extra_activation_bytes(m, ao) * sm.in_flight_micro_batches;
-    if (sw.last) act += last_stage_extra_activation_bytes(m, ao);
-    if (p.offload.activations && sw.layers > 0) {
-      // Only the layer being computed and the one being prefetched stay on the GPU.
-      const double kept = 2.0 / sw.layers;
-      offload_act_s = std::max(offload_act_s, 2 * act * (1 - kept) / c.pcie_bandwidth_bytes_per_s);
-      act *= kept;
-    }
-    b.activations_bytes = act;
-    b.other_bytes = kFrameworkReserveBytes;
-    if (dp_group.ranks > 1) b.other_bytes += 2 * dp_bucket_params(dp) * sb.grads / (p.zero_stage >= 2 ? 1 : 2);
-    if (p.zero_stage >= 3) b.other_bytes += 2 * largest_layer_params * sb.params;  // gather + prefetch
-    for (const auto& st : p.compression)
-      if (compression_effect(st, h).error_feedback_buffer) {
-        b.other_bytes += (sw.dense_params + sw.expert_params) * sb.grads;
-        break;
-      }
-    sm.total_bytes = b.total();
-    if (sm.total_bytes > r.peak_memory_bytes) {
-      r.peak_memory_bytes = sm.total_bytes;
-      r.peak_breakdown = b;
-    }
-  }
   offload_s += std::max(0.0, offload_act_s - micro_batches * mb_time);
 
-  // ---- warnings and memory feasibility ----
-  if (tp_group.nodes > 1) {
-    if (tp > gpn) r.warnings.push_back("plan.tp spans nodes: tensor-parallel traffic crosses the NICs");
-    else r.warnings.push_back("plan.tp (" + str(tp) + ") does not divide cluster.gpus_per_node (" + str(gpn) +
-                              "): some tensor-parallel groups straddle two nodes and their traffic crosses the NICs");
-  }
-  if (cp > 1 && w.group_shapes[static_cast<int>(CommGroup::kCp)].nodes > 1 &&
-      place.straddles(place.cp_group(0)))
-    r.warnings.push_back("plan.cp groups straddle node boundaries");
-  if (tp > m.kv_heads) r.warnings.push_back("plan.tp exceeds model.kv_heads: KV heads are replicated");
-  if (r.peak_memory_bytes > gpu.hbm_capacity_bytes) {
-    int worst = 0;
-    for (int s = 0; s < pp; ++s)
-      if (r.per_stage[s].total_bytes > r.per_stage[worst].total_bytes) worst = s;
-    const MemoryBreakdown& b = r.per_stage[worst].breakdown;
-    r.feasible = false;
-    r.reason = "out of memory: pipeline stage " + str(worst) + " needs " + gib(r.peak_memory_bytes) + " but " +
-               gpu.name + " has " + gib(gpu.hbm_capacity_bytes) + " (params " + gib(b.params_bytes) + ", grads " +
-               gib(b.grads_bytes) + ", optimizer " + gib(b.optimizer_bytes) + ", activations " +
-               gib(b.activations_bytes) + ", other " + gib(b.other_bytes) + ")";
-  }
-  if (r.feasible && (p.offload.optimizer || p.offload.params)) {
-    double host_per_gpu = 0;
-    if (p.offload.optimizer) host_per_gpu += opt_params * sb.optimizer;
-    if (p.offload.params) host_per_gpu += max_stage_params * sb.params;
-    if (host_per_gpu * gpn > c.host_memory_bytes) {
-      r.feasible = false;
-      r.reason = "offload needs " + gib(host_per_gpu * gpn) + " of host memory per node but cluster.host_memory is " +
-                 gib(c.host_memory_bytes);
-    }
-  }
   r.tp_bytes = traffic_per_gpu[static_cast<int>(CommPurpose::kTp)][0];
   r.cp_bytes = traffic_per_gpu[static_cast<int>(CommPurpose::kCp)][0];
   r.ep_bytes = traffic_per_gpu[static_cast<int>(CommPurpose::kEp)][0];
@@ -500,6 +688,7 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r) {
   w.pp_pair = pp_pair;
   w.fabric = fabric;
   w.algo = algo;
+  w.protocol = protocol;
   w.dp_group = dp_group;
   w.expert_dp_group = expert_dp_group;
   w.grad_bytes_per_param = sb.grads;

@@ -48,6 +48,17 @@ CostCheck check_cost_bounds(const Scenario& s, CostTier tier) {
     out.reason = shape + " = " + g(count) + " " + what + ", beyond the " + g(bound) + " " + tier_name +
                  " plays in bounded time and memory (models/workload/cost_bounds.hpp); " + instead;
   };
+  if (!s.plan.precision_stages.empty()) {
+    // Both play one step, at one precision; a run of several is a mix of steps
+    // (models/estimate/precision_schedule.hpp), which the estimate tier composes.
+    out.within = false;
+    out.reason = tier == CostTier::kSimulate
+                     ? "plan.precision_stages: the simulate tier plays one step at one precision; the estimate "
+                       "tier mixes the run's precisions step by step (--fidelity estimate)"
+                     : "plan.precision_stages: a trace is one step at one precision; drop the stages and set "
+                       "plan.precision to the one to export";
+    return out;
+  }
   const char* instead = "the estimate tier answers this plan in closed form (--fidelity estimate), "
                         "or fewer micro-batches (a larger plan.micro_batch) make it playable";
   if (tier == CostTier::kSimulate) {

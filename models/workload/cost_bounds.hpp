@@ -17,6 +17,8 @@
 //   simulate / timeline: pipeline ops <= 2e6 and p2p flows <= 2e6   (seconds, < 0.3 GiB)
 //   export-chakra:       nodes <= 5e5                               (seconds, < 1 GiB)
 // The simulate tier's data-parallel flows have their own budget (sim StepOptions.max_dp_flows).
+// A plan whose precision changes with the step (plan.precision_stages) is outside both: each
+// plays one step at one precision, and the run is a mix of steps (estimate/precision_schedule.hpp).
 #pragma once
 
 #include <string>

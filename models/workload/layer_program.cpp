@@ -6,11 +6,9 @@
 #include "models/cost/compute/launch_model.hpp"
 #include "models/cost/compute/precision.hpp"
 #include "models/cost/flops.hpp"
+#include "models/workload/memo.hpp"
 
 namespace trainsim {
-namespace {
-
-}  // namespace
 
 double training_tensor_share(const GpuSpec& gpu) {
   return gpu.training_tensor_share > 0 ? gpu.training_tensor_share : kDefaultTrainingTensorShare;
@@ -19,6 +17,56 @@ double training_tensor_share(const GpuSpec& gpu) {
 namespace {
 
 const GroupShape& shape_of(const LayerContext& c, CommGroup g) { return c.shape[static_cast<int>(g)]; }
+
+// A compute op's price: its time in the training loop (training_tensor_share applied) and the
+// host's time to issue it.
+struct OpPrice {
+  double time_s;
+  double host_s;
+};
+
+OpPrice price_op(const GpuSpec& gpu, const ComputeOp& op) {
+  double t = compute_op_time_s(gpu, op);
+  // Tensor-core kernels in a training loop sustain a share of their isolated-benchmark rate
+  // (training_tensor_share); measured op rates were taken in the loop already.
+  const bool tensor = op.kind == ComputeKind::kGemm || op.kind == ComputeKind::kAttention;
+  if (tensor && !gpu.op_rates.present()) t /= training_tensor_share(gpu);
+  return {t, host_issue_time_s(gpu, op)};
+}
+
+// Every field of a ComputeOp, without padding (memo.hpp keys are compared as bytes).
+struct OpKey {
+  uint32_t env;
+  uint8_t kind, role, pass, precision, causal, kernel, pad[2];
+  double gemm[4];
+  double attention[6];
+  double flop, bytes, elements;
+  int64_t kernels;
+};
+
+OpPrice memo_price_op(uint32_t env, const GpuSpec& gpu, const ComputeOp& op) {
+  if (env == 0) return price_op(gpu, op);
+  // 8192 slots of ~130 bytes: every distinct op shape of a large plan search.
+  thread_local memo::Table<OpKey, OpPrice, 8192> table;
+  OpKey k = memo::zeroed<OpKey>();
+  k.env = env;
+  k.kind = static_cast<uint8_t>(op.kind);
+  k.role = static_cast<uint8_t>(op.role);
+  k.pass = static_cast<uint8_t>(op.pass);
+  k.precision = static_cast<uint8_t>(op.precision);
+  k.causal = op.attention.causal;
+  k.kernel = static_cast<uint8_t>(op.attention.kernel);
+  const GemmShape& g = op.gemm;
+  const AttentionShape& a = op.attention;
+  k.gemm[0] = g.m, k.gemm[1] = g.n, k.gemm[2] = g.k, k.gemm[3] = g.groups;
+  k.attention[0] = a.batch, k.attention[1] = a.heads, k.attention[2] = a.kv_heads;
+  k.attention[3] = a.seq_q, k.attention[4] = a.seq_kv, k.attention[5] = a.head_dim;
+  k.flop = op.flop;
+  k.bytes = op.bytes;
+  k.elements = op.elements;
+  k.kernels = op.kernels;
+  return table.get(k, [&] { return price_op(gpu, op); });
+}
 
 // Appends ops to one block and wires each collective to the compute ops around it.
 class BlockBuilder {
@@ -132,13 +180,9 @@ class BlockBuilder {
  private:
   int add(ComputeOp op) {
     const int idx = static_cast<int>(b_.compute.size());
-    double t = compute_op_time_s(*ctx_.gpu, op);
-    // Tensor-core kernels in a training loop sustain a share of their isolated-benchmark rate
-    // (training_tensor_share); measured op rates were taken in the loop already.
-    const bool tensor = op.kind == ComputeKind::kGemm || op.kind == ComputeKind::kAttention;
-    if (tensor && !ctx_.gpu->op_rates.present()) t /= training_tensor_share(*ctx_.gpu);
-    b_.compute_s.push_back(t);
-    host_s_ += host_issue_time_s(*ctx_.gpu, op);
+    const OpPrice price = memo_price_op(ctx_.memo_env, *ctx_.gpu, op);
+    b_.compute_s.push_back(price.time_s);
+    host_s_ += price.host_s;
     b_.compute.push_back(op);
     for (int i : wait_next_) b_.comm[i].waited_by = idx;
     wait_next_ = std::move(wait_after_next_);
@@ -156,9 +200,11 @@ class BlockBuilder {
     c.stream = stream;
     c.bytes = bytes;
     c.after = after;
-    const CollectiveCost cost = collective_cost(op, ctx_.algo, bytes, g, ctx_.fabric);
+    const CollectiveCost cost =
+        memo::collective_cost(ctx_.memo_env, op, ctx_.algo, ctx_.protocol, bytes, g, ctx_.fabric);
     c.time_s = cost.time_s;
     c.algo = cost.algo;
+    c.protocol = cost.protocol;
     c.wire_bytes = bytes * (op == CollectiveOp::kSendRecv ? 1.0 : bus_bandwidth_factor(op, g.ranks));
     b_.comm.push_back(c);
     return static_cast<int>(b_.comm.size()) - 1;

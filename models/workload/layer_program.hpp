@@ -8,6 +8,8 @@
 // gradient reduce-scatter after each layer's weight gradients.
 #pragma once
 
+#include <cstdint>
+
 #include "models/core/specs.hpp"
 #include "models/workload/op_graph.hpp"
 
@@ -19,7 +21,7 @@ namespace trainsim {
 // neighbouring kernels, stream and allocator gaps. One value for every GPU and framework,
 // fitted on the published runs (validate --published --fit-tensor-share, docs/compute-model.md
 // "Training-loop share"); a GPU preset or a calibration may set its own.
-constexpr double kDefaultTrainingTensorShare = 0.90;
+constexpr double kDefaultTrainingTensorShare = 0.88;
 double training_tensor_share(const GpuSpec& gpu);
 
 // Everything the layer programs depend on; filled once per plan by build_workload.
@@ -28,6 +30,7 @@ struct LayerContext {
   const GpuSpec* gpu = nullptr;
   FabricTerms fabric;
   CollectiveAlgo algo = CollectiveAlgo::kAuto;
+  CollectiveProtocol protocol = CollectiveProtocol::kAuto;  // as NCCL_PROTO: auto or forced
   GroupShape shape[5];  // per CommGroup: the (worst) group of that kind the placement makes
   int tp = 1, cp = 1, ep = 1, etp = 1, dp = 1;
   bool sp = false;
@@ -43,6 +46,9 @@ struct LayerContext {
   double activation_bytes = 2;  // one element of an activation between layers
   double param_bytes = 2;       // one element of a 16-bit parameter copy
   double grad_bytes = 2;        // one element of a gradient as it is reduced
+  // memo.hpp environment of (model, gpu, fabric): ops and collectives are priced once per
+  // shape and reused; 0 prices every op afresh (the programs the simulate tier plays).
+  uint32_t memo_env = 0;
 };
 
 // One layer's block for a pass (kForward; kBackward = input and weight gradients together;

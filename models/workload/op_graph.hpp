@@ -53,7 +53,8 @@ struct CommOp {
   // copy is issued at the block's start); waited_by refers to the repetition it is for.
   bool prefetch = false;
   double time_s = 0;  // closed form, contention-free (priced once)
-  CollectiveAlgo algo = CollectiveAlgo::kAuto;
+  CollectiveAlgo algo = CollectiveAlgo::kAuto;                 // what runs (the tuner's choice)
+  CollectiveProtocol protocol = CollectiveProtocol::kSimple;  // what runs (the tuner's choice)
   double wire_bytes = 0;  // bytes each rank of the group sends (traffic accounting)
 };
 

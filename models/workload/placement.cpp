@@ -1,9 +1,9 @@
 #include "models/workload/placement.hpp"
 
 #include <algorithm>
-#include <map>
-#include <sstream>
+#include <numeric>
 #include <stdexcept>
+#include <string_view>
 
 namespace trainsim {
 
@@ -22,31 +22,40 @@ RankPlacement::RankPlacement(int tp, int cp, int dp, int pp, const std::string& 
     throw std::invalid_argument("RankPlacement: expert TP x EP = " + std::to_string(etp_ * ep_) +
                                 " does not divide TP x CP x DP = " + std::to_string(block));
   edp_ = static_cast<int>(block / (static_cast<long long>(etp_) * ep_));
-  // Dimension order, innermost first: 0 tp, 1 cp, 2 dp, 3 pp.
-  std::vector<int> order;
-  std::stringstream ss(placement);
-  std::string tok;
-  while (std::getline(ss, tok, '-')) {
+  // Dimension order, innermost first: 0 tp, 1 cp, 2 dp, 3 pp. Parsed without allocating: a
+  // placement is built for every plan of a search.
+  int order[4] = {0, 1, 2, 3};
+  int dims = 0;
+  auto has = [&](int d) { return std::find(order, order + dims, d) != order + dims; };
+  if (placement == "tp-cp-dp-pp") dims = 4;  // the default, already in order
+  for (std::size_t at = dims == 4 ? placement.size() : 0; at < placement.size();) {  // as std::getline on '-' splits it
+    std::size_t end = placement.find('-', at);
+    if (end == std::string::npos) end = placement.size();
+    const std::string_view tok(placement.data() + at, end - at);
+    at = end + 1;
     int d = -1;
     if (tok == "tp") d = 0;
     else if (tok == "cp") d = 1;
     else if (tok == "dp") d = 2;
     else if (tok == "pp") d = 3;
     else if (tok == "ep") continue;  // experts fold onto tp x cp x dp
-    else throw std::invalid_argument("RankPlacement: unknown dimension \"" + tok + "\" in " + placement);
-    if (std::find(order.begin(), order.end(), d) == order.end()) order.push_back(d);
+    else throw std::invalid_argument("RankPlacement: unknown dimension \"" + std::string(tok) + "\" in " + placement);
+    if (!has(d)) order[dims++] = d;
   }
-  if (std::find(order.begin(), order.end(), 1) == order.end()) {
-    auto it = std::find(order.begin(), order.end(), 0);
-    order.insert(it == order.end() ? order.begin() : it + 1, 1);
+  if (!has(1)) {
+    int* it = std::find(order, order + dims, 0);
+    const int pos = it == order + dims ? 0 : static_cast<int>(it - order) + 1;
+    for (int i = dims; i > pos; --i) order[i] = order[i - 1];
+    order[pos] = 1;
+    ++dims;
   }
   for (int d : {0, 2, 3})
-    if (std::find(order.begin(), order.end(), d) == order.end()) order.push_back(d);
+    if (!has(d)) order[dims++] = d;
   const int size[4] = {tp_, cp_, dp_, pp_};
   long long s = 1;
-  for (int d : order) {
-    stride_[d] = s;
-    s *= size[d];
+  for (int i = 0; i < dims; ++i) {
+    stride_[order[i]] = s;
+    s *= size[order[i]];
   }
 }
 
@@ -143,19 +152,142 @@ std::vector<std::vector<int>> RankPlacement::ep_groups(int stage) const {
   return out;
 }
 
-GroupShape RankPlacement::shape(const std::vector<int>& group) const {
+namespace {
+
+// Shape of a set of GPUs from their node ids (sorted here): nodes spanned, most on one node.
+GroupShape shape_of_nodes(int* nodes, int n) {
   GroupShape g;
-  g.ranks = static_cast<int>(group.size());
-  if (group.size() <= 1) return g;
-  std::map<int, int> per_node;
-  for (int r : group) ++per_node[node_of(r)];
-  g.nodes = static_cast<int>(per_node.size());
+  g.ranks = n;
+  if (n <= 1) return g;
+  if (!std::is_sorted(nodes, nodes + n)) std::sort(nodes, nodes + n);
+  g.nodes = 0;
   g.ranks_per_node = 0;
-  for (const auto& [node, n] : per_node) g.ranks_per_node = std::max(g.ranks_per_node, n);
+  for (int i = 0; i < n;) {
+    int j = i;
+    while (j < n && nodes[j] == nodes[i]) ++j;
+    ++g.nodes;
+    g.ranks_per_node = std::max(g.ranks_per_node, j - i);
+    i = j;
+  }
   return g;
 }
 
+// The shape of the arithmetic progression {first + i step : 0 <= i < n} on nodes of `gpn` GPUs,
+// in closed form: consecutive members step < gpn apart leave no node between them empty, so
+// the nodes spanned are last - first + 1; a node holds the members in [k gpn, (k+1) gpn), and
+// the counts of the nodes strictly inside the span repeat every step / gcd(step, gpn) nodes.
+GroupShape progression_shape(long long first, long long step, long long n, long long gpn) {
+  GroupShape g;
+  g.ranks = static_cast<int>(n);
+  if (n <= 1) return g;
+  if (step >= gpn) {
+    g.nodes = static_cast<int>(n);
+    g.ranks_per_node = 1;
+    return g;
+  }
+  const long long last = first + (n - 1) * step;
+  const long long n0 = first / gpn, n1 = last / gpn;
+  g.nodes = static_cast<int>(n1 - n0 + 1);
+  // Members on node k: i in [ceil((k gpn - first) / step), floor(((k+1) gpn - 1 - first) / step)].
+  auto count = [&](long long k) {
+    const long long lo = std::max(0LL, (k * gpn - first + step - 1) / step);
+    const long long hi = std::min(n - 1, ((k + 1) * gpn - 1 - first) / step);
+    return std::max(0LL, hi - lo + 1);
+  };
+  long long best = std::max(count(n0), count(n1));
+  const long long period = step / std::gcd(step, gpn);
+  for (long long k = n0 + 1; k < n1 && k <= n0 + period; ++k) best = std::max(best, count(k));
+  g.ranks_per_node = static_cast<int>(best);
+  return g;
+}
+
+// Worst of two shapes: most nodes spanned, then most ranks (worst_shape's order).
+void keep_worst(GroupShape& worst, const GroupShape& s) {
+  if (s.nodes > worst.nodes || (s.nodes == worst.nodes && s.ranks > worst.ranks)) worst = s;
+}
+
+}  // namespace
+
+GroupShape RankPlacement::shape(const std::vector<int>& group) const {
+  const int n = static_cast<int>(group.size());
+  if (n <= 1) return shape_of_nodes(nullptr, n);
+  // Node ids in a per-thread buffer: no allocation per call after warm-up.
+  thread_local std::vector<int> nodes;
+  nodes.resize(group.size());
+  for (int i = 0; i < n; ++i) nodes[i] = node_of(group[i]);
+  return shape_of_nodes(nodes.data(), n);
+}
+
+GroupShape RankPlacement::pp_pair_shape(int stage, int next_stage) const {
+  int nodes[2] = {node_of(gpu(0, 0, 0, stage)), node_of(gpu(0, 0, 0, next_stage))};
+  return shape_of_nodes(nodes, 2);
+}
+
 GroupShape RankPlacement::worst_shape(int kind) const {
+  if (!map_.empty()) return worst_shape_enumerated(kind);
+  // The groups of a kind are arithmetic progressions of GPU ids whenever the dimensions they
+  // run over are adjacent in the rank order (every standard order): price those in closed
+  // form, over the same sample of groups worst_shape_enumerated() lists.
+  const long long s0 = stride_[0], s1 = stride_[1], s2 = stride_[2];
+  const long long k = gpn_;
+  GroupShape worst;
+  // The stage's block as an affine map of its index j = t + tp (c + cp r) (MoE folding walks
+  // it in that order): gpu = j * unit when each dimension's stride is the previous ones' span.
+  long long unit = 0;
+  {
+    const long long size[3] = {tp_, cp_, dp_};
+    const long long stride[3] = {s0, s1, s2};
+    long long span = 1;
+    bool affine = true;
+    for (int d = 0; d < 3; ++d) {
+      if (size[d] == 1) continue;
+      if (unit == 0) unit = stride[d];
+      else if (stride[d] != unit * span) affine = false;
+      span *= size[d];
+    }
+    if (unit == 0) unit = 1;
+    if (!affine) unit = -1;
+  }
+  switch (kind) {
+    case 0:
+      for (int i = 0; i < std::min(gpn_, dp_ * cp_); ++i)
+        keep_worst(worst, progression_shape(gpu(0, i % cp_, i / cp_, 0), s0, tp_, k));
+      return worst;
+    case 1:
+      for (int i = 0; i < std::min(gpn_, dp_ * tp_); ++i)
+        keep_worst(worst, progression_shape(gpu(i % tp_, 0, i / tp_, 0), s1, cp_, k));
+      return worst;
+    case 3: {
+      // dp x cp ranks of one TP rank: a progression when cp and dp are adjacent, either way round.
+      long long step = 0;
+      if (cp_ == 1) step = s2;
+      else if (dp_ == 1) step = s1;
+      else if (s2 == s1 * cp_) step = s1;
+      else if (s1 == s2 * dp_) step = s2;
+      if (step == 0) return worst_shape_enumerated(kind);
+      for (int t = 0; t < std::min(tp_, 2); ++t)
+        keep_worst(worst, progression_shape(gpu(t, 0, 0, 0), step, static_cast<long long>(dp_) * cp_, k));
+      return worst;
+    }
+    case 2:
+      if (unit < 0) return worst_shape_enumerated(kind);
+      for (int i = 0; i < std::min(gpn_, edp_ * etp_); ++i)
+        keep_worst(worst, progression_shape(expert_gpu(i % etp_, 0, i / etp_, 0), unit * etp_, ep_, k));
+      return worst;
+    default: {
+      if (unit < 0) return worst_shape_enumerated(kind);
+      // expert_dp_groups' first two: (etp 0, ep 0), then (0, 1), or (1, 0) without EP.
+      const int firsts[2][2] = {{0, 0}, {ep_ > 1 ? 0 : 1, ep_ > 1 ? 1 : 0}};
+      const int groups = std::min(etp_ * ep_, 2);
+      for (int g = 0; g < groups; ++g)
+        keep_worst(worst, progression_shape(expert_gpu(firsts[g][0], firsts[g][1], 0, 0),
+                                            unit * etp_ * ep_, edp_, k));
+      return worst;
+    }
+  }
+}
+
+GroupShape RankPlacement::worst_shape_enumerated(int kind) const {
   std::vector<std::vector<int>> sample;
   const int k = gpn_;
   switch (kind) {
@@ -182,10 +314,7 @@ GroupShape RankPlacement::worst_shape(int kind) const {
     }
   }
   GroupShape worst;
-  for (const auto& g : sample) {
-    const GroupShape s = shape(g);
-    if (s.nodes > worst.nodes || (s.nodes == worst.nodes && s.ranks > worst.ranks)) worst = s;
-  }
+  for (const auto& g : sample) keep_worst(worst, shape(g));
   return worst;
 }
 

@@ -60,11 +60,17 @@ class RankPlacement {
 
   // The worst shape among the stage's groups of a kind (most nodes spanned): groups are
   // translates of one another, so the first few (one per GPU of a node) show every alignment.
-  // kind: 0 tp, 1 cp, 2 ep, 3 dp, 4 expert dp (CommGroup's order).
+  // kind: 0 tp, 1 cp, 2 ep, 3 dp, 4 expert dp (CommGroup's order). In closed form for groups
+  // that are arithmetic progressions of GPU ids (the standard orders make them), without
+  // listing a group; otherwise (and with a GPU map) worst_shape_enumerated().
   GroupShape worst_shape(int kind) const;
+  // The same sample of groups listed and measured one by one.
+  GroupShape worst_shape_enumerated(int kind) const;
 
   // The shape the collective cost models price: ranks, nodes spanned, most ranks on one node.
   GroupShape shape(const std::vector<int>& group) const;
+  // shape(pp_pair(stage, next_stage)) without building the pair.
+  GroupShape pp_pair_shape(int stage, int next_stage) const;
   // True when the group spans more nodes than its size needs (TP 3 or 6 on 8-GPU nodes: some
   // groups cross a node boundary and their traffic crosses the NICs).
   bool straddles(const std::vector<int>& group) const;

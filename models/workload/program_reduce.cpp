@@ -77,14 +77,26 @@ struct Interval {
 
 class PassPlayer {
  public:
-  explicit PassPlayer(double sigma) : sigma_(sigma) { stream_free_.fill(0.0); }
+  // A new pass, keeping the buffers (one player per thread: no allocation per pass).
+  void reset(double sigma) {
+    sigma_ = sigma;
+    t_ = 0;
+    async_end_ = 0;
+    stream_free_.fill(0.0);
+    active_.clear();
+    cost_ = PassCost{};
+  }
 
   void play_block(const OpBlock& b) {
     const int n = static_cast<int>(b.compute.size());
-    // Per repetition: when each op's inputs are ready and which collective held it last.
-    std::vector<double> ready(n + 1);
-    std::vector<int> binding(n + 1);
-    std::vector<double> prefetched(b.comm.size(), -1.0);  // end of the copy issued for this rep
+    // Per repetition: when each op's inputs are ready and which collective held it last
+    // (buffers of the player, reused from block to block).
+    std::vector<double>& ready = ready_;
+    std::vector<int>& binding = binding_;
+    std::vector<double>& prefetched = prefetched_;  // end of the copy issued for this rep
+    ready.resize(n + 1);
+    binding.resize(n + 1);
+    prefetched.assign(b.comm.size(), -1.0);
     for (int r = 0; r < b.repeat; ++r) {
       std::fill(ready.begin(), ready.end(), 0.0);
       std::fill(binding.begin(), binding.end(), -1);
@@ -159,7 +171,8 @@ class PassPlayer {
     active_.erase(std::remove_if(active_.begin(), active_.end(), [&](const Interval& iv) { return iv.end <= start; }),
                   active_.end());
     if (active_.empty() || sigma_ <= 0) return start + work;
-    std::vector<double> cuts;
+    std::vector<double>& cuts = cuts_;
+    cuts.clear();
     for (const Interval& iv : active_) {
       if (iv.start > start) cuts.push_back(iv.start);
       cuts.push_back(iv.end);
@@ -187,18 +200,21 @@ class PassPlayer {
     return t + left;
   }
 
-  double sigma_;
+  double sigma_ = 0;
   double t_ = 0;
   double async_end_ = 0;
   std::array<double, kCommStreams> stream_free_{};
   std::vector<Interval> active_;
   PassCost cost_;
+  std::vector<double> ready_, prefetched_, cuts_;
+  std::vector<int> binding_;
 };
 
 }  // namespace
 
 PassCost reduce_pass(const PassProgram& program, double sigma) {
-  PassPlayer p(sigma);
+  thread_local PassPlayer p;
+  p.reset(sigma);
   for (const OpBlock& b : program.blocks) p.play_block(b);
   return p.finish(0.0);
 }

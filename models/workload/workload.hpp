@@ -66,6 +66,7 @@ struct Workload {
   // Data-parallel gradient reduction (ZeRO-0/1/2; ZeRO-3 reduce-scatters per layer in the programs).
   FabricTerms fabric;
   CollectiveAlgo algo = CollectiveAlgo::kAuto;
+  CollectiveProtocol protocol = CollectiveProtocol::kAuto;  // plan.collective_protocol
   GroupShape dp_group;         // dense gradients: dp x cp ranks
   GroupShape expert_dp_group;  // expert gradients: the EDP ranks
   double grad_bytes_per_param = 2;
@@ -83,9 +84,21 @@ struct Workload {
   double traffic_bytes[kCommPurposes] = {0, 0, 0, 0, 0};
 };
 
+struct WorkloadOptions {
+  // Keep the op graph (Workload::programs): the simulate tier, trace attribution, Chakra export
+  // and the GUI's timeline read it. Without it the passes are priced and reduced through the
+  // per-thread memo tables (memo.hpp) and only their costs are kept: the same functions, called
+  // once per distinct pass; the estimate and sweeps need nothing more.
+  bool keep_programs = true;
+  // Return (false) as soon as the plan is known not to fit (memory, host memory), before any
+  // pass is priced: plan searches reject cheapest first. The result then has no times.
+  bool stop_when_infeasible = false;
+};
+
 // Fills the workload and the parts of `result` that do not depend on how the step is played
 // (FLOPs, memory per stage, bytes per group, feasibility). Returns false, with result.reason set,
-// when the plan's structure does not allow it.
-bool build_workload(const Scenario& scenario, Workload& workload, Result& result);
+// when the plan's structure does not allow it (or, with stop_when_infeasible, it does not fit).
+bool build_workload(const Scenario& scenario, Workload& workload, Result& result,
+                    const WorkloadOptions& options = {});
 
 }  // namespace trainsim

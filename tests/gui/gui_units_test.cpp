@@ -114,11 +114,11 @@ class GuiUnitsTest : public QObject {
   }
 
   void estimate_timeline_of_a_plan_too_large_to_play_says_why() {
-    // 2^30 sequences at micro-batch 1 over DP24: 4.5e7 micro-batches x 8 stages x 2 chunks, far
+    // 24 x 2^25 sequences at micro-batch 1 over DP24: 3.4e7 micro-batches x 8 stages x 2 chunks, far
     // beyond the playback bound (models/workload/cost_bounds.hpp): the step is estimated, the
     // timeline is not played op by op (which would take minutes and gigabytes).
     auto raw = trainsim::read_json_file(std::string(TRAINSIM_TEST_SCENARIOS) + "/default.json");
-    raw["plan"]["global_batch"] = 1 << 30;
+    raw["plan"]["global_batch"] = 24 << 25;
     QElapsedTimer clock;
     clock.start();
     const Evaluation ev = evaluate_scenario(raw, TRAINSIM_TEST_SCENARIOS);

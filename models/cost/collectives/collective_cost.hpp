@@ -71,13 +71,17 @@ std::vector<std::string> collective_protocol_names();
 double bus_bandwidth_factor(CollectiveOp op, int ranks);
 
 // Where a group of ranks sits: `ranks` in total over `nodes` nodes, at most `ranks_per_node` on
-// one of them, and the NICs its ranks reach on a node (0: derived, the group's share of the
-// node's NICs, rounded up).
+// one of them, and the NICs its ranks reach on a node. nics = 0: the group is one of a plan's
+// groups of its kind, which all run at once (every GPU of a node is in one DP group, one TP
+// group...): its ranks get their GPUs' share of the node's NICs, ranks_per_node x NICs / GPUs
+// per node, a fraction of a NIC when several GPUs share one. group_shape_of() describes a group
+// that runs alone and counts the NICs it really reaches.
 struct GroupShape {
   int ranks = 1;
   int nodes = 1;
   int ranks_per_node = 1;
   int nics = 0;
+  bool operator==(const GroupShape&) const = default;
 };
 // The shape of an explicit group of GPU ids (GPU g on node g / gpus_per_node, NIC
 // local * nics_per_node / gpus_per_node), counting the NICs it really reaches.
@@ -106,6 +110,7 @@ struct FabricTerms {
   IntraFabric intra_fabric = IntraFabric::kNvSwitch;
   bool nvls = false;     // NVLink SHARP (NVSwitch multicast / in-switch reduction)
   bool collnet = false;  // in-network reduction (InfiniBand SHARP) on the inter-node fabric
+  bool operator==(const FabricTerms&) const = default;
 };
 FabricTerms fabric_terms(const ClusterSpec& cluster);
 

@@ -132,8 +132,13 @@ Terms make_terms(CollectiveOp op, const GroupShape& g, const FabricTerms& f) {
     const int nics_per_gpu = std::max(1, node_nics / gpn);
     drive = nics_per_gpu * nic;
     if (f.gpu_nic_bandwidth_bytes_per_s > 0) drive = std::min(drive, f.gpu_nic_bandwidth_bytes_per_s);
+    // A plan's concurrent groups divide a shared NIC between them: with 8 GPUs on one NIC each
+    // of the 8 DP rings gets an eighth of it, not all of it (the simulate tier plays them as
+    // flows on that NIC).
+    const double nic_share =
+        g.nics > 0 ? t.nics : std::min<double>(t.nics, t.max_ppn * double(node_nics) / gpn);
     t.net_node_bytes_per_s =
-        std::min(t.nics * nic, t.max_ppn * drive) / std::max(1.0, f.oversubscription);
+        std::min(nic_share * nic, t.max_ppn * drive) / std::max(1.0, f.oversubscription);
   }
   t.ring_channels = ring_channels(t, t.intra_bytes_per_s / 1e9, f.nic_bandwidth_bytes_per_s / 1e9,
                                   drive / 1e9);

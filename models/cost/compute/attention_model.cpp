@@ -69,10 +69,11 @@ double attention_shape_factor(const AttentionPassParams& p, double n, bool causa
 
 double fused_attention_efficiency(const GpuSpec& gpu, const AttentionShape& a, bool backward) {
   if (a.kernel == AttentionKernel::kUnfused) return 0;
-  if (a.kernel == AttentionKernel::kFlash1) {
+  if (a.kernel == AttentionKernel::kFlash1 || a.kernel == AttentionKernel::kFlashTriton) {
     AttentionShape v2 = a;
     v2.kernel = AttentionKernel::kFlash2;
-    return fused_attention_efficiency(gpu, v2, backward) / kFlash1TimeOverFlash2;
+    return fused_attention_efficiency(gpu, v2, backward) /
+           (a.kernel == AttentionKernel::kFlash1 ? kFlash1TimeOverFlash2 : kFlashTritonTimeOverFlash2);
   }
   const AttentionKernelParams* kp = fused_params(gpu, a.kernel);
   if (!kp) return 0;

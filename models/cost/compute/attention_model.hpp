@@ -36,10 +36,12 @@ constexpr int kUnfusedAttentionBackwardKernels = 6;
 // dropout output and its 1-byte mask (Korthikanti et al. 2022 count 5 stored bytes per score);
 // the backward pass reads and writes about twice as much.
 constexpr double kUnfusedForwardBytesPerScore = 9;
-// FlashAttention-1-class kernels (v1, Triton): FlashAttention-2 is "around 2x faster" than
-// FlashAttention at the same shapes (Dao, arXiv:2307.08691, abstract and Fig. 4-5), by its
-// work partitioning across warps and thread blocks.
-constexpr double kFlash1TimeOverFlash2 = 2.0;
+// Kernels priced as FlashAttention-2's time times a ratio: FlashAttention-2 is 1.7-3.0x faster
+// than FlashAttention (v1) and 1.3-2.5x faster than FlashAttention in Triton on A100, forward
+// and backward at head dims 64 and 128 (Dao, arXiv:2307.08691, section 4.1 and Fig. 4-5). The
+// ratios are the ranges' geometric midpoints.
+constexpr double kFlash1TimeOverFlash2 = 2.26;       // sqrt(1.7 x 3.0)
+constexpr double kFlashTritonTimeOverFlash2 = 1.80;  // sqrt(1.3 x 2.5)
 constexpr double kUnfusedBackwardBytesPerScore = 19;
 
 }  // namespace trainsim

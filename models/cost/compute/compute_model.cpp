@@ -51,6 +51,7 @@ const char* to_string(AttentionKernel kernel) {
     case AttentionKernel::kFlash3: return "flash3";
     case AttentionKernel::kUnfused: return "unfused";
     case AttentionKernel::kFlash1: return "flash1";
+    case AttentionKernel::kFlashTriton: return "triton";
   }
   return "?";
 }

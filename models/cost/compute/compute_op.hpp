@@ -57,9 +57,9 @@ struct GemmShape {
   double flop() const { return 2 * m * n * k * groups; }
 };
 
-// kFlash1: FlashAttention-1-class fused kernels, the CUDA FlashAttention v1 and the Triton
-// FlashAttention (its forward faster, its backward slower than v1's: flash_attn_triton.py).
-enum class AttentionKernel : uint8_t { kFlash2, kFlash3, kUnfused, kFlash1 };
+// kFlash1: the CUDA FlashAttention v1. kFlashTriton: the Triton FlashAttention
+// (flash_attn_triton.py, from the Triton tutorial's fused attention), a kernel between v1 and v2.
+enum class AttentionKernel : uint8_t { kFlash2, kFlash3, kUnfused, kFlash1, kFlashTriton };
 const char* to_string(AttentionKernel kernel);
 
 // One rank's attention for one micro-batch: batch sequences of seq_q queries against seq_kv

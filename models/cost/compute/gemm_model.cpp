@@ -87,7 +87,10 @@ GemmTiming gemm_timing(const GpuSpec& gpu, const GemmShape& g, Precision precisi
   const double k_step = 128 / es;
 
   bool have = false;
-  for (const auto& [tm_i, tn_i] : k.gemm_tiles) {
+  for (const auto& tile : k.gemm_tiles) {
+    // Plain names, not structured bindings: lambdas cannot capture those before C++20's P1091
+    // (clang < 16 refuses them, and the fuzz build uses clang).
+    const auto tm_i = tile.first, tn_i = tile.second;
     const double tm = tm_i, tn = tn_i;
     const double reuse = tm * tn / (tm + tn);
     const double tile_rate = per_sm / (1 + k.gemm_small_tile_penalty * (best_reuse / reuse - 1));

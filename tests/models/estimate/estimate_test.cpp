@@ -124,6 +124,46 @@ TEST(Estimate, ZeroStagesShrinkModelStatesByTheZeroPaperRatios) {
   }
 }
 
+// With the optimizer on the host, gradients stream there as they are produced: the GPU's model
+// states are what DeepSpeed's ZeRO-Offload estimators count (memory.hpp; stage_1_and_2.py,
+// stage3.py), 2P for ZeRO-2 and 4L for ZeRO-3 with parameters offloaded too, plus at most the
+// prefetched layer (L = the largest layer's parameters per GPU: 12 h^2 + 13 h over TP 8).
+TEST(Estimate, OptimizerOffloadKeepsOnlyTheLayerInFlightsGradients) {
+  const double h = 6144;  // gpt-18.4b
+  const double layer = (12 * h * h + 13 * h) / 8;
+  auto states = [](const Result& r) {
+    const auto& b = r.peak_breakdown;
+    return b.params_bytes + b.grads_bytes + b.optimizer_bytes;
+  };
+  const Result z3 = estimate(make({{"tp", 8}, {"dp", 32}, {"global_batch", 256}, {"zero_stage", 3},
+                                   {"offload", {{"optimizer", true}, {"params", true}}}}));
+  ASSERT_TRUE(z3.feasible) << z3.reason;
+  EXPECT_GE(states(z3), 4 * layer * 0.99);
+  EXPECT_LE(states(z3), 2 * 4 * layer);
+  const Result z2 = estimate(make({{"tp", 8}, {"dp", 32}, {"global_batch", 256}, {"zero_stage", 2},
+                                   {"offload", {{"optimizer", true}}}}));
+  ASSERT_TRUE(z2.feasible) << z2.reason;
+  const double params_per_gpu = z2.peak_breakdown.params_bytes / 2;  // bf16 weights, not sharded
+  EXPECT_GT(params_per_gpu, 18.4e9 / 8 * 0.95);
+  EXPECT_GE(states(z2), 2 * params_per_gpu);
+  EXPECT_LE(states(z2), 2 * params_per_gpu + 4 * layer);
+}
+
+// Compression stages act on the ZeRO-0/1/2 gradient reduction; under ZeRO-3 they change
+// neither the traffic nor the memory (no error-feedback residual), and the result says so.
+TEST(Estimate, CompressionUnderZero3IsWarnedAndCostsNothing) {
+  const json plan = {{"tp", 8}, {"dp", 32}, {"global_batch", 256}, {"zero_stage", 3}};
+  json compressed = plan;
+  compressed["compression"] = {{{"from_step", 0}, {"method", "int4"}}};
+  const Result plain = estimate(make(plan));
+  const Result r = estimate(make(compressed));
+  EXPECT_DOUBLE_EQ(r.peak_memory_bytes, plain.peak_memory_bytes);
+  EXPECT_DOUBLE_EQ(r.dp_bytes, plain.dp_bytes);
+  bool warned = false;
+  for (const std::string& w : r.warnings) warned |= w.find("plan.compression is not applied under ZeRO-3") != std::string::npos;
+  EXPECT_TRUE(warned);
+}
+
 TEST(Estimate, RecomputeTradesMemoryForFlops) {
   const json base = {{"tp", 8}, {"dp", 32}, {"global_batch", 256}, {"micro_batch", 2}};
   json full = base;
@@ -143,6 +183,35 @@ TEST(Estimate, GradientCompressionCutsDataParallelBytes) {
   EXPECT_NEAR(q.dp_bytes / plain.dp_bytes, 0.25 + 4.0 / 128 / 2, 1e-9);
   // 4-bit is 1/8 of the fp32 gradient bytes: the claim "communication to 1/8 of fp32".
   EXPECT_NEAR(q.dp_bytes / (plain.dp_bytes * 2), 1.0 / 8, 0.01);
+}
+
+TEST(Estimate, ForcedCollectiveProtocolReachesEveryCollective) {
+  // plan.collective_protocol is NCCL_PROTO: LL carries 8 data bytes per 16-byte line, so a
+  // TP8 all-reduce of a 25 MB activation takes at least twice Simple's time (collectives.md).
+  const json base = {{"tp", 8}, {"dp", 32}, {"global_batch", 256}};
+  json ll = base, simple = base;
+  ll["collective_protocol"] = "LL";
+  simple["collective_protocol"] = "Simple";
+  EstimateOptions reference;
+  reference.memoise = false;
+  const EstimatedStep a = estimate_step(make(base), reference);
+  const EstimatedStep l = estimate_step(make(ll), reference);
+  const EstimatedStep s = estimate_step(make(simple), reference);
+  EXPECT_GT(l.result.breakdown.tp_comm_s, 1.8 * a.result.breakdown.tp_comm_s);
+  EXPECT_NEAR(s.result.breakdown.tp_comm_s, a.result.breakdown.tp_comm_s, 0.05 * a.result.breakdown.tp_comm_s);
+  int tp_ops = 0;
+  for (const auto& dev : l.workload.programs)
+    for (const auto& chunk : dev.chunks)
+      for (const auto& pass : chunk.pass)
+        for (const auto& block : pass.blocks)
+          for (const auto& c : block.comm) {
+            EXPECT_EQ(c.protocol, CollectiveProtocol::kLL);
+            tp_ops += c.purpose == CommPurpose::kTp;
+          }
+  EXPECT_GT(tp_ops, 0);
+  EXPECT_EQ(l.workload.protocol, CollectiveProtocol::kLL);
+  // The memoised route agrees with the reference one.
+  EXPECT_DOUBLE_EQ(estimate(make(ll)).step_time_s, l.result.step_time_s);
 }
 
 TEST(Estimate, ExpertParallelMoeRuns) {

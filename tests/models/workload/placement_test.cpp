@@ -59,6 +59,42 @@ TEST(RankPlacement, GroupsThatCrossANodeBoundaryAreFound) {
   EXPECT_FALSE(w.straddles(w.tp_group(0)));
 }
 
+TEST(RankPlacement, ClosedFormShapesAreTheListedGroupsShapes) {
+  // worst_shape prices arithmetic-progression groups in closed form; it must agree with listing
+  // the groups, for every kind, over degrees that align with nodes and degrees that do not.
+  int checked = 0;
+  for (const char* order : {"tp-cp-dp-pp", "tp-dp-pp", "tp-pp-dp", "dp-tp-pp", "pp-tp-dp"})
+    for (int gpn : {4, 8, 6})
+      for (int tp : {1, 2, 3, 4, 8, 16})
+        for (int cp : {1, 2, 3})
+          for (int dp : {1, 2, 4, 6, 8})
+            for (int pp : {1, 2, 3})
+              for (int ep : {1, 2, 4})
+                for (int etp : {0, 1, 2}) {
+                  const int block = tp * cp * dp;
+                  const int e = etp > 0 ? etp : tp;
+                  if (block % (e * ep) != 0) continue;
+                  const RankPlacement p(tp, cp, dp, pp, order, ep, etp, gpn);
+                  for (int kind = 0; kind < 5; ++kind) {
+                    SCOPED_TRACE(std::string(order) + " gpn " + std::to_string(gpn) + " tp " + std::to_string(tp) +
+                                 " cp " + std::to_string(cp) + " dp " + std::to_string(dp) + " pp " +
+                                 std::to_string(pp) + " ep " + std::to_string(ep) + " etp " +
+                                 std::to_string(etp) + " kind " + std::to_string(kind));
+                    const GroupShape a = p.worst_shape(kind), b = p.worst_shape_enumerated(kind);
+                    ASSERT_EQ(a.ranks, b.ranks);
+                    ASSERT_EQ(a.nodes, b.nodes);
+                    ASSERT_EQ(a.ranks_per_node, b.ranks_per_node);
+                    ++checked;
+                  }
+                  if (pp > 1) {
+                    const GroupShape a = p.pp_pair_shape(0, 1), b = p.shape(p.pp_pair(0, 1));
+                    ASSERT_EQ(a.nodes, b.nodes);
+                    ASSERT_EQ(a.ranks_per_node, b.ranks_per_node);
+                  }
+                }
+  EXPECT_GT(checked, 5000);
+}
+
 TEST(RankPlacement, ExpertDegreesThatDoNotFoldAreRejected) {
   EXPECT_THROW(RankPlacement(2, 1, 3, 1, "tp-cp-dp-pp", 4, 1, 8), std::invalid_argument);
 }

@@ -272,6 +272,28 @@ TEST(CollectiveCost, GroupShapeOfExplicitGpus) {
   EXPECT_EQ(group_shape_of({0, 1}, one).nics, 4);  // one GPU, four NICs of its own
 }
 
+TEST(CollectiveCost, ConcurrentGroupsShareTheirNodesNic) {
+  // 8 GPUs on one 12.5 GB/s NIC, ring all-reduce over 4 nodes, one rank per node. Alone (an
+  // explicit group: nics = 1) the ring has the whole NIC; as one of a plan's 8 concurrent DP
+  // groups (nics = 0) each ring gets an eighth, so its bandwidth term is 8x.
+  const FabricTerms f = fabric(GpuArch::kAmpere, 8, 240e9, 1, 12.5e9);
+  const GroupShape alone{4, 4, 1, 1};
+  const GroupShape concurrent{4, 4, 1, 0};
+  const auto a = collective_cost(CollectiveOp::kAllReduce, CollectiveAlgo::kRing, CollectiveProtocol::kSimple,
+                                 kGiB, alone, f);
+  const auto c = collective_cost(CollectiveOp::kAllReduce, CollectiveAlgo::kRing, CollectiveProtocol::kSimple,
+                                 kGiB, concurrent, f);
+  EXPECT_NEAR(c.bandwidth_s / a.bandwidth_s, 8.0, 1e-9);
+  // Ring all-reduce moves 2(n-1)/n of the buffer through each node's NIC share.
+  EXPECT_NEAR(c.bandwidth_s, 2 * 3.0 / 4 * kGiB / (12.5e9 / 8), 0.02 * c.bandwidth_s);
+  // With a NIC per GPU nothing is shared: the two agree.
+  const FabricTerms rail = fabric(GpuArch::kAmpere, 8, 240e9, 8, 12.5e9);
+  EXPECT_DOUBLE_EQ(collective_cost(CollectiveOp::kAllReduce, CollectiveAlgo::kRing, CollectiveProtocol::kSimple,
+                                   kGiB, concurrent, rail).bandwidth_s,
+                   collective_cost(CollectiveOp::kAllReduce, CollectiveAlgo::kRing, CollectiveProtocol::kSimple,
+                                   kGiB, alone, rail).bandwidth_s);
+}
+
 TEST(CollectiveCost, NamesAndBusBandwidthFactors) {
   EXPECT_DOUBLE_EQ(bus_bandwidth_factor(CollectiveOp::kAllReduce, 8), 1.75);
   EXPECT_DOUBLE_EQ(bus_bandwidth_factor(CollectiveOp::kAllGather, 4), 0.75);

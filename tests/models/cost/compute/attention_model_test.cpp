@@ -161,5 +161,25 @@ TEST(AttentionModel, WithoutKernelParametersAFusedKernelRunsAtTheGemmRate) {
   EXPECT_DOUBLE_EQ(attention_time_s(v100, a, Pass::kForward), at_sustained);
 }
 
+TEST(AttentionModel, OlderKernelsAreSlowerThanFlash2ByThePapersRatios) {
+  // FlashAttention-2 reports 1.7-3.0x over FlashAttention v1 and 1.3-2.5x over the Triton
+  // FlashAttention on A100 (Dao 2023, section 4.1), forward and backward.
+  const GpuSpec a100 = gpu_preset("A100-SXM4-80GB");
+  for (const bool causal : {false, true})
+    for (const Pass pass : {Pass::kForward, Pass::kBackwardInput}) {
+      AttentionShape a = fa_protocol(4096, 128, causal, AttentionKernel::kFlash2);
+      const double t2 = attention_time_s(a100, a, pass);
+      a.kernel = AttentionKernel::kFlash1;
+      const double v1 = attention_time_s(a100, a, pass) / t2;
+      a.kernel = AttentionKernel::kFlashTriton;
+      const double triton = attention_time_s(a100, a, pass) / t2;
+      EXPECT_GE(v1, 1.7);
+      EXPECT_LE(v1, 3.0);
+      EXPECT_GE(triton, 1.3);
+      EXPECT_LE(triton, 2.5);
+      EXPECT_GT(v1, triton);
+    }
+}
+
 }  // namespace
 }  // namespace trainsim
