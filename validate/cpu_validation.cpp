@@ -143,7 +143,11 @@ Scenario cpu_job_scenario(const CpuJob& j, const json& cal, std::vector<std::str
 CpuPrediction predict_cpu_job(const CpuJob& j, const json& cal) {
   CpuPrediction out;
   const Scenario sc = cpu_job_scenario(j, cal, &out.calibration_applied);
-  out.estimate = estimate_step(sc);
+  // The reference route keeps the op graph, which the op classes and the trace read (the
+  // memoised route gives the same numbers without it).
+  EstimateOptions options;
+  options.memoise = false;
+  out.estimate = estimate_step(sc, options);
   const Result& r = out.estimate.result;
   if (!r.feasible) throw ScenarioError("plan", r.reason);
   const Workload& w = out.estimate.workload;
