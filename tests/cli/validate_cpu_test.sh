@@ -35,7 +35,8 @@ step = out["metrics"][0]
 assert step["name"] == "step_time_s", step
 lo, hi = step["measured_ci95"]
 assert lo <= step["measured_median"] <= hi, step      # the 95% interval is reported with the figure
-print("verdict:", verdict, "step error %+.1f%%" % (100 * step["error"]), "reasons:", out["reasons"])
+err = step["error"]  # null when no step could be used
+print("verdict:", verdict, "step error", "n/a" if err is None else "%+.1f%%" % (100 * err), "reasons:", out["reasons"])
 if verdict == "pass":
     assert rc == 0, rc
     assert abs(step["error"]) <= 0.10
