@@ -52,7 +52,7 @@ void declare(CLI::App& app, TrainOptions& o) {
   o.seed = int(cfg.model.seed);
   o.corpus_bytes = int(cfg.corpus_bytes);
   app.description(
-      "Trains a small byte-level GPT with tensor, pipeline (1F1B) and data parallelism (ZeRO-1),\n"
+      "Trains a small byte-level GPT with tensor, pipeline (1F1B or GPipe) and data parallelism (ZeRO-1),\n"
       "gradient accumulation and compressed gradient reduction, and logs one JSON line per step.\n"
       "tp x pp x dp ranks: with the cpu backend trainsim starts them under mpiexec itself (or run it\n"
       "under mpirun -np N); with --backend cuda and no mpirun, one GPU per rank driven from threads.");
@@ -89,7 +89,13 @@ void declare(CLI::App& app, TrainOptions& o) {
   app.add_option("--corpus", o.corpus, "training text file (default: a generated corpus)")->type_name("FILE");
   app.add_option("--corpus-bytes", o.corpus_bytes, "size of the generated corpus")
       ->type_name("N")->check(CLI::Range(1024, 1 << 30))->default_str(std::to_string(o.corpus_bytes));
+  app.add_option("--schedule", cfg.schedule, "pipeline order: 1f1b (PipeDream-Flush) or gpipe")
+      ->type_name("S")->check(CLI::IsMember({"1f1b", "gpipe"}))->default_str("1f1b");
   app.add_option("--log", o.log_path, "write the JSON lines here instead of stdout")->type_name("FILE");
+  app.add_option("--timeline", cfg.timeline_path,
+                 "each rank writes its op timeline (every op and collective of every step, with its\n"
+                 "start and end) to PREFIX.rank<R>.jsonl")
+      ->type_name("PREFIX");
   app.add_option("--threads", o.threads, "cpu threads per rank")->type_name("N")->check(CLI::Range(0, 4096))->default_str("1");
   app.footer(mpi_root_help());
 }

@@ -1,7 +1,9 @@
 // `trainsim validate --published [FILE]`: predict every published run (by default the records
 // shipped in data/published_runs.json) and report the error per metric, with the mean absolute
 // percentage error; --max-mape fails (exit 4) above a threshold. `trainsim validate --backend
-// cpu`: calibrate this machine, predict the small training job, run it, compare.
+// cpu|cuda`: calibrate this machine, predict the small training job with the estimate tier, run
+// it with every op recorded, calibrate again, compare (validate/cpu_validation.hpp).
+#include <sched.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -13,6 +15,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <sstream>
 #include <string>
 
@@ -24,6 +27,8 @@
 #include "cli/progress.hpp"
 #include "models/core/scenario_error.hpp"
 #include "validate/cpu_validation.hpp"
+#include "validate/measured_run.hpp"
+#include "validate/validation_report.hpp"
 #include "validate/published_runs.hpp"
 
 namespace trainsim::cli {
@@ -35,12 +40,13 @@ struct ValidateOptions {
   std::string fidelity = "estimate";
   int jobs = 2;
   std::vector<std::string> max_mape;
-  // --backend cpu
+  // --backend cpu|cuda
   std::string backend;
   validate::CpuJob job;
-  int ranks = 2, tp = 0, pp = 0, dp = 0, attempts = 1;
-  double max_error = 25;
-  std::string calibration_path, keep;
+  int ranks = 2, tp = 0, pp = 0, dp = 0;
+  validate::Limits limits;
+  double max_error_pct = 5, max_component_error_pct = 15;
+  std::string calibration_path, keep, trace_path, report_dir;
   // both
   bool json = false;
   bool cross_validate = false;  // --published: leave one source out
@@ -54,11 +60,15 @@ void declare(CLI::App& app, ValidateOptions& o) {
       "all-reduce reports, ZeRO model-state figures; each record cites its source) with the estimate\n"
       "tier and prints predicted vs measured per run and the mean absolute percentage error (MAPE) per\n"
       "metric. Fields a record leaves out are assumed as stated in the output's \"assumptions\".\n\n"
-      "validate --backend cpu: measures this machine (trainsim calibrate --quick --model-shape <the\n"
-      "job>, on the same ranks and threads as the run, immediately before it), predicts the train job\n"
-      "from that calibration, runs it (trainsim train under mpiexec) and prints predicted vs measured\n"
-      "step time, comm time per group, pipeline bubble, optimizer time and peak memory with the error\n"
-      "of each (medians over the steps after warm-up).");
+      "validate --backend cpu (or cuda): measures this machine (trainsim calibrate --quick\n"
+      "--model-shape <the job>, on the same ranks, one per core, as the run), predicts the train job\n"
+      "with the estimate tier (the op graph of trainsim run) fed by that calibration, runs it (trainsim\n"
+      "train under mpiexec, every op recorded by each rank), calibrates again, and prints predicted vs\n"
+      "measured step time and components (compute, TP comm, pipeline p2p + bubble, DP comm, optimizer)\n"
+      "with the median and 95% interval of each over the undisturbed steps after warm-up. Exit 4 when\n"
+      "the prediction is outside the limits, and also when the run cannot be judged: too noisy (steps\n"
+      "disturbed by other processes, a wide interval), the machine changed between the calibrations,\n"
+      "or more ranks than cores (docs/validation.md).");
   const std::string pub = "published runs (--published)";
   o.published_opt = app.add_option("--published", o.published,
                                    "the runs to predict (default: data/published_runs.json, shipped with trainsim)")
@@ -82,10 +92,10 @@ void declare(CLI::App& app, ValidateOptions& o) {
       ->type_name("METRIC=PCT")
       ->allow_extra_args(false)
       ->group(pub);
-  const std::string cpu = "the CPU training job (--backend cpu)";
-  app.add_option("--backend", o.backend, "measure and predict the small GPT train job on this machine")
-      ->type_name("cpu")
-      ->check(CLI::IsMember({"cpu"}))
+  const std::string cpu = "the training job on this machine (--backend cpu|cuda)";
+  app.add_option("--backend", o.backend, "measure and predict the small GPT train job on this machine's cores (cpu) or GPUs (cuda)")
+      ->type_name("cpu|cuda")
+      ->check(CLI::IsMember({"cpu", "cuda"}))
       ->group(cpu);
   app.add_option("--ranks", o.ranks, "MPI ranks; the job's tp x pp x dp must equal it")
       ->type_name("N")->check(CLI::Range(1, 1 << 20))->default_str("2")->group(cpu);
@@ -93,24 +103,42 @@ void declare(CLI::App& app, ValidateOptions& o) {
   app.add_option("--pp", o.pp, "pipeline degree (default 2 when ranks is even, else 1)")
       ->type_name("N")->check(CLI::Range(1, 1 << 20))->group(cpu);
   app.add_option("--dp", o.dp, "data-parallel degree (default ranks / (tp pp))")->type_name("N")->check(CLI::Range(1, 1 << 20))->group(cpu);
+  app.add_option("--zero", o.job.zero, "ZeRO stage of the data-parallel reduction: 0 or 1")
+      ->type_name("Z")->check(CLI::Range(0, 1))->default_str("1")->group(cpu);
+  app.add_option("--schedule", o.job.schedule, "pipeline order: 1f1b or gpipe")
+      ->type_name("S")->check(CLI::IsMember({"1f1b", "gpipe"}))->default_str("1f1b")->group(cpu);
+  app.add_option("--compression", o.job.compression, "DP gradient compression: none, int8, int4, fp8, 2of4 or topk")
+      ->type_name("C")->check(CLI::IsMember({"none", "int8", "int4", "fp8", "2of4", "topk"}))->default_str("none")->group(cpu);
   app.add_option("--layers", o.job.layers, "transformer layers")->type_name("N")->check(CLI::Range(1, 1 << 20))->default_str("4")->group(cpu);
   app.add_option("--hidden", o.job.hidden, "hidden size")->type_name("N")->check(CLI::Range(1, 1 << 20))->default_str("128")->group(cpu);
   app.add_option("--heads", o.job.heads, "attention heads")->type_name("N")->check(CLI::Range(1, 1 << 20))->default_str("4")->group(cpu);
   app.add_option("--seq", o.job.seq, "sequence length")->type_name("N")->check(CLI::Range(2, 1 << 20))->default_str("64")->group(cpu);
+  app.add_option("--vocab", o.job.vocab, "vocabulary (>= 256, byte-level tokens)")
+      ->type_name("N")->check(CLI::Range(256, 1 << 20))->default_str("256")->group(cpu);
   app.add_option("--micro-batch", o.job.micro_batch, "sequences per micro-batch")
       ->type_name("N")->check(CLI::Range(1, 1 << 20))->default_str("2")->group(cpu);
   app.add_option("--micro-batches", o.job.micro_batches, "micro-batches per replica per step")
       ->type_name("N")->check(CLI::Range(1, 1 << 20))->default_str("4")->group(cpu);
-  app.add_option("--steps", o.job.steps, "training steps")->type_name("N")->check(CLI::Range(2, 1 << 20))->default_str("8")->group(cpu);
-  app.add_option("--calibration", o.calibration_path, "reuse this calibration (it must have op_rates at the job's shapes)")
+  app.add_option("--steps", o.job.steps, "training steps (warm-up included; more steps narrow the 95% intervals)")
+      ->type_name("N")->check(CLI::Range(12, 1 << 20))->default_str("60")->group(cpu);
+  app.add_option("--calibration", o.calibration_path,
+                 "predict from this calibration (it must have op_rates at the job's shapes) instead of\n"
+                 "measuring one before and after the run; the machine-change check is then skipped")
       ->type_name("FILE")->group(cpu);
-  app.add_option("--max-error", o.max_error, "exit 4 if the step-time error exceeds PCT percent")
-      ->type_name("PCT")->check(finite_range(0, 1e6))->default_str("25")->group(cpu);
-  app.add_option("--keep", o.keep, "keep the calibration and the training log in DIR")->type_name("DIR")->group(cpu);
-  app.add_option("--attempts", o.attempts,
-                 "calibrate and run again, up to N times in all, while the step-time error is above\n"
-                 "--max-error (a load change on a shared machine)")
-      ->type_name("N")->check(CLI::Range(1, 100))->default_str("1")->group(cpu);
+  app.add_option("--max-error", o.max_error_pct, "exit 4 if the step-time error exceeds PCT percent")
+      ->type_name("PCT")->check(finite_range(0, 1e6))->default_str("5")->group(cpu);
+  app.add_option("--max-component-error", o.max_component_error_pct,
+                 "exit 4 if a component holding >= 10% of the step is off by more than PCT percent")
+      ->type_name("PCT")->check(finite_range(0, 1e6))->default_str("15")->group(cpu);
+  app.add_option("--trace", o.trace_path,
+                 "write the measured and the predicted step side by side as a Chrome / Perfetto trace\n"
+                 "(process \"measured\": a thread per rank; \"predicted\": a thread per stage)")
+      ->type_name("FILE")->group(cpu);
+  app.add_option("--report", o.report_dir,
+                 "write DIR/index.html (self-contained: error per component with its 95% interval, both\n"
+                 "timelines, step times, the calibration used), DIR/report.json and DIR/trace.json")
+      ->type_name("DIR")->group(cpu);
+  app.add_option("--keep", o.keep, "keep the calibrations, the training log and the op timelines in DIR")->type_name("DIR")->group(cpu);
   app.add_flag("--cross-validate", o.cross_validate,
                "fit the training-loop tensor share on all sources but one and predict that one, for each\n"
                "source (leave one source out)")
@@ -123,7 +151,7 @@ void declare(CLI::App& app, ValidateOptions& o) {
 // Runs argv (no shell), stdout and stderr to `log`; returns the exit status.
 int run_logged(const std::vector<std::string>& args, const std::string& log) {
   const pid_t pid = fork();
-  if (pid < 0) throw ScenarioError("--backend cpu", std::string("cannot start a process: ") + std::strerror(errno));
+  if (pid < 0) throw ScenarioError("--backend", std::string("cannot start a process: ") + std::strerror(errno));
   if (pid == 0) {
     FILE* f = std::freopen(log.c_str(), "w", stdout);
     if (f) dup2(fileno(stdout), fileno(stderr));
@@ -163,123 +191,117 @@ int launch_failed(const char* step, int rc, const std::string& log_path) {
   return kExitFailure;
 }
 
-int run_cpu(ValidateOptions& o) {
+// The cores this process may run on (its affinity mask), which the ranks inherit.
+int usable_cores() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) == 0) return CPU_COUNT(&set);
+  const long n = sysconf(_SC_NPROCESSORS_ONLN);
+  return n > 0 ? static_cast<int>(n) : 1;
+}
+
+nlohmann::json read_calibration(const std::string& path, const char* what) {
+  const nlohmann::json cal = nlohmann::json::parse(read_text(path), nullptr, false);
+  if (cal.is_discarded()) throw ScenarioError(what, path + ": malformed JSON");
+  return cal;
+}
+
+int run_measured(ValidateOptions& o) {
   validate::CpuJob job = o.job;
-  const int ranks = o.ranks, tp = o.tp, pp = o.pp, dp = o.dp, attempts = o.attempts;
-  const double max_error = o.max_error;
-  const bool as_json = o.json;
-  std::string calibration_path = o.calibration_path;
-  const std::string& keep = o.keep;
-  job.tp = tp ? tp : 1;
-  job.pp = pp ? pp : (ranks % (2 * job.tp) == 0 ? 2 : 1);
-  job.dp = dp ? dp : std::max(1, ranks / (job.tp * job.pp));
+  const int ranks = o.ranks;
+  job.tp = o.tp ? o.tp : 1;
+  job.pp = o.pp ? o.pp : (ranks % (2 * job.tp) == 0 ? 2 : 1);
+  job.dp = o.dp ? o.dp : std::max(1, ranks / (job.tp * job.pp));
   if (job.ranks() != ranks)
     throw ScenarioError("--ranks", std::to_string(ranks) + " but --tp x --pp x --dp = " + std::to_string(job.ranks()));
-  if (auto err = validate::check_cpu_job(job); !err.empty()) throw ScenarioError("--backend cpu", err);
+  if (auto err = validate::check_cpu_job(job); !err.empty()) throw ScenarioError("--backend " + o.backend, err);
+  validate::Limits limits = o.limits;
+  limits.step = o.max_error_pct / 100;
+  limits.component = o.max_component_error_pct / 100;
 
   namespace fs = std::filesystem;
   const fs::path tool = fs::path(self_executable(program_name().c_str())).parent_path() / "trainsim-kernels";
   if (!fs::exists(tool))
-    throw ScenarioError("--backend cpu", "the measurement tools are not built here (" + tool.string() + " is missing)");
-  std::string dir = keep;
+    throw ScenarioError("--backend", "the measurement tools are not built here (" + tool.string() + " is missing)");
+  if (!o.trace_path.empty()) check_output_file(o.trace_path, "--trace");
+  if (!o.report_dir.empty()) create_output_dir(o.report_dir, "--report");
+  std::string dir = o.keep;
   if (dir.empty()) {
     char tmpl[] = "/tmp/trainsim-validate-XXXXXX";
-    if (!mkdtemp(tmpl)) throw ScenarioError("--backend cpu", std::string("cannot create a temporary folder in /tmp: ") + std::strerror(errno));
+    if (!mkdtemp(tmpl)) throw ScenarioError("--backend", std::string("cannot create a temporary folder in /tmp: ") + std::strerror(errno));
     dir = tmpl;
   } else {
     create_output_dir(dir, "--keep");
   }
-  // Open MPI refuses to start as root without these (mpi_launch.hpp).
-  allow_mpi_as_root();
-  // Same launcher, ranks, binding and threads for the calibration and the run.
+  // One rank per core, each pinned to its own (Open MPI --bind-to core --map-by core), when the
+  // machine has a core for every rank; beyond that the ranks time-share cores, which the
+  // prediction does not model: the run still goes (it checks the job works) but is not judged.
+  validate::RunContext ctx;
+  ctx.backend = o.backend;
+  ctx.cores = usable_cores();
+  const bool oversubscribed = o.backend == "cpu" && ranks > ctx.cores;
+  ctx.binding = oversubscribed ? "oversubscribed: " + std::to_string(ranks) + " ranks on " + std::to_string(ctx.cores) +
+                                     " cores, not pinned"
+                               : "one rank per core, each pinned (mpiexec --bind-to core), one thread per rank";
+  allow_mpi_as_root();  // Open MPI refuses to start as root without it (mpi_launch.hpp)
   auto launch = [&](std::vector<std::string> args) {
     args.insert(args.begin(), tool.string());
-    if (ranks > 1) args.insert(args.begin(), {"mpirun", "-np", std::to_string(ranks), "--oversubscribe"});
+    std::vector<std::string> mpi{"mpirun", "-np", std::to_string(ranks)};
+    if (oversubscribed) mpi.insert(mpi.end(), {"--oversubscribe", "--bind-to", "none"});
+    else mpi.insert(mpi.end(), {"--bind-to", "core", "--map-by", "core"});
+    args.insert(args.begin(), mpi.begin(), mpi.end());
     return args;
   };
-  const bool measured_calibration = calibration_path.empty();
-  for (int attempt = 1;; ++attempt) {
-  if (measured_calibration) {
-    calibration_path = dir + "/calibration.json";
-    const int rc = run_logged(launch({"calibrate", "--backend", "cpu", "--quick", "--min-time", "0.03", "--threads", "1",
-                                      "--model-shape", validate::model_shape_arg(job), "--out", calibration_path}),
-                              dir + "/calibrate.log");
-    if (rc != 0) return launch_failed("calibrate", rc, dir + "/calibrate.log");
+  auto calibrate = [&](const std::string& out, const std::string& log) {
+    return run_logged(launch({"calibrate", "--backend", o.backend, "--quick", "--min-time", "0.03", "--threads", "1",
+                              "--model-shape", validate::model_shape_arg(job), "--out", out}),
+                      log);
+  };
+  const bool measure_calibration = o.calibration_path.empty();
+  std::string cal_path = o.calibration_path;
+  if (measure_calibration) {
+    cal_path = dir + "/calibration_before.json";
+    if (const int rc = calibrate(cal_path, dir + "/calibrate_before.log"); rc != 0)
+      return launch_failed("calibrate", rc, dir + "/calibrate_before.log");
   }
-  const nlohmann::json cal = nlohmann::json::parse(read_text(calibration_path), nullptr, false);
-  if (cal.is_discarded()) throw ScenarioError("--calibration", calibration_path + ": malformed JSON");
-  auto train = validate::train_args(job);
-  train.push_back("--log");
-  train.push_back(dir + "/train.jsonl");
-  const int rc = run_logged(launch(train), dir + "/train.out");
-  if (rc != 0) return launch_failed("train", rc, dir + "/train.out");
-  const auto pred = validate::predict_cpu_job(job, cal);
-  const auto meas = validate::measure_from_train_log(read_text(dir + "/train.jsonl"));
-  auto rows = validate::compare_cpu(pred, meas);
-  // A group of one rank communicates nothing: what the trainer logs there is the call overhead
-  // of a size-1 collective, which has no prediction to compare with.
-  for (auto& r : rows)
-    if ((r.metric == "comm_time_dp_s" && job.dp == 1) || (r.metric == "comm_time_tp_s" && job.tp == 1))
-      r.error = std::nan("");
-  // A load change on a shared machine between the calibration and the run (another job taking a
-  // core) shows as a step-time error; --attempts N measures both again, up to N times in all.
-  if (!(std::fabs(rows.front().error) * 100 <= max_error) && attempt < attempts) {
-    std::fprintf(stderr, "validate: attempt %d: step-time error %.1f%% above %.1f%%; calibrating and running again\n",
-                 attempt, 100 * rows.front().error, max_error);
-    continue;
+  ctx.calibration = read_calibration(cal_path, "--calibration");
+  ctx.calibration_file = measure_calibration ? "" : cal_path;
+  auto train = validate::train_args(job, o.backend);
+  train.insert(train.end(), {"--log", dir + "/train.jsonl", "--timeline", dir + "/timeline"});
+  if (const int rc = run_logged(launch(train), dir + "/train.out"); rc != 0) return launch_failed("train", rc, dir + "/train.out");
+  if (measure_calibration) {
+    const std::string after = dir + "/calibration_after.json";
+    if (const int rc = calibrate(after, dir + "/calibrate_after.log"); rc != 0)
+      return launch_failed("calibrate", rc, dir + "/calibrate_after.log");
+    ctx.calibration_after = read_calibration(after, "calibration after the run");
   }
-  const double est_err = meas.step_time_s > 0 ? (pred.estimate_step_time_s - meas.step_time_s) / meas.step_time_s : 0;
-  if (keep.empty()) fs::remove_all(dir);
-  if (as_json) {
-    nlohmann::json j;
-    j["backend"] = "cpu";
-    j["job"] = {{"ranks", ranks}, {"tp", job.tp}, {"pp", job.pp}, {"dp", job.dp}, {"layers", job.layers},
-                {"hidden", job.hidden}, {"heads", job.heads}, {"seq", job.seq}, {"vocab", job.vocab},
-                {"micro_batch", job.micro_batch}, {"micro_batches", job.micro_batches}, {"steps", job.steps},
-                {"zero", job.zero}, {"precision", "fp32"}, {"schedule", "1f1b"}};
-    j["calibration"] = {{"file", measured_calibration ? "measured before the run" : calibration_path},
-                        {"device", cal.value("device", "")}, {"applied", pred.calibration_applied}};
-    j["metrics"] = nlohmann::json::array();
-    for (const auto& r : rows)
-      j["metrics"].push_back({{"metric", r.metric}, {"predicted", r.predicted}, {"measured", r.measured},
-                              {"error", std::isfinite(r.error) ? nlohmann::json(r.error) : nlohmann::json(nullptr)}});
-    j["estimate_tier"] = {{"step_time_s", pred.estimate_step_time_s}, {"error", est_err},
-                          {"peak_memory_bytes", pred.estimate_peak_memory_bytes},
-                          {"note", "trainsim run --fidelity estimate --calibration FILE on the job's scenario"}};
-    j["steps_used"] = meas.steps_used;
-    j["step_time_spread"] = meas.step_time_spread;
-    j["max_error_pct"] = max_error;
-    j["notes"] = pred.notes;
-    std::cout << j.dump(2) << "\n";
-  } else {
-    std::printf("validate --backend cpu: %d rank(s), tp %d x pp %d x dp %d, GPT layers %d hidden %d heads %d seq %d "
-                "vocab %d, micro-batch %d x %d per replica, %d steps (median of the last %d)\n",
-                ranks, job.tp, job.pp, job.dp, job.layers, job.hidden, job.heads, job.seq, job.vocab, job.micro_batch,
-                job.micro_batches, job.steps, meas.steps_used);
-    std::printf("calibration: %s (%s)\n", measured_calibration ? "measured just before the run" : calibration_path.c_str(),
-                cal.value("device", std::string("?")).c_str());
-    std::printf("%-20s %14s %14s %9s\n", "metric", "predicted", "measured", "error");
-    for (const auto& r : rows) {
-      char err[32];
-      if (std::isfinite(r.error)) std::snprintf(err, sizeof err, "%+8.1f%%", 100 * r.error);
-      else std::snprintf(err, sizeof err, "%9s", "n/a");
-      std::printf("%-20s %14.6g %14.6g %s\n", r.metric.c_str(), r.predicted, r.measured, err);
-    }
-    std::printf("estimate tier (run --calibration, the same op rates): step %.6g s (%+.1f%%)\n",
-                pred.estimate_step_time_s, 100 * est_err);
-    std::printf("measured step-time spread (max-min)/median over the steps used: %.1f%%\n", 100 * meas.step_time_spread);
+  const validate::CpuPrediction pred = validate::predict_cpu_job(job, ctx.calibration);
+  std::optional<validate::CpuPrediction> pred_after;
+  if (!ctx.calibration_after.is_null()) pred_after = validate::predict_cpu_job(job, ctx.calibration_after);
+  const validate::MeasuredRun run = validate::read_timelines(dir + "/timeline", ranks);
+  const validate::Comparison cmp =
+      validate::compare(job, pred, pred_after ? &*pred_after : nullptr, run, limits, oversubscribed);
+  const nlohmann::json report = validate::comparison_json(job, pred, cmp, ctx);
+  if (o.json) std::cout << report.dump(2) << "\n";
+  else std::cout << validate::comparison_text(job, pred, cmp, ctx);
+  const int step = validate::representative_step(run, cmp);
+  if (!o.trace_path.empty()) write_output_file(o.trace_path, validate::trace_json(job, pred, run, step).dump() + "\n", "--trace");
+  if (!o.report_dir.empty()) {
+    write_output_file(o.report_dir + "/index.html", validate::report_html(job, pred, cmp, run, ctx), "--report");
+    write_output_file(o.report_dir + "/report.json", report.dump(2) + "\n", "--report");
+    write_output_file(o.report_dir + "/trace.json", validate::trace_json(job, pred, run, step).dump() + "\n", "--report");
   }
-  const double step_err = rows.front().error;
-  if (!(std::fabs(step_err) * 100 <= max_error)) {
-    std::fprintf(stderr, "validate: step-time error %.1f%% exceeds the limit %.1f%%\n", 100 * step_err, max_error);
+  if (o.keep.empty()) fs::remove_all(dir);
+  if (cmp.verdict != validate::Verdict::kPass) {
+    std::fprintf(stderr, "validate: %s\n", validate::to_string(cmp.verdict));
+    for (const auto& r : cmp.reasons) std::fprintf(stderr, "validate:   %s\n", r.c_str());
     return kExitCheckFailed;
   }
   return kExitOk;
-  }
 }
 
 int run(ValidateOptions& o) {
-  if (!o.backend.empty()) return run_cpu(o);
+  if (!o.backend.empty()) return run_measured(o);
   std::string file = o.published;
   if (file.empty()) {
     file = validate::default_published_runs_path();

@@ -17,6 +17,7 @@
 #include "kernels/json_writer.hpp"
 #include "kernels/numeric_formats.hpp"
 #include "kernels/op_check.hpp"
+#include "kernels/op_timeline.hpp"
 #include "kernels/ring_collectives.hpp"
 #include "kernels/trainer.hpp"
 
@@ -135,6 +136,7 @@ size_t stage_param_count(const ModelOpShape& m, int pp_rank) {
 void time_model_ops(Backend& be, Communicator& comm, const ModelOpShape& ms, double peak, double mt,
                     JsonWriter& w, std::ostringstream& sum) {
   const int p = comm.size();
+  const bool cuda = be.name() == "cuda";
   const int T = ms.micro_batch * ms.seq, h = ms.hidden, hl = h / ms.tp, fl = 4 * h / ms.tp;
   const int heads_l = ms.heads / ms.tp, d = h / ms.heads, V = ms.vocab, S = ms.seq, mb = ms.micro_batch;
   const size_t Th = size_t(T) * h;
@@ -148,17 +150,41 @@ void time_model_ops(Backend& be, Communicator& comm, const ModelOpShape& ms, dou
     a.upload(v);
     return a;
   };
-  // Buffers at the trainer's shapes.
-  DeviceArray<float> x = rnd(Th, 1), y = rnd(Th, 2), dy = rnd(Th, 3), a = rnd(Th, 4);
-  DeviceArray<float> wq = rnd(size_t(h) * hl, 5), wo = rnd(size_t(hl) * h, 6), w1 = rnd(size_t(h) * fl, 7),
-                     w2 = rnd(size_t(fl) * h, 8), wlm = rnd(size_t(h) * V, 9), gw = rnd(size_t(h) * std::max(fl, V), 10);
-  DeviceArray<float> q = rnd(size_t(T) * hl, 11), k = rnd(size_t(T) * hl, 12), v = rnd(size_t(T) * hl, 13),
-                     o = rnd(size_t(T) * hl, 14), dq = rnd(size_t(T) * hl, 15), dk = rnd(size_t(T) * hl, 16),
-                     dv = rnd(size_t(T) * hl, 17);
-  DeviceArray<float> u = rnd(size_t(T) * fl, 18), g = rnd(size_t(T) * fl, 19), du = rnd(size_t(T) * fl, 20);
-  DeviceArray<float> lse(be, size_t(mb) * heads_l * S), mean(be, T), rstd(be, T), gamma = rnd(h, 21), beta = rnd(h, 22),
-                     dgamma(be, h), dbeta(be, h);
-  DeviceArray<float> logits = rnd(size_t(T) * V, 23), losses(be, T), wte = rnd(size_t(V) * h, 24), wpe = rnd(size_t(S) * h, 25);
+  // Buffers at the trainer's shapes, in as many sets as the trainer has distinct ones (its
+  // layers' weights and its micro-batches' activations; at most 256 MiB, 64 sets): the op is timed cycling
+  // through them, so its operands come from where the trainer's do (the last-level cache or
+  // memory after the other layers and micro-batches ran, not the core's own cache as one set
+  // reused in a loop would give).
+  struct Set {
+    DeviceArray<float> x, y, dy, a, wq, wo, w1, w2, wlm, gw, q, k, v, o, dq, dk, dv, u, g, du, lse, mean, rstd, gamma,
+        beta, dgamma, dbeta, logits, losses, wte, wpe;
+  };
+  auto make_set = [&](uint64_t s0) {
+    Set b;
+    b.x = rnd(Th, s0 + 1), b.y = rnd(Th, s0 + 2), b.dy = rnd(Th, s0 + 3), b.a = rnd(Th, s0 + 4);
+    b.wq = rnd(size_t(h) * hl, s0 + 5), b.wo = rnd(size_t(hl) * h, s0 + 6), b.w1 = rnd(size_t(h) * fl, s0 + 7);
+    b.w2 = rnd(size_t(fl) * h, s0 + 8), b.wlm = rnd(size_t(h) * V, s0 + 9), b.gw = rnd(size_t(h) * std::max(fl, V), s0 + 10);
+    b.q = rnd(size_t(T) * hl, s0 + 11), b.k = rnd(size_t(T) * hl, s0 + 12), b.v = rnd(size_t(T) * hl, s0 + 13);
+    b.o = rnd(size_t(T) * hl, s0 + 14), b.dq = rnd(size_t(T) * hl, s0 + 15), b.dk = rnd(size_t(T) * hl, s0 + 16);
+    b.dv = rnd(size_t(T) * hl, s0 + 17);
+    b.u = rnd(size_t(T) * fl, s0 + 18), b.g = rnd(size_t(T) * fl, s0 + 19), b.du = rnd(size_t(T) * fl, s0 + 20);
+    b.lse = DeviceArray<float>(be, size_t(mb) * heads_l * S), b.mean = DeviceArray<float>(be, T);
+    b.rstd = DeviceArray<float>(be, T), b.gamma = rnd(h, s0 + 21), b.beta = rnd(h, s0 + 22);
+    b.dgamma = DeviceArray<float>(be, h), b.dbeta = DeviceArray<float>(be, h);
+    b.logits = rnd(size_t(T) * V, s0 + 23), b.losses = DeviceArray<float>(be, T);
+    b.wte = rnd(size_t(V) * h, s0 + 24), b.wpe = rnd(size_t(S) * h, s0 + 25);
+    be.attention_fwd(mb, S, heads_l, d, b.q.data(), b.k.data(), b.v.data(), b.o.data(), b.lse.data());  // a valid lse
+    be.layernorm_fwd(T, h, b.x.data(), b.gamma.data(), b.beta.data(), 1e-5f, b.a.data(), b.mean.data(), b.rstd.data());
+    return b;
+  };
+  const double set_bytes = 4.0 * (5.0 * Th + 2.0 * h * hl + 2.0 * h * fl + 2.0 * h * V + h * std::max(fl, V) +
+                                  7.0 * T * hl + 3.0 * T * fl + 2.0 * T * V + S * h);
+  // The stage's layers times 4 micro-batches (the default --micro-batches; the shape does not
+  // carry the count, and beyond the last-level cache more sets change nothing).
+  const int wanted_sets = std::max(1, ms.layers / ms.pp) * 4;
+  const int n_sets = std::clamp(int(std::min<double>(wanted_sets, 256.0 * (1 << 20) / set_bytes)), 1, 64);
+  std::vector<Set> sets;
+  for (int i = 0; i < n_sets; ++i) sets.push_back(make_set(1000 * uint64_t(i)));
   DeviceArray<int32_t> tokens(be, T);
   {
     std::vector<int32_t> t(T);
@@ -168,15 +194,21 @@ void time_model_ops(Backend& be, Communicator& comm, const ModelOpShape& ms, dou
   DeviceArray<float> pw = rnd(opt_n, 26), pg = rnd(opt_n, 27), pm(be, opt_n), pv(be, opt_n), zero_buf(be, n_params);
   pm.zero();
   pv.zero();
-  be.attention_fwd(mb, S, heads_l, d, q.data(), k.data(), v.data(), o.data(), lse.data());  // a valid lse
-  be.layernorm_fwd(T, h, x.data(), gamma.data(), beta.data(), 1e-5f, a.data(), mean.data(), rstd.data());
 
-  struct Timed { std::string op; double count; bool flops; double time_s; };
+  struct Timed { std::string op; double count; bool flops; double time_s; int disturbed_windows; };
   std::vector<Timed> ops;
-  // Every rank runs the op the same number of times in one aligned window, so the ranks load the
-  // machine together for the whole measurement as they do in training (on shared cores a lone
-  // rank runs faster); the mean, not the median, since training pays for the slow repetitions too.
-  auto time = [&](const std::string& op, double count, bool flops, const std::function<void()>& fn) {
+  // Every rank runs the op the same number of times in aligned windows, so the ranks load the
+  // machine together as they do in training (on shared cores a lone rank runs faster). Within a
+  // window the mean per call, since training pays for the slow repetitions too; over kWindows
+  // windows the median of those no rank lost its core in (thread CPU time >= kMinCpuShare of
+  // the window's wall time: another process ran there, which the trainer's measured steps
+  // exclude too), or of all windows when every one was disturbed (counted in the file).
+  constexpr int kWindows = 5;
+  constexpr double kMinCpuShare = 0.97;
+  int disturbed_total = 0;
+  int next_set = 0;
+  auto time = [&](const std::string& op, double count, bool flops, const std::function<void(Set&)>& fn_set) {
+    auto fn = [&] { fn_set(sets[next_set++ % n_sets]); };
     fn();
     be.synchronize();
     comm.barrier();
@@ -185,65 +217,79 @@ void time_model_ops(Backend& be, Communicator& comm, const ModelOpShape& ms, dou
     be.synchronize();
     double once = std::chrono::duration<double>(Clock::now() - t0).count();
     comm.all_reduce_f64(&once, 1, ReduceOp::kMax);
-    const int reps = int(std::clamp(std::ceil(mt / std::max(once, 1e-9)), 3.0, 10000.0));
-    comm.barrier();
-    t0 = Clock::now();
-    for (int i = 0; i < reps; ++i) fn();
-    be.synchronize();
-    double t = std::chrono::duration<double>(Clock::now() - t0).count() / reps;
-    comm.all_reduce_f64(&t, 1, ReduceOp::kSum);
-    ops.push_back({op, count, flops, t / p});
+    const int reps = int(std::clamp(std::ceil(mt / kWindows / std::max(once, 1e-9)), 2.0, 10000.0));
+    std::vector<double> clean, all;
+    for (int win = 0; win < kWindows; ++win) {
+      comm.barrier();
+      const ThreadUsage u0 = thread_usage();
+      t0 = Clock::now();
+      for (int i = 0; i < reps; ++i) fn();
+      be.synchronize();
+      const double wall = std::chrono::duration<double>(Clock::now() - t0).count();
+      const ThreadUsage u1 = thread_usage();
+      double t = wall / reps, lost = -(wall > 0 ? (u1.cpu_s - u0.cpu_s) / wall : 1.0);
+      comm.all_reduce_f64(&t, 1, ReduceOp::kSum);
+      comm.all_reduce_f64(&lost, 1, ReduceOp::kMax);
+      all.push_back(t / p);
+      // On cuda the host thread waits in synchronize, so its CPU share says nothing there.
+      if (cuda || -lost >= kMinCpuShare) clean.push_back(t / p);
+    }
+    std::vector<double>& v = clean.empty() ? all : clean;
+    std::sort(v.begin(), v.end());
+    const int disturbed = kWindows - int(clean.size());
+    disturbed_total += disturbed;
+    ops.push_back({op, count, flops, v[v.size() / 2], disturbed});
   };
   const auto F = DType::kF32;
   const double gemm_layer_flop = 2.0 * T * h * (4.0 * hl + 2.0 * fl);  // per pass
-  time("gemm_forward", gemm_layer_flop, true, [&] {
-    for (int i = 0; i < 3; ++i) be.gemm(F, false, false, T, hl, h, 1.0f, a.data(), wq.data(), 0.0f, q.data());
-    be.gemm(F, false, false, T, h, hl, 1.0f, o.data(), wo.data(), 0.0f, y.data());
-    be.gemm(F, false, false, T, fl, h, 1.0f, a.data(), w1.data(), 0.0f, u.data());
-    be.gemm(F, false, false, T, h, fl, 1.0f, g.data(), w2.data(), 0.0f, y.data());
+  time("gemm_forward", gemm_layer_flop, true, [&](Set& b) {
+    for (int i = 0; i < 3; ++i) be.gemm(F, false, false, T, hl, h, 1.0f, b.a.data(), b.wq.data(), 0.0f, b.q.data());
+    be.gemm(F, false, false, T, h, hl, 1.0f, b.o.data(), b.wo.data(), 0.0f, b.y.data());
+    be.gemm(F, false, false, T, fl, h, 1.0f, b.a.data(), b.w1.data(), 0.0f, b.u.data());
+    be.gemm(F, false, false, T, h, fl, 1.0f, b.g.data(), b.w2.data(), 0.0f, b.y.data());
   });
-  time("gemm_backward_input", gemm_layer_flop, true, [&] {
-    be.gemm(F, false, true, T, fl, h, 1.0f, dy.data(), w2.data(), 0.0f, g.data());
-    be.gemm(F, false, true, T, h, fl, 1.0f, du.data(), w1.data(), 0.0f, y.data());
-    be.gemm(F, false, true, T, hl, h, 1.0f, dy.data(), wo.data(), 0.0f, dq.data());
-    for (int i = 0; i < 3; ++i) be.gemm(F, false, true, T, h, hl, 1.0f, dq.data(), wq.data(), i ? 1.0f : 0.0f, y.data());
+  time("gemm_backward_input", gemm_layer_flop, true, [&](Set& b) {
+    be.gemm(F, false, true, T, fl, h, 1.0f, b.dy.data(), b.w2.data(), 0.0f, b.g.data());
+    be.gemm(F, false, true, T, h, fl, 1.0f, b.du.data(), b.w1.data(), 0.0f, b.y.data());
+    be.gemm(F, false, true, T, hl, h, 1.0f, b.dy.data(), b.wo.data(), 0.0f, b.dq.data());
+    for (int i = 0; i < 3; ++i) be.gemm(F, false, true, T, h, hl, 1.0f, b.dq.data(), b.wq.data(), i ? 1.0f : 0.0f, b.y.data());
   });
-  time("gemm_backward_weight", gemm_layer_flop, true, [&] {
-    be.gemm(F, true, false, fl, h, T, 1.0f, g.data(), dy.data(), 1.0f, gw.data());
-    be.gemm(F, true, false, h, fl, T, 1.0f, a.data(), du.data(), 1.0f, gw.data());
-    be.gemm(F, true, false, hl, h, T, 1.0f, o.data(), dy.data(), 1.0f, gw.data());
-    for (int i = 0; i < 3; ++i) be.gemm(F, true, false, h, hl, T, 1.0f, a.data(), dq.data(), 1.0f, gw.data());
+  time("gemm_backward_weight", gemm_layer_flop, true, [&](Set& b) {
+    be.gemm(F, true, false, fl, h, T, 1.0f, b.g.data(), b.dy.data(), 1.0f, b.gw.data());
+    be.gemm(F, true, false, h, fl, T, 1.0f, b.a.data(), b.du.data(), 1.0f, b.gw.data());
+    be.gemm(F, true, false, hl, h, T, 1.0f, b.o.data(), b.dy.data(), 1.0f, b.gw.data());
+    for (int i = 0; i < 3; ++i) be.gemm(F, true, false, h, hl, T, 1.0f, b.a.data(), b.dq.data(), 1.0f, b.gw.data());
   });
-  time("gemm_lm_head", 3 * 2.0 * T * h * V, true, [&] {
-    be.gemm(F, false, false, T, V, h, 1.0f, a.data(), wlm.data(), 0.0f, logits.data());
-    be.gemm(F, true, false, h, V, T, 1.0f, a.data(), logits.data(), 1.0f, gw.data());
-    be.gemm(F, false, true, T, h, V, 1.0f, logits.data(), wlm.data(), 0.0f, y.data());
+  time("gemm_lm_head", 3 * 2.0 * T * h * V, true, [&](Set& b) {
+    be.gemm(F, false, false, T, V, h, 1.0f, b.a.data(), b.wlm.data(), 0.0f, b.logits.data());
+    be.gemm(F, true, false, h, V, T, 1.0f, b.a.data(), b.logits.data(), 1.0f, b.gw.data());
+    be.gemm(F, false, true, T, h, V, 1.0f, b.logits.data(), b.wlm.data(), 0.0f, b.y.data());
   });
   const double attn_flop = 2.0 * mb * heads_l * double(S) * S * d;  // causal convention, as "ops"
-  time("attention_fwd", attn_flop, true, [&] {
-    be.attention_fwd(mb, S, heads_l, d, q.data(), k.data(), v.data(), o.data(), lse.data());
+  time("attention_fwd", attn_flop, true, [&](Set& b) {
+    be.attention_fwd(mb, S, heads_l, d, b.q.data(), b.k.data(), b.v.data(), b.o.data(), b.lse.data());
   });
-  time("attention_bwd", 2.5 * attn_flop, true, [&] {
-    be.attention_bwd(mb, S, heads_l, d, q.data(), k.data(), v.data(), o.data(), lse.data(), o.data(), dq.data(),
-                     dk.data(), dv.data());
+  time("attention_bwd", 2.5 * attn_flop, true, [&](Set& b) {
+    be.attention_bwd(mb, S, heads_l, d, b.q.data(), b.k.data(), b.v.data(), b.o.data(), b.lse.data(), b.o.data(), b.dq.data(),
+                     b.dk.data(), b.dv.data());
   });
-  time("layernorm_fwd", double(Th), false, [&] {
-    be.layernorm_fwd(T, h, x.data(), gamma.data(), beta.data(), 1e-5f, a.data(), mean.data(), rstd.data());
+  time("layernorm_fwd", double(Th), false, [&](Set& b) {
+    be.layernorm_fwd(T, h, b.x.data(), b.gamma.data(), b.beta.data(), 1e-5f, b.a.data(), b.mean.data(), b.rstd.data());
   });
-  time("layernorm_bwd", double(Th), false, [&] {
-    be.layernorm_bwd(T, h, dy.data(), x.data(), gamma.data(), mean.data(), rstd.data(), y.data(), dgamma.data(), dbeta.data());
+  time("layernorm_bwd", double(Th), false, [&](Set& b) {
+    be.layernorm_bwd(T, h, b.dy.data(), b.x.data(), b.gamma.data(), b.mean.data(), b.rstd.data(), b.y.data(), b.dgamma.data(), b.dbeta.data());
   });
-  time("gelu_fwd", double(T) * fl, false, [&] { be.gelu_fwd(size_t(T) * fl, u.data(), g.data()); });
-  time("gelu_bwd", double(T) * fl, false, [&] { be.gelu_bwd(size_t(T) * fl, u.data(), g.data(), du.data()); });
-  time("residual_add", double(Th), false, [&] { be.axpy(Th, 1.0f, x.data(), y.data()); });
-  time("softmax_xent", double(T) * V, false, [&] {
-    be.softmax_xent(T, V, logits.data(), tokens.data(), losses.data(), logits.data(), 1e-3f);
+  time("gelu_fwd", double(T) * fl, false, [&](Set& b) { be.gelu_fwd(size_t(T) * fl, b.u.data(), b.g.data()); });
+  time("gelu_bwd", double(T) * fl, false, [&](Set& b) { be.gelu_bwd(size_t(T) * fl, b.u.data(), b.g.data(), b.du.data()); });
+  time("residual_add", double(Th), false, [&](Set& b) { be.axpy(Th, 1.0f, b.x.data(), b.y.data()); });
+  time("softmax_xent", double(T) * V, false, [&](Set& b) {
+    be.softmax_xent(T, V, b.logits.data(), tokens.data(), b.losses.data(), b.logits.data(), 1e-3f);
   });
-  time("embedding_fwd", double(Th), false, [&] { be.embedding_fwd(T, S, h, tokens.data(), wte.data(), wpe.data(), y.data()); });
-  time("embedding_bwd", double(Th), false, [&] { be.embedding_bwd(T, S, h, tokens.data(), dy.data(), wte.data(), wpe.data()); });
-  time("copy", double(Th), false, [&] { be.copy_device(y.data(), x.data(), Th * sizeof(float)); });
-  time("fill_zero", double(n_params), false, [&] { be.fill_zero(zero_buf.data(), n_params * sizeof(float)); });
-  time("adamw", double(opt_n), false, [&] {
+  time("embedding_fwd", double(Th), false, [&](Set& b) { be.embedding_fwd(T, S, h, tokens.data(), b.wte.data(), b.wpe.data(), b.y.data()); });
+  time("embedding_bwd", double(Th), false, [&](Set& b) { be.embedding_bwd(T, S, h, tokens.data(), b.dy.data(), b.wte.data(), b.wpe.data()); });
+  time("copy", double(Th), false, [&](Set& b) { be.copy_device(b.y.data(), b.x.data(), Th * sizeof(float)); });
+  time("fill_zero", double(n_params), false, [&](Set&) { be.fill_zero(zero_buf.data(), n_params * sizeof(float)); });
+  time("adamw", double(opt_n), false, [&](Set&) {
     be.adamw(opt_n, pw.data(), pg.data(), pm.data(), pv.data(), 1e-4f, 0.9f, 0.95f, 1e-8f, 0.0f, 1);
   });
   if (comm.rank() != 0) return;
@@ -259,7 +305,8 @@ void time_model_ops(Backend& be, Communicator& comm, const ModelOpShape& ms, dou
       .kv("vocab", V).kv("micro_batch", mb).kv("tp", ms.tp).kv("pp", ms.pp).kv("dp", ms.dp).kv("zero", ms.zero)
       .kv("tokens", T).kv("hidden_per_rank", hl).kv("ffn_hidden_per_rank", fl).kv("heads_per_rank", heads_l)
       .kv("head_dim", d).kv("stage_params", uint64_t(n_params)).kv("optimizer_params", uint64_t(opt_n)).end_object();
-  w.kv("ranks_timed_together", p).kv("peak_f32_flop_per_s", peak);
+  w.kv("ranks_timed_together", p).kv("peak_f32_flop_per_s", peak).kv("windows_per_op", kWindows)
+      .kv("disturbed_windows", disturbed_total);
   w.key("gemm_efficiency").begin_object().kv("forward", eff("gemm_forward"))
       .kv("backward_input", eff("gemm_backward_input")).kv("backward_weight", eff("gemm_backward_weight"))
       .kv("lm_head", eff("gemm_lm_head")).end_object();
@@ -275,7 +322,8 @@ void time_model_ops(Backend& be, Communicator& comm, const ModelOpShape& ms, dou
   sum << "# op rates at the train job's shapes (tokens " << T << ", hidden " << h << ", tp " << ms.tp << "; "
       << p << " rank(s) timed together)\n";
   for (const auto& t : ops) {
-    w.begin_object().kv("op", t.op).kv("time_s", t.time_s).kv(t.flops ? "flop" : "elements", t.count).end_object();
+    w.begin_object().kv("op", t.op).kv("time_s", t.time_s).kv(t.flops ? "flop" : "elements", t.count)
+        .kv("disturbed_windows", t.disturbed_windows).end_object();
     char line[200];
     if (t.flops)
       std::snprintf(line, sizeof line, "  %-22s %10.3f us  %8.3f GFLOP/s  eff %5.3f\n", t.op.c_str(), t.time_s * 1e6,
@@ -307,7 +355,9 @@ ModelOpShape parse_model_op_shape(const std::string& text) {
     } catch (...) {
       throw std::invalid_argument("\"" + part + "\": not an integer");
     }
-    if (value < 1) throw std::invalid_argument("\"" + part + "\": must be >= 1");
+    // Every key counts something (>= 1) except the ZeRO stage, which may be 0.
+    if (value < (key == "zero" ? 0 : 1))
+      throw std::invalid_argument("\"" + part + "\": must be >= " + (key == "zero" ? "0" : "1"));
     if (key == "layers") m.layers = value;
     else if (key == "hidden") m.hidden = value;
     else if (key == "heads") m.heads = value;

@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <memory>
 #include <sstream>
@@ -9,7 +10,7 @@
 
 #include "kernels/byte_corpus.hpp"
 #include "kernels/json_writer.hpp"
-#include "kernels/timed_communicator.hpp"
+#include "kernels/op_timeline.hpp"
 #if defined(TRAINSIM_HAVE_NCCL)
 #include "kernels/nccl_communicator.hpp"
 #endif
@@ -99,7 +100,12 @@ std::string check_train_config(const TrainConfig& c, int world, const std::strin
   if (!(c.lr > 0 && c.lr <= 1)) return "--lr must be in (0, 1]";
   if (!(c.weight_decay >= 0 && c.weight_decay <= 1)) return "--weight-decay must be in [0, 1]";
   if (c.warmup_steps < 0) return "--warmup must be >= 0";
+  if (c.schedule != "1f1b" && c.schedule != "gpipe") return "--schedule " + c.schedule + ": expected 1f1b or gpipe";
   return "";
+}
+
+std::string timeline_file(const std::string& prefix, int rank) {
+  return prefix + ".rank" + std::to_string(rank) + ".jsonl";
 }
 
 namespace {
@@ -116,9 +122,12 @@ const CompressionStage& stage_at(const std::vector<CompressionStage>& st, int st
 
 }  // namespace
 
-std::vector<StepLog> train_gpt(Backend& be, Communicator& world, const TrainConfig& cfg,
+std::vector<StepLog> train_gpt(Backend& device, Communicator& world, const TrainConfig& cfg,
                                const std::function<void(const StepLog&)>& on_step) {
-  if (auto err = check_train_config(cfg, world.size(), be.name()); !err.empty()) throw std::invalid_argument(err);
+  if (auto err = check_train_config(cfg, world.size(), device.name()); !err.empty()) throw std::invalid_argument(err);
+  // Every op of the job goes through the recorder (op_timeline.hpp).
+  OpTimeline timeline;
+  RecordingBackend be(device, timeline);
   const int rank = world.rank(), tp = cfg.tp, pp = cfg.pp, dp = cfg.dp;
   const int tp_i = rank % tp, pp_i = (rank / tp) % pp, dp_i = rank / (tp * pp);
 
@@ -127,19 +136,29 @@ std::vector<StepLog> train_gpt(Backend& be, Communicator& world, const TrainConf
   Communicator* base = &world;
   if (be.name() == "cuda" && world.name() != "nccl") {  // an NCCL world (threads) is used as is
     if (world.size() == 1) {
-      dev_world = make_self_communicator(be);
+      dev_world = make_self_communicator(device);
     } else {
 #if defined(TRAINSIM_HAVE_NCCL)
-      dev_world = make_nccl_communicator(be, world);
+      dev_world = make_nccl_communicator(device, world);
 #else
       throw std::runtime_error("multi-rank cuda training needs NCCL");
 #endif
     }
     base = dev_world.get();
   }
-  auto tp_comm = std::make_unique<TimedCommunicator>(base->split(rank / tp, tp_i), be);
-  auto pp_comm = std::make_unique<TimedCommunicator>(base->split(dp_i * tp + tp_i, pp_i), be);
-  auto dp_comm = std::make_unique<TimedCommunicator>(base->split(pp_i * tp + tp_i, dp_i), be);
+  auto tp_comm = std::make_unique<RecordingCommunicator>(base->split(rank / tp, tp_i), be, timeline, "tp");
+  auto pp_comm = std::make_unique<RecordingCommunicator>(base->split(dp_i * tp + tp_i, pp_i), be, timeline, "pp");
+  auto dp_comm = std::make_unique<RecordingCommunicator>(base->split(pp_i * tp + tp_i, dp_i), be, timeline, "dp");
+  std::FILE* tl_out = nullptr;
+  if (!cfg.timeline_path.empty()) {
+    tl_out = std::fopen(timeline_file(cfg.timeline_path, rank).c_str(), "w");
+    if (!tl_out) throw std::invalid_argument("cannot write the op timeline " + timeline_file(cfg.timeline_path, rank));
+    std::fprintf(tl_out, "%s\n", train_config_json(cfg, device.name(), world.size()).c_str());
+  }
+  struct CloseFile {
+    std::FILE*& f;
+    ~CloseFile() { if (f) std::fclose(f); }
+  } close_timeline{tl_out};
 
   const auto& mc = cfg.model;
   const int S = mc.seq, h = mc.hidden;
@@ -179,8 +198,17 @@ std::vector<StepLog> train_gpt(Backend& be, Communicator& world, const TrainConf
   };
 
   for (int step = 0; step < cfg.steps; ++step) {
+    // Aligned start: every rank begins the step together (rank 0's logging of the previous step
+    // and any skew it left are not charged to this one).
+    be.synchronize();
+    world.barrier();
+    timeline.begin_step();
+    timeline.set_phase(OpPhase::kOptimizer);
+    const ThreadUsage u0 = thread_usage();
+    const int core = current_core();
     auto t0 = Clock::now();
     be.reset_peak();
+    const double persistent_bytes = double(be.current_bytes());
     const uint64_t b_tp0 = tp_comm->bytes_sent(), b_pp0 = pp_comm->bytes_sent(), b_dp0 = dp_comm->bytes_sent();
     tp_comm->reset_seconds();
     pp_comm->reset_seconds();
@@ -193,6 +221,7 @@ std::vector<StepLog> train_gpt(Backend& be, Communicator& world, const TrainConf
     double loss_sum = 0.0;
     std::vector<int32_t> tok, tgt;
     auto fwd = [&](int j) {
+      timeline.set_phase(OpPhase::kForward, j);
       DeviceArray<int32_t> dtok;
       DeviceArray<float> x_in;
       if (stage.first()) {
@@ -210,6 +239,7 @@ std::vector<StepLog> train_gpt(Backend& be, Communicator& world, const TrainConf
       }
     };
     auto bwd = [&](int j) {
+      timeline.set_phase(OpPhase::kBackward, j);
       DeviceArray<float> dx_out(be, size_t(T) * h);
       if (stage.last()) {
         batch_of(step, j, tok, tgt);
@@ -228,15 +258,22 @@ std::vector<StepLog> train_gpt(Backend& be, Communicator& world, const TrainConf
         in_flight.push_back(std::move(dx_in));
       }
     };
-    // 1F1B (PipeDream-Flush; Narayanan et al. 2021): p - r - 1 warm-up forwards, then one
-    // forward and one backward alternately, then the remaining backwards.
-    const int warmup = std::min(pp - pp_i - 1, m);
-    for (int j = 0; j < warmup; ++j) fwd(j);
-    for (int j = 0; j < m - warmup; ++j) {
-      fwd(warmup + j);
-      bwd(j);
+    if (cfg.schedule == "gpipe") {
+      // GPipe (Huang et al. 2019): every forward, then every backward.
+      for (int j = 0; j < m; ++j) fwd(j);
+      for (int j = 0; j < m; ++j) bwd(j);
+    } else {
+      // 1F1B (PipeDream-Flush; Narayanan et al. 2021): p - r - 1 warm-up forwards, then one
+      // forward and one backward alternately, then the remaining backwards.
+      const int warmup = std::min(pp - pp_i - 1, m);
+      for (int j = 0; j < warmup; ++j) fwd(j);
+      for (int j = 0; j < m - warmup; ++j) {
+        fwd(warmup + j);
+        bwd(j);
+      }
+      for (int j = m - warmup; j < m; ++j) bwd(j);
     }
-    for (int j = m - warmup; j < m; ++j) bwd(j);
+    timeline.set_phase(OpPhase::kOther);
     pp_comm->wait_sends();
     in_flight.clear();
     ++accumulated;
@@ -250,6 +287,7 @@ std::vector<StepLog> train_gpt(Backend& be, Communicator& world, const TrainConf
       return Clock::now();
     };
     if (boundary) {
+      timeline.set_phase(OpPhase::kOptimizer);
       if (accumulated > 1) be.scale(N, 1.0f / float(accumulated), stage.grads());
       float* ef = nullptr;
       if (cfg.error_feedback && cstage.spec.kind != CompressionKind::kNone) {
@@ -261,18 +299,31 @@ std::vector<StepLog> train_gpt(Backend& be, Communicator& world, const TrainConf
       }
       ++opt_steps;
       double lr = cfg.lr * (cfg.warmup_steps > 0 ? std::min(1.0, double(opt_steps) / cfg.warmup_steps) : 1.0);
-      if (cfg.zero == 1) {
+      // One replica without compression has nothing to reduce: the optimizer steps on the
+      // gradients as they are (ZeRO-1's shard is then the whole stage).
+      const bool reduce = dp > 1 || cstage.spec.kind != CompressionKind::kNone;
+      if (!reduce) {
+        const auto o0 = opt_timer();
+        be.adamw(N, stage.params(), stage.grads(), adam_m.data(), adam_v.data(), float(lr), float(cfg.beta1),
+                 float(cfg.beta2), float(cfg.eps), float(cfg.weight_decay), opt_steps);
+        optimizer_s += std::chrono::duration<double>(opt_timer() - o0).count();
+      } else if (cfg.zero == 1) {
         DeviceArray<float> gshard(be, shard);
+        timeline.set_phase(OpPhase::kDataParallel);
         compressed_reduce_scatter(be, *dp_comm, cstage.spec, stage.grads(), ef, gshard.data(), shard);
+        timeline.set_phase(OpPhase::kOptimizer);
         const auto o0 = opt_timer();
         be.adamw(shard, stage.params() + opt_off, gshard.data(), adam_m.data(), adam_v.data(), float(lr),
                  float(cfg.beta1), float(cfg.beta2), float(cfg.eps), float(cfg.weight_decay), opt_steps);
         DeviceArray<float> mine(be, shard);
         be.copy_device(mine.data(), stage.params() + opt_off, shard * sizeof(float));
         optimizer_s += std::chrono::duration<double>(opt_timer() - o0).count();
+        timeline.set_phase(OpPhase::kDataParallel);
         dp_comm->all_gather(mine.data(), stage.params(), shard * sizeof(float));
       } else {
+        timeline.set_phase(OpPhase::kDataParallel);
         compressed_all_reduce(be, *dp_comm, cstage.spec, stage.grads(), N, ef, ef ? ef + N : nullptr);
+        timeline.set_phase(OpPhase::kOptimizer);
         const auto o0 = opt_timer();
         be.adamw(N, stage.params(), stage.grads(), adam_m.data(), adam_v.data(), float(lr), float(cfg.beta1),
                  float(cfg.beta2), float(cfg.eps), float(cfg.weight_decay), opt_steps);
@@ -290,10 +341,29 @@ std::vector<StepLog> train_gpt(Backend& be, Communicator& world, const TrainConf
     double sums[4] = {stage.last() && tp_i == 0 ? loss_sum : 0.0, double(tp_comm->bytes_sent() - b_tp0),
                       double(pp_comm->bytes_sent() - b_pp0), double(dp_comm->bytes_sent() - b_dp0)};
     const double wall_s = std::chrono::duration<double>(Clock::now() - t0).count();
-    double maxes[7] = {wall_s, double(be.peak_bytes()), tp_comm->seconds(), pp_comm->seconds(), dp_comm->seconds(),
-                       wall_s - pp_comm->seconds(), optimizer_s};
+    const ThreadUsage u1 = thread_usage();
+    const double cpu_share = wall_s > 0 ? (u1.cpu_s - u0.cpu_s) / wall_s : 1.0;
+    double maxes[8] = {wall_s, double(be.peak_bytes()), tp_comm->seconds(), pp_comm->seconds(), dp_comm->seconds(),
+                       wall_s - pp_comm->seconds(), optimizer_s, -cpu_share};
+    if (tl_out) {
+      JsonWriter w(false);
+      w.begin_object().kv("event", "step").kv("step", step).kv("rank", rank).kv("tp_rank", tp_i).kv("pp_rank", pp_i)
+          .kv("dp_rank", dp_i).kv("core", core).kv("wall_s", wall_s).kv("cpu_s", u1.cpu_s - u0.cpu_s)
+          .kv("involuntary_switches", int64_t(u1.involuntary_switches - u0.involuntary_switches))
+          .kv("persistent_bytes", persistent_bytes).kv("peak_bytes", double(be.peak_bytes()))
+          .kv("optimizer_step", boundary).kv("compression", to_string(cstage.spec.kind));
+      // [op, group, phase, micro-batch, t0_s, t1_s, count] (count: elements, FLOPs for GEMMs and
+      // attention, bytes for communication)
+      w.key("events").begin_array();
+      for (const OpEvent& e : timeline.events())
+        w.begin_array().value(e.op).value(e.group).value(to_string(e.phase)).value(e.micro_batch).value(e.t0_s)
+            .value(e.t1_s).value(e.count).end_array();
+      w.end_array().end_object();
+      std::fprintf(tl_out, "%s\n", w.str().c_str());
+    }
     world.all_reduce_f64(sums, 4, ReduceOp::kSum);
-    world.all_reduce_f64(maxes, 7, ReduceOp::kMax);
+    world.all_reduce_f64(maxes, 8, ReduceOp::kMax);
+    log.cpu_share = -maxes[7];
     log.busy_time_s = maxes[5];
     log.optimizer_time_s = maxes[6];
     log.comm_time_tp_s = maxes[2];
@@ -318,7 +388,7 @@ std::string step_log_json(const StepLog& l) {
   w.key("bytes_sent").begin_object().kv("tp", l.bytes_tp).kv("pp", l.bytes_pp).kv("dp", l.bytes_dp).end_object();
   w.key("comm_time_s").begin_object().kv("tp", l.comm_time_tp_s).kv("pp", l.comm_time_pp_s).kv("dp", l.comm_time_dp_s)
       .end_object();
-  w.kv("busy_time_s", l.busy_time_s).kv("optimizer_time_s", l.optimizer_time_s);
+  w.kv("busy_time_s", l.busy_time_s).kv("optimizer_time_s", l.optimizer_time_s).kv("cpu_share", l.cpu_share);
   w.kv("compression", l.compression).kv("optimizer_step", l.optimizer_step).end_object();
   return w.str();
 }
@@ -330,7 +400,7 @@ std::string train_config_json(const TrainConfig& c, const std::string& backend, 
       .kv("seq", c.model.seq).kv("vocab", c.model.vocab).kv("seed", uint64_t(c.model.seed)).end_object();
   w.key("plan").begin_object().kv("tp", c.tp).kv("pp", c.pp).kv("dp", c.dp).kv("zero", c.zero)
       .kv("global_batch", c.global_batch).kv("micro_batch", c.micro_batch)
-      .kv("micro_batches_per_replica", c.global_batch / (c.dp * c.micro_batch)).kv("schedule", "1f1b").end_object();
+      .kv("micro_batches_per_replica", c.global_batch / (c.dp * c.micro_batch)).kv("schedule", c.schedule).end_object();
   w.key("optimizer").begin_object().kv("name", "adamw").kv("lr", c.lr).kv("beta1", c.beta1).kv("beta2", c.beta2)
       .kv("eps", c.eps).kv("weight_decay", c.weight_decay).kv("warmup_steps", c.warmup_steps).end_object();
   w.key("compression").begin_array();

@@ -1,6 +1,11 @@
 // `trainsim train`: the small GPT of gpt_model.hpp trained on real ranks with tensor, pipeline
-// (1F1B) and data parallelism (ZeRO-1 optional), gradient accumulation over micro-batches, and
-// gradient compression stages on the data-parallel reduction.
+// (1F1B or GPipe) and data parallelism (ZeRO-1 optional), gradient accumulation over
+// micro-batches, and gradient compression stages on the data-parallel reduction.
+//
+// Measurement: every step starts from a barrier of all ranks (so a rank's step time does not
+// carry another rank's logging or the previous step's skew), and every rank records its own op
+// timeline (op_timeline.hpp) and its thread's CPU time; with timeline_path set each rank writes
+// them, one JSON line per step, to <timeline_path>.rank<R>.jsonl (format in kernels/README.md).
 //
 // Rank layout (Megatron's order, TP innermost): world rank = (dp_i * pp + pp_i) * tp + tp_i.
 // Batch: every step consumes global_batch sequences; DP replica d takes the micro-batches
@@ -46,7 +51,12 @@ struct TrainConfig {
   bool error_feedback = true;
   size_t corpus_bytes = 1 << 16;
   std::string corpus_file;  // empty: generated corpus
+  std::string schedule = "1f1b";  // pipeline order: "1f1b" (PipeDream-Flush) or "gpipe"
+  std::string timeline_path;      // per-rank op timelines: <path>.rank<R>.jsonl; empty: none
 };
+
+// The file rank `rank` writes its op timeline to.
+std::string timeline_file(const std::string& prefix, int rank);
 
 // "" when the config can run on world_size ranks, else a message naming the argument
 // ("--tp 3 does not divide --heads 4").
@@ -67,6 +77,9 @@ struct StepLog {
   // the rank that set the step time.
   double busy_time_s = 0.0;
   double optimizer_time_s = 0.0;  // max over ranks: gradient scaling + AdamW (+ ZeRO-1 shard copy)
+  // Min over ranks of the step's thread CPU time / wall time: 1 when no rank lost its core to
+  // another process (MPI polls while it waits), lower when one did.
+  double cpu_share = 1.0;
   std::string compression;    // active stage
   bool optimizer_step = true;
 };

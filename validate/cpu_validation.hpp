@@ -1,79 +1,102 @@
-// `trainsim validate --backend cpu` (issue 6): predict the `train` job (kernels/gpt_model.hpp,
-// kernels/trainer.hpp) on a cluster spec of this machine's ranks from a calibration file, and
-// compare with the trainer's own log. Process launching lives in cli/validate_command.cpp;
-// everything here is a pure function of the job, the calibration and the log.
+// `trainsim validate --backend cpu|cuda`: the `train` job (kernels/gpt_model.hpp,
+// kernels/trainer.hpp) described as a Scenario on a "cluster" of this machine's ranks built from
+// a calibration file, predicted by the estimate tier (estimate_step: the same op graph and cost
+// models as `trainsim run`), and compared component by component with the trainer's own op
+// timeline (measured_run.hpp). Process launching lives in cli/validate_command.cpp; everything
+// here is a pure function of the job, the calibration files and the timelines.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
-#include "models/core/result.hpp"
 #include "models/core/specs.hpp"
+#include "models/estimate/estimate.hpp"
+#include "validate/measured_run.hpp"
 
 namespace trainsim::validate {
 
-// The train job, as `trainsim train` takes it (vocab 256 byte-level, fp32, AdamW, 1F1B).
+// The train job, as `trainsim train` takes it (byte-level vocab, fp32, AdamW).
 struct CpuJob {
   int tp = 1, pp = 2, dp = 1;
   int layers = 4, hidden = 128, heads = 4, seq = 64, vocab = 256;
   int micro_batch = 2, micro_batches = 4;  // per data-parallel replica per step
-  int steps = 8;
+  int steps = 60;
   int zero = 1;
+  std::string schedule = "1f1b";     // "1f1b" or "gpipe" (the trainer's orders)
+  std::string compression = "none";  // the trainer's --compression method (one stage)
   int ranks() const { return tp * pp * dp; }
   int global_batch() const { return micro_batch * micro_batches * dp; }
 };
 
 // "" when the job can run, else the offending option.
 std::string check_cpu_job(const CpuJob& job);
-// `calibrate --model-shape` value and `train` arguments of the job.
+// `calibrate --model-shape` value and `train` arguments of the job (backend "cpu" or "cuda").
 std::string model_shape_arg(const CpuJob& job);
-std::vector<std::string> train_args(const CpuJob& job);
+std::vector<std::string> train_args(const CpuJob& job, const std::string& backend);
 
-// The job as a Scenario: one node, gpus_per_node = ranks, the "GPU" = one rank's CPU share with the
-// calibrated peak and memory bandwidth, in-node fabric = the measured MPI all-reduce; fp32, ZeRO-1,
-// no DP/TP overlap (the trainer reduces after the last backward and its TP all-reduces block).
-Scenario cpu_job_scenario(const CpuJob& job, const nlohmann::json& calibration);
+// The job as a Scenario: one node, gpus_per_node = ranks, the "GPU" = one rank (its measured
+// peak, memory bandwidth and per-op rates at the job's shapes), the in-node fabric = the measured
+// all-reduce of the calibration (apply_calibration); fp32, the trainer's ZeRO stage, schedule and
+// compression, blocking TP collectives, DP reduction after the last backward, weight-gradient
+// GEMMs accumulating into the gradient buffer (gradient-accumulation fusion). `applied` gets
+// apply_calibration's lines. ScenarioError when the calibration has no op_rates at the job's
+// shapes.
+Scenario cpu_job_scenario(const CpuJob& job, const nlohmann::json& calibration,
+                          std::vector<std::string>* applied = nullptr);
 
 struct CpuPrediction {
-  double step_time_s = 0;
-  double compute_s = 0;      // busiest stage, m micro-batches, forward + backward
-  double tp_comm_s = 0;      // busiest stage's TP all-reduces per step
-  double pp_comm_s = 0;      // least busy stage's pipeline send/recv/wait per step
-  double dp_comm_s = 0;      // gradient reduce-scatter + parameter all-gather (ZeRO-1)
-  double bubble_s = 0;       // step - busiest stage's busy time (schedule idle + transfers)
-  double optimizer_s = 0;
-  double peak_memory_bytes = 0;  // the trainer's buffers (trainer_peak_bytes)
-  double estimate_step_time_s = 0;  // the estimate tier with the calibration applied (op rates too)
-  double estimate_peak_memory_bytes = 0;
+  EstimatedStep estimate;  // the estimate tier's answer: Result, Workload, played Timeline
+  int critical_stage = 0;  // the stage whose breakdown the Result reports (largest F + B)
+  double component_s[kComponents] = {0, 0, 0, 0, 0, 0};   // measured_run.hpp definitions
+  std::map<std::string, double> compute_class_s;          // critical stage, per step, op_class
+  double model_state_bytes = 0;  // params + grads + optimizer states of the critical stage
   std::vector<std::string> calibration_applied;
-  std::vector<std::string> notes;
 };
-
-// Needs the calibration's "op_rates" at the job's shapes (ScenarioError otherwise).
 CpuPrediction predict_cpu_job(const CpuJob& job, const nlohmann::json& calibration);
 
-// The trainer's peak allocation on pipeline stage `stage` (the backend's peak_bytes): parameters,
-// gradients, AdamW moments, and the activations and temporaries it allocates, played in its 1F1B
-// order (trainer.cpp, gpt_model.cpp).
-double trainer_peak_bytes(const CpuJob& job, int stage);
-
-struct CpuMeasurement {
-  int steps_used = 0;
-  double step_time_s = 0, tp_comm_s = 0, pp_comm_s = 0, dp_comm_s = 0, bubble_s = 0, optimizer_s = 0;
-  double peak_memory_bytes = 0;
-  double step_time_spread = 0;  // (max - min) / median over the steps used
+// One compared figure.
+struct Row {
+  std::string name;
+  double predicted = 0;
+  Stat measured;
+  double share = 0;     // measured median / measured step median
+  bool modelled = true; // false: the prediction holds no such time (other_host)
+  bool judged = false;  // held to a limit
+  double limit = 0;     // |error| limit when judged
+  double error() const;     // predicted / measured median - 1
+  double error_lo() const;  // over the measured 95% interval
+  double error_hi() const;
+  bool within() const { return !judged || std::fabs(error()) <= limit; }
 };
 
-// Medians over the steps after warm-up (the first max(1, steps/4)) of a `train` JSON-lines log.
-CpuMeasurement measure_from_train_log(const std::string& jsonl);
+enum class Verdict { kPass, kFail, kTooNoisy, kMachineChanged, kOversubscribed };
+const char* to_string(Verdict v);
 
-struct CpuMetricRow {
-  std::string metric;
-  double predicted = 0, measured = 0;
-  double error = 0;  // (predicted - measured) / measured
+struct Limits {
+  double step = 0.05;            // |step error|
+  double component = 0.15;       // |error| of a component holding >= component_share of the step
+  double component_share = 0.10;
+  double max_ci_half_width = 0.02;   // the measured step's 95% interval, relative to its median
+  double min_used_share = 0.5;       // of the steps after warm-up, undisturbed
+  int min_used_steps = 10;
+  double max_calibration_drift = 0.03;  // |step predicted from the calibration after / before - 1|
 };
-std::vector<CpuMetricRow> compare_cpu(const CpuPrediction& p, const CpuMeasurement& m);
+
+struct Comparison {
+  StepSelection selection;
+  std::vector<Row> rows;                 // step first, then the components, then memory
+  std::vector<Row> compute_classes;      // the compute component by op class (critical stage)
+  double calibration_drift = 0;          // predicted step after / before - 1 (0 without "after")
+  bool oversubscribed = false;
+  Verdict verdict = Verdict::kPass;
+  std::vector<std::string> reasons;      // why not kPass
+};
+
+// `after` may be null (no second calibration). `oversubscribed`: more ranks than cores.
+Comparison compare(const CpuJob& job, const CpuPrediction& before, const CpuPrediction* after,
+                   const MeasuredRun& run, const Limits& limits, bool oversubscribed);
 
 }  // namespace trainsim::validate

@@ -5,36 +5,10 @@
 #include <filesystem>
 #include <fstream>
 
-#include "models/cost/calibration.hpp"
-#include "models/estimate/estimate.hpp"
-
 #include "models/core/scenario_error.hpp"
 
 namespace trainsim::validate {
 namespace {
-
-TEST(CpuValidation, TrainerPeakBytesMatchesTheTrainersOwnCount) {
-  // `mpirun -np 2 trainsim train --pp 2 --layers 4 --hidden 128 --heads 4 --seq 64
-  //  --micro-batch 2 --global-batch 8` logs peak_bytes 12223488 (max over its 2 ranks): the
-  // backend counts every allocation, so the figure is exact, not timing.
-  CpuJob j;
-  EXPECT_DOUBLE_EQ(std::max(trainer_peak_bytes(j, 0), trainer_peak_bytes(j, 1)), 12223488.0);
-}
-
-TEST(CpuValidation, MeasurementTakesMediansAfterWarmUp) {
-  std::string log = R"({"event":"config"})" "\n";
-  const double times[] = {9.0, 1.0, 1.2, 1.1, 1.3, 1.0, 1.4, 1.1};
-  for (int i = 0; i < 8; ++i)
-    log += R"({"event":"step","step":)" + std::to_string(i) + R"(,"step_time_s":)" + std::to_string(times[i]) +
-           R"(,"busy_time_s":0.8,"optimizer_time_s":0.1,"peak_bytes":1000,"comm_time_s":{"tp":0.1,"pp":0.2,"dp":0.05}})" "\n";
-  const CpuMeasurement m = measure_from_train_log(log);
-  EXPECT_EQ(m.steps_used, 6);  // the first 8/4 = 2 steps are warm-up
-  EXPECT_NEAR(m.step_time_s, 1.15, 1e-9);
-  EXPECT_NEAR(m.bubble_s, 0.35, 1e-9);
-  EXPECT_NEAR(m.pp_comm_s, 0.2, 1e-12);
-  EXPECT_DOUBLE_EQ(m.peak_memory_bytes, 1000);
-  EXPECT_THROW(measure_from_train_log("{}\n"), ScenarioError);
-}
 
 TEST(CpuValidation, PredictionNeedsOpRatesAtTheJobsShape) {
   CpuJob j;
@@ -42,8 +16,8 @@ TEST(CpuValidation, PredictionNeedsOpRatesAtTheJobsShape) {
   EXPECT_THROW(predict_cpu_job(j, cal), ScenarioError);
 }
 
-// A calibration measured on this machine by `trainsim validate --backend cpu --keep DIR` for the
-// default job (2 ranks, pp 2, op_rates at its shapes).
+// A calibration measured on a 2-core machine by `trainsim validate --backend cpu --keep DIR` for
+// the default job (2 ranks, pp 2, op_rates at its shapes).
 nlohmann::json measured_calibration() {
   const auto path = std::filesystem::path(__FILE__).parent_path().parent_path() / "data" / "cpu" /
                     "calibration_2ranks_pp2.json";
@@ -51,22 +25,38 @@ nlohmann::json measured_calibration() {
   return nlohmann::json::parse(f);
 }
 
-TEST(CpuValidation, TheEstimateTierWithOpRatesAgreesWithTheJobsComposition) {
-  // `run --calibration` (the estimate tier reading op_rates from the GPU spec) and validate's
-  // own composition of the trainer's step (the trainer's exact op list, its 1F1B order and
-  // ZeRO-1 collectives) are two routes to the same prediction: they agree within 3%.
+double op_time(const nlohmann::json& cal, const std::string& op) {
+  for (const nlohmann::json& o : cal["op_rates"]["ops"])
+    if (o["op"] == op) return o["time_s"].get<double>();
+  ADD_FAILURE() << op;
+  return 0;
+}
+
+TEST(CpuValidation, ThePredictionPricesTheTrainersOpsAtTheCalibratedRates) {
+  // The last stage of the default job runs 2 layers x 4 micro-batches; each layer calls GELU
+  // forward and backward once per micro-batch on tokens x 4h elements (gpt_model.cpp), the shape
+  // the calibration timed; likewise the causal attention forward and backward.
   const CpuJob j;
   const nlohmann::json cal = measured_calibration();
   const CpuPrediction p = predict_cpu_job(j, cal);
-  ASSERT_GT(p.step_time_s, 0);
-  EXPECT_NEAR(p.estimate_step_time_s / p.step_time_s, 1.0, 0.03);
-  // Without the op_rates section the same file leaves the GPU roofline in place, which on a CPU
-  // misses the compute-bound elementwise ops and attention (the reason op_rates exist).
-  nlohmann::json no_rates = cal;
-  no_rates.erase("op_rates");
-  Scenario sc = cpu_job_scenario(j, no_rates);
-  apply_calibration(no_rates, sc);
-  EXPECT_LT(estimate(sc).step_time_s, 0.6 * p.step_time_s);
+  ASSERT_EQ(p.critical_stage, 1);  // the LM head and the loss make the last stage the busiest
+  const double calls = 2.0 * 4;
+  EXPECT_NEAR(p.compute_class_s.at("gelu"), calls * (op_time(cal, "gelu_fwd") + op_time(cal, "gelu_bwd")),
+              1e-3 * p.compute_class_s.at("gelu"));
+  EXPECT_NEAR(p.compute_class_s.at("attention"),
+              calls * (op_time(cal, "attention_fwd") + op_time(cal, "attention_bwd")),
+              1e-3 * p.compute_class_s.at("attention"));
+  // Model states of the last stage, fp32 AdamW (16 bytes per parameter, ZeRO-1 over dp = 1
+  // shards nothing): 2 layers of 12 h^2 + 4 h (no linear biases, two layernorms), the final
+  // layernorm 2 h and the untied LM head vocab x h (gpt_model.hpp).
+  const double h = j.hidden;
+  const double params = 2 * (12 * h * h + 4 * h) + 2 * h + j.vocab * h;
+  EXPECT_NEAR(p.model_state_bytes, 16 * params, 1e-3 * 16 * params);
+  // No TP or DP group: no such time.
+  EXPECT_EQ(p.component_s[int(Component::kTp)], 0);
+  EXPECT_EQ(p.component_s[int(Component::kDp)], 0);
+  EXPECT_GT(p.component_s[int(Component::kPipeline)], 0);
+  EXPECT_GT(p.estimate.result.step_time_s, p.component_s[int(Component::kCompute)]);
 }
 
 TEST(CpuValidation, JobChecksAndArguments) {
@@ -75,8 +65,85 @@ TEST(CpuValidation, JobChecksAndArguments) {
   j.tp = 3;
   EXPECT_NE(check_cpu_job(j).find("--tp 3"), std::string::npos);
   j.tp = 1;
+  j.schedule = "zb";
+  EXPECT_NE(check_cpu_job(j).find("--schedule zb"), std::string::npos);
+  j.schedule = "gpipe";
+  j.steps = 11;
+  EXPECT_NE(check_cpu_job(j).find("--steps"), std::string::npos);
+  j.steps = 60;
   EXPECT_EQ(model_shape_arg(j), "layers=4,hidden=128,heads=4,seq=64,vocab=256,micro_batch=2,tp=1,pp=2,dp=1,zero=1");
   EXPECT_EQ(j.global_batch(), 8);
+  const std::vector<std::string> a = train_args(j, "cpu");
+  EXPECT_NE(std::find(a.begin(), a.end(), "gpipe"), a.end());
+}
+
+// A run of `n` steps, 2 ranks on stages 0 and 1, every step `step_s` long with `compute_s` of
+// compute on each rank; `share` of the core.
+MeasuredRun flat_run(int n, double step_s, double compute_s, double share = 1.0) {
+  MeasuredRun run;
+  run.ranks = 2;
+  for (int s = 0; s < n; ++s) {
+    std::vector<RankStep> ranks;
+    for (int r = 0; r < 2; ++r) {
+      RankStep rs;
+      rs.step = s;
+      rs.rank = r;
+      rs.pp_rank = r;
+      rs.wall_s = step_s * (1 + 0.001 * (s % 3));
+      rs.cpu_s = share * rs.wall_s;
+      rs.component_s[int(Component::kCompute)] = compute_s;
+      rs.component_s[int(Component::kPipeline)] = rs.wall_s - compute_s;
+      ranks.push_back(rs);
+    }
+    run.steps.push_back(ranks);
+  }
+  return run;
+}
+
+CpuPrediction prediction(double step_s, double compute_s) {
+  CpuPrediction p;
+  p.estimate.result.step_time_s = step_s;
+  p.critical_stage = 1;
+  p.component_s[int(Component::kCompute)] = compute_s;
+  p.component_s[int(Component::kPipeline)] = step_s - compute_s;
+  return p;
+}
+
+TEST(CpuValidation, VerdictJudgesTheMeasurementBeforeThePrediction) {
+  const CpuJob j;
+  const Limits lim;
+  const MeasuredRun run = flat_run(40, 0.100, 0.080);
+  // 3% fast on the step, compute within 15%: pass.
+  Comparison c = compare(j, prediction(0.097, 0.075), nullptr, run, lim, false);
+  EXPECT_EQ(c.verdict, Verdict::kPass) << (c.reasons.empty() ? "" : c.reasons[0]);
+  EXPECT_NEAR(c.rows[0].error(), 0.097 / c.rows[0].measured.median - 1, 1e-12);
+  // 8% fast: fail.
+  c = compare(j, prediction(0.092, 0.075), nullptr, run, lim, false);
+  EXPECT_EQ(c.verdict, Verdict::kFail);
+  // The pipeline component holds 20% of the step: judged at 15%.
+  c = compare(j, prediction(0.097, 0.085), nullptr, run, lim, false);
+  EXPECT_EQ(c.verdict, Verdict::kFail);
+  // A second calibration 10% away: the machine changed, whatever the error.
+  CpuPrediction after = prediction(0.097 * 1.10, 0.075);
+  c = compare(j, prediction(0.097, 0.075), &after, run, lim, false);
+  EXPECT_EQ(c.verdict, Verdict::kMachineChanged);
+  EXPECT_NEAR(c.calibration_drift, 0.10, 1e-9);
+  // Every rank lost 5% of its core: too noisy, not a pass.
+  c = compare(j, prediction(0.097, 0.075), nullptr, flat_run(40, 0.100, 0.080, 0.95), lim, false);
+  EXPECT_EQ(c.verdict, Verdict::kTooNoisy);
+  // More ranks than cores: not judged.
+  c = compare(j, prediction(0.097, 0.075), nullptr, run, lim, true);
+  EXPECT_EQ(c.verdict, Verdict::kOversubscribed);
+}
+
+TEST(CpuValidation, AWideIntervalIsTooNoisy) {
+  const CpuJob j;
+  MeasuredRun run = flat_run(40, 0.100, 0.080);
+  // Alternate 0.1 and 0.13 s steps after a stable start: the median's 95% interval spans both.
+  for (int s = 8; s < 40; s += 2)
+    for (RankStep& r : run.steps[s]) r.wall_s = r.cpu_s = 0.13;
+  const Comparison c = compare(j, prediction(0.1, 0.08), nullptr, run, Limits{}, false);
+  EXPECT_EQ(c.verdict, Verdict::kTooNoisy);
 }
 
 }  // namespace
