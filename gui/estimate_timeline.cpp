@@ -120,6 +120,7 @@ GanttTrace estimate_timeline(const Evaluation& ev) {
                   .arg(vpp)
                   .arg(m)
                   .arg(format_percent(t.bubble_fraction), format_percent(r.bubble_fraction));
+  if (!ev.timeline_note.empty()) g.title += " — " + QString::fromStdString(ev.timeline_note);
   if (!ev.result.feasible)
     g.title = QString::fromStdString(infeasible_note(ev)) + " — " + g.title;
   g.legend_note = EstimateTimelineText::tr("From the estimate: each stage's forward and backward passes as its op graph reduces them "

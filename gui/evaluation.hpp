@@ -27,7 +27,8 @@ struct Evaluation {
   // The pipeline as the estimate played it (its per-stage passes, contention-free transfers of
   // p2p_s): what the Timeline view draws.
   Timeline timeline;
-  std::string timeline_skipped;  // why the timeline is empty for an estimated plan (too large)
+  std::string timeline_skipped;
+  std::string timeline_note;     // what the timeline stands for when it is not the result's step  // why the timeline is empty for an estimated plan (too large)
   double p2p_s = 0;
   // Where every rank sits and the groups it talks in: the placement the estimate priced (and
   // the simulator plays); 1x1x1x1 when the plan's structure allows no workload.

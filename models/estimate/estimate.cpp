@@ -161,11 +161,24 @@ EstimatedStep estimate_step(const Scenario& sc, const EstimateOptions& options) 
   out.result.fidelity = "estimate";
   if (!sc.plan.precision_stages.empty()) {
     // The run is a mix of steps at several precisions: the result is the mix; the workload (its
-    // placement and transfers) is plan.precision's step; no single step's timeline stands for it.
+    // placement and transfers) and the timeline are one step at the precision most steps run
+    // at, and say so.
+    Precision typical = sc.plan.precision;
+    double most = -1;
+    for (const PrecisionShare& share : precision_shares(sc))
+      if (share.steps > most) most = share.steps, typical = share.precision;
+    const Scenario first = at_precision(sc, typical);
     Result single;
-    build_workload(at_precision(sc, sc.plan.precision), out.workload, single, workload_options(options));
+    const bool built = build_workload(first, out.workload, single, workload_options(options));
     out.result = estimate(sc, options);
-    out.timeline_skipped = check_cost_bounds(sc, CostTier::kSimulate).reason;
+    const CostCheck bounds = check_cost_bounds(first, CostTier::kSimulate);
+    if (built && bounds.within) {
+      out.timeline = pipeline_timeline(out.workload, out.workload.p2p_s);
+      out.timeline_note = std::string("one step at ") + to_string(typical) +
+                          ", the precision most steps run at; the step time is the mix over plan.precision_stages";
+    } else {
+      out.timeline_skipped = built ? bounds.reason : single.reason;
+    }
     return out;
   }
   if (!build_workload(sc, out.workload, out.result, workload_options(options))) return out;

@@ -40,6 +40,9 @@ struct EstimatedStep {
   // playback bounds of models/workload/cost_bounds.hpp (10^9 micro-batches are estimated in
   // milliseconds but cannot be drawn op by op).
   std::string timeline_skipped;
+  // What the timeline stands for when it is not the step the result describes (a plan whose
+  // precision changes with the step: the timeline is one step at the precision most steps run at).
+  std::string timeline_note;
 };
 // With options.memoise the workload holds no op graph (programs empty), only its costs.
 EstimatedStep estimate_step(const Scenario& scenario, const EstimateOptions& options = {});
