@@ -177,10 +177,11 @@ std::optional<PipeOp> PipelineRunner::pick(int device) {
     // Each direction keeps its own 1F1B limit (p - s for its stage s; the two sum to p + 1):
     // one shared limit lets both directions fill a device with forwards whose backwards wait
     // on the other end, which deadlocks once m/2 exceeds it.
-    for (std::size_t i = 0; i < d.ready_f.size(); ++i) {
-      const int dir = d.ready_f.ascending(i).chunk;
-      const int dir_limit = dir == 0 ? pp_ - device : device + 1;
-      if (in_flight < limit && d.f_dir[dir] - d.b_dir[dir] < dir_limit) {
+    // The smallest ready forward of a direction under its limit (none while the device's own
+    // limit is reached, or neither direction may start one: then the scan is skipped).
+    const bool open[2] = {d.f_dir[0] - d.b_dir[0] < pp_ - device, d.f_dir[1] - d.b_dir[1] < device + 1};
+    for (std::size_t i = 0; in_flight < limit && (open[0] || open[1]) && i < d.ready_f.size(); ++i) {
+      if (open[d.ready_f.ascending(i).chunk]) {
         const PipeOp op = d.ready_f.ascending(i);
         d.ready_f.erase_ascending(i);
         return op;

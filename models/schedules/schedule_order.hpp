@@ -97,6 +97,12 @@ class PipelineRunner {
   int64_t total_ops() const { return total_ops_; }
   // Virtual pipeline stage that runs `chunk` on `device` (0 .. p*v-1, or DualPipe's mirrored).
   int virtual_stage(int device, int chunk) const;
+  // Virtual stages a micro-batch passes in its direction (p*v; DualPipe: p).
+  int virtual_stages() const { return stages_in_direction(); }
+  // Schedules whose devices run a fixed op order (1f1b, interleaved): that order, as pick()
+  // follows it. Empty for the schedules that pick among ready ops.
+  bool has_static_order() const { return static_order(); }
+  const std::vector<PipeOp>& order_of(int device) const { return dev_[device].order; }
 
  private:
   struct Device {
