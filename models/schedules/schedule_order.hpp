@@ -66,6 +66,8 @@ class PipeOpSet {
     v_.pop_back();
     return op;
   }
+  // How many ops are smaller than `op` (the ascending index of the first one not smaller).
+  std::size_t rank(const PipeOp& op) const;
   // The i-th smallest, and removing it.
   const PipeOp& ascending(std::size_t i) const { return v_[v_.size() - 1 - i]; }
   void erase_ascending(std::size_t i) { v_.erase(v_.begin() + static_cast<std::ptrdiff_t>(v_.size() - 1 - i)); }
