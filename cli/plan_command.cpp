@@ -192,7 +192,11 @@ int run(PlanOptions& o) {
                 p.sp = sp; p.offload.optimizer = offload;
                 ++out.searched;
                 ++order;
-                Result r = estimate(s, search);
+                // Once `keep` plans are held, a plan must beat the last of them: one that
+                // cannot even without a bubble is not played (EstimateOptions).
+                EstimateOptions opts = search;
+                if (out.best.size() >= keep) opts.rank_floor_tokens_per_s = out.best.back().tokens_per_s;
+                Result r = estimate(s, opts);
                 if (!r.feasible) {
                   Rejected& rej = out.rejected[reason_code(r.reason)];
                   if (rej.count++ == 0) rej.example = r.reason, rej.first = order;

@@ -73,7 +73,8 @@ double played_makespan_s(const Workload& w, bool memoise) {
 // op graph's reduction leaves them, in-layer communication that was waited for included), the
 // schedule's bubble, exposed pipeline transfers, the exposed part of the gradient reduction,
 // fixed costs.
-void compose_closed_form(const Scenario& sc, const Workload& w, Result& r, bool memoise) {
+void compose_closed_form(const Scenario& sc, const Workload& w, Result& r, const EstimateOptions& options) {
+  const bool memoise = options.memoise;
   const StageWork* worst = &w.stages.front();
   for (const StageWork& s : w.stages)
     if (s.forward_s + s.backward_s > worst->forward_s + worst->backward_s) worst = &s;
@@ -82,11 +83,7 @@ void compose_closed_form(const Scenario& sc, const Workload& w, Result& r, bool 
   const double steady = m * mb_time;
   const BubbleInputs bin{w.pp, w.vpp, m, worst->forward_s, worst->backward_s, worst->backward_weight_s};
   double bubble = bubble_time_s(w.schedule, bin);
-  if (w.pp > 1 && m < 2 * w.pp) {
-    // The closed forms assume the pipeline fills (m >= p, and DualPipe's (p/2-1) term assumes
-    // p > 2). With few micro-batches play the schedule instead: p x m x 3 ops, cheap here.
-    bubble = std::max(0.0, played_makespan_s(w, memoise) - steady);
-  }
+  const bool play = w.pp > 1 && m < 2 * w.pp;  // played below (after the cheaper parts)
   double pp_exposed = 0;
   if (w.pp > 1) {
     // Fill and drain put 2(p-1) transfers on the critical path; without overlap every
@@ -110,6 +107,19 @@ void compose_closed_form(const Scenario& sc, const Workload& w, Result& r, bool 
   const double async_exposed =
       worst->async_tail_s + (m - 1) * std::max(0.0, worst->async_busy_s - mb_time);
   dp_exposed += async_exposed;
+  if (play && options.rank_floor_tokens_per_s > 0) {
+    // The step with no bubble: floating-point addition and division are monotone, so this
+    // sum is at most the step's and the throughput from it at least the plan's.
+    const double step_lb = steady + 0.0 + pp_exposed + dp_exposed + w.optimizer_s + w.offload_s;
+    if (step_lb > 0 && r.tokens_per_step / step_lb <= options.rank_floor_tokens_per_s) {
+      r.step_time_s = step_lb;
+      r.tokens_per_s = r.tokens_per_step / step_lb;
+      return;
+    }
+  }
+  // The closed forms assume the pipeline fills (m >= p, and DualPipe's (p/2-1) term assumes
+  // p > 2). With few micro-batches play the schedule instead: p x m x 3 ops, cheap here.
+  if (play) bubble = std::max(0.0, played_makespan_s(w, memoise) - steady);
   const double step = steady + bubble + pp_exposed + dp_exposed + w.optimizer_s + w.offload_s;
   r.step_time_s = step;
   // One definition for both tiers (result.hpp): each stage's idle share of the pipeline's
@@ -182,7 +192,7 @@ EstimatedStep estimate_step(const Scenario& sc, const EstimateOptions& options) 
     return out;
   }
   if (!build_workload(sc, out.workload, out.result, workload_options(options))) return out;
-  compose_closed_form(sc, out.workload, out.result, options.memoise);
+  compose_closed_form(sc, out.workload, out.result, options);
   const CostCheck bounds = check_cost_bounds(sc, CostTier::kSimulate);
   if (bounds.within)
     out.timeline = pipeline_timeline(out.workload, out.workload.p2p_s);
@@ -210,7 +220,7 @@ Result estimate(const Scenario& sc, const EstimateOptions& options) {
   r.fidelity = "estimate";
   Workload w;
   if (!build_workload(sc, w, r, workload_options(options))) return r;
-  compose_closed_form(sc, w, r, options.memoise);
+  compose_closed_form(sc, w, r, options);
   return r;
 }
 

@@ -23,6 +23,13 @@ struct EstimateOptions {
   // Stop at the first reason the plan cannot run (structure, then memory), before any time is
   // computed: what plan searches need. The result then has feasibility, reason and memory only.
   bool stop_when_infeasible = false;
+  // Plan searches that keep only the plans above a throughput (tokens/s; 0: none): a feasible
+  // plan whose pipeline would still have to be played, and whose throughput with no bubble at
+  // all is at most this floor, is returned without the playback. Its result is then a bound,
+  // not an estimate: tokens_per_s is at least its throughput (so at most the floor) and
+  // step_time_s at most its step time; the other figures are not computed. Feasibility, reason
+  // and memory are the plan's. Exact for a search: such a plan never beats the floor.
+  double rank_floor_tokens_per_s = 0;
 };
 
 // Returns feasible=false with a reason for plans that cannot run; never throws for a Scenario

@@ -61,6 +61,15 @@ void PipeOpSet::insert(const PipeOp& op) {
   v_.insert(it, op);
 }
 
+std::size_t PipeOpSet::rank(const PipeOp& op) const {
+  auto greater = [](const PipeOp& a, const PipeOp& b) { return b < a; };
+  // v_ is descending: the ops below `op` are those from the first one not greater than it on
+  // that are also not equivalent to it.
+  auto it = std::lower_bound(v_.begin(), v_.end(), op, greater);
+  if (it != v_.end() && !(*it < op)) ++it;
+  return static_cast<std::size_t>(v_.end() - it);
+}
+
 bool PipeOpSet::erase(const PipeOp& op) {
   auto greater = [](const PipeOp& a, const PipeOp& b) { return b < a; };
   auto it = std::lower_bound(v_.begin(), v_.end(), op, greater);
@@ -177,10 +186,13 @@ std::optional<PipeOp> PipelineRunner::pick(int device) {
     // Each direction keeps its own 1F1B limit (p - s for its stage s; the two sum to p + 1):
     // one shared limit lets both directions fill a device with forwards whose backwards wait
     // on the other end, which deadlocks once m/2 exceeds it.
-    for (std::size_t i = 0; i < d.ready_f.size(); ++i) {
-      const int dir = d.ready_f.ascending(i).chunk;
-      const int dir_limit = dir == 0 ? pp_ - device : device + 1;
-      if (in_flight < limit && d.f_dir[dir] - d.b_dir[dir] < dir_limit) {
+    // The smallest ready forward of a direction under its limit. Direction 0 holds the
+    // micro-batches below (m+1)/2, so its forwards sort before direction 1's: the first of
+    // direction 1 is found by its rank instead of a scan.
+    const bool open[2] = {d.f_dir[0] - d.b_dir[0] < pp_ - device, d.f_dir[1] - d.b_dir[1] < device + 1};
+    if (in_flight < limit && (open[0] || open[1])) {
+      const std::size_t i = open[0] ? 0 : d.ready_f.rank(PipeOp{PipeOpKind::kForward, (m_ + 1) / 2, 0, false});
+      if (i < d.ready_f.size() && open[d.ready_f.ascending(i).chunk]) {
         const PipeOp op = d.ready_f.ascending(i);
         d.ready_f.erase_ascending(i);
         return op;

@@ -66,6 +66,8 @@ class PipeOpSet {
     v_.pop_back();
     return op;
   }
+  // How many ops are smaller than `op` (the ascending index of the first one not smaller).
+  std::size_t rank(const PipeOp& op) const;
   // The i-th smallest, and removing it.
   const PipeOp& ascending(std::size_t i) const { return v_[v_.size() - 1 - i]; }
   void erase_ascending(std::size_t i) { v_.erase(v_.begin() + static_cast<std::ptrdiff_t>(v_.size() - 1 - i)); }
@@ -97,6 +99,12 @@ class PipelineRunner {
   int64_t total_ops() const { return total_ops_; }
   // Virtual pipeline stage that runs `chunk` on `device` (0 .. p*v-1, or DualPipe's mirrored).
   int virtual_stage(int device, int chunk) const;
+  // Virtual stages a micro-batch passes in its direction (p*v; DualPipe: p).
+  int virtual_stages() const { return stages_in_direction(); }
+  // Schedules whose devices run a fixed op order (1f1b, interleaved): that order, as pick()
+  // follows it. Empty for the schedules that pick among ready ops.
+  bool has_static_order() const { return static_order(); }
+  const std::vector<PipeOp>& order_of(int device) const { return dev_[device].order; }
 
  private:
   struct Device {

@@ -97,6 +97,18 @@ class PassPlayer {
     ready.resize(n + 1);
     binding.resize(n + 1);
     prefetched.assign(b.comm.size(), -1.0);
+    // The collectives issued after each op (ascending index), listed once per block: each
+    // repetition issues them in the order a scan of b.comm would.
+    std::vector<int>& first_after = first_after_;  // [i, i+1): ops' ranges in issued_after
+    std::vector<int>& issued_after = issued_after_;
+    first_after.assign(n + 2, 0);
+    issued_after.clear();
+    for (int i = 0; i < n; ++i) {
+      first_after[i] = static_cast<int>(issued_after.size());
+      for (std::size_t k = 0; k < b.comm.size(); ++k)
+        if (!b.comm[k].prefetch && b.comm[k].after == i) issued_after.push_back(static_cast<int>(k));
+    }
+    first_after[n] = static_cast<int>(issued_after.size());
     for (int r = 0; r < b.repeat; ++r) {
       std::fill(ready.begin(), ready.end(), 0.0);
       std::fill(binding.begin(), binding.end(), -1);
@@ -118,9 +130,9 @@ class PassPlayer {
         t_ = stretched_end(start, b.compute_s[i]);
         cost_.compute_s += b.compute_s[i];
         cost_.slowdown_s += t_ - start - b.compute_s[i];
-        for (std::size_t k = 0; k < b.comm.size(); ++k) {
-          const CommOp& c = b.comm[k];
-          if (!c.prefetch && c.after == i) need(ready, binding, c, static_cast<int>(k), issue(c, t_));
+        for (int j = first_after[i]; j < first_after[i + 1]; ++j) {
+          const int k = issued_after[j];
+          need(ready, binding, b.comm[k], k, issue(b.comm[k], t_));
         }
       }
       wait_for(b, ready[n], binding[n]);
@@ -207,7 +219,7 @@ class PassPlayer {
   std::vector<Interval> active_;
   PassCost cost_;
   std::vector<double> ready_, prefetched_, cuts_;
-  std::vector<int> binding_;
+  std::vector<int> binding_, first_after_, issued_after_;
 };
 
 }  // namespace

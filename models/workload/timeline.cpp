@@ -25,7 +25,168 @@ struct Player {
   std::vector<double> free_at;
   std::vector<char> busy, changed;
   std::vector<int> asked;
+  // The static-order route: when each (virtual stage, micro-batch)'s F and B end, and each
+  // device's place in its order.
+  std::vector<double> f_end, b_end;
+  std::vector<std::size_t> next;
+  std::vector<PipeOp> gpipe_order;
+  std::vector<PipeOp> running;  // the completions-only route: the op each busy device runs
+  std::vector<std::pair<double, int>> ends;
 };
+
+// What an op costs on a device: costs[device] (the last entry for devices past the end); B
+// carries W when the schedule does not split the backward pass.
+double op_cost(const StageCosts* costs, std::size_t stages, int device, const PipeOp& op) {
+  const StageCosts& c = costs[std::min<std::size_t>(device, stages - 1)];
+  switch (op.kind) {
+    case PipeOpKind::kForward: return c.forward_s;
+    case PipeOpKind::kBackward: return op.with_weight_grad ? c.backward_s + c.backward_weight_s : c.backward_s;
+    case PipeOpKind::kBackwardWeight: return c.backward_weight_s;
+  }
+  return 0.0;
+}
+
+[[noreturn]] void stalled(int line) {  // a schedule rule that stalls is a bug, not a result
+  throw std::logic_error(std::string(__FILE__) + ":" + std::to_string(line) +
+                         ": schedule stalled before every op ran");
+}
+
+// The playback's makespan for a schedule whose devices run a fixed order (1f1b, interleaved),
+// without events. In the event loop a device starts its next op at the instant it is asked
+// after both its previous op has ended and that op's input has arrived, i.e. at
+// max(free, ready), where ready is the producer's end (plus p2p_s when the producer is another
+// device); the loop's makespan is the largest end. Here every op is given that start directly,
+// device by device as far as its inputs are known: the same sums and maxima of the same doubles,
+// so the same makespan, bit for bit (Timeline tests compare the two).
+template <class OrderOf>
+double play_static_order(Player& pl, int micro_batches, const StageCosts* costs, std::size_t stages,
+                         double p2p_s, OrderOf order_of) {
+  PipelineRunner& runner = pl.runner;  // reset for this playback by the caller
+  const int n = runner.devices();
+  const int m = std::max(1, micro_batches);
+  const int last = runner.virtual_stages() - 1;
+  const std::size_t slots = static_cast<std::size_t>(last + 1) * static_cast<std::size_t>(m);
+  pl.f_end.assign(slots, -1.0);  // -1: not run yet (ends are >= 0)
+  pl.b_end.assign(slots, -1.0);
+  pl.next.assign(static_cast<std::size_t>(n), 0);
+  pl.free_at.assign(static_cast<std::size_t>(n), 0.0);
+  double* f_end = pl.f_end.data();
+  double* b_end = pl.b_end.data();
+  double makespan = 0;
+  int64_t left = runner.total_ops();
+  while (left > 0) {
+    int64_t ran = 0;
+    for (int d = 0; d < n; ++d) {
+      const std::vector<PipeOp>& order = order_of(d);
+      std::size_t& i = pl.next[static_cast<std::size_t>(d)];
+      double& free = pl.free_at[static_cast<std::size_t>(d)];
+      for (; i < order.size(); ++i) {
+        const PipeOp& op = order[i];
+        const int vs = runner.virtual_stage(d, op.chunk);
+        const std::size_t at = static_cast<std::size_t>(vs) * m + op.micro_batch;
+        double ready = 0;
+        if (op.kind == PipeOpKind::kForward) {
+          if (vs > 0) {
+            const double e = f_end[at - m];
+            if (e < 0) break;
+            ready = (vs - 1) % n != d ? e + p2p_s : e;
+          }
+        } else if (vs == last) {  // the loss: the same device's forward
+          ready = f_end[at];
+          if (ready < 0) break;
+        } else {
+          const double e = b_end[at + m];
+          if (e < 0) break;
+          ready = (vs + 1) % n != d ? e + p2p_s : e;
+        }
+        const double end = std::max(free, ready) + op_cost(costs, stages, d, op);
+        free = end;
+        (op.kind == PipeOpKind::kForward ? f_end : b_end)[at] = end;
+        makespan = std::max(makespan, end);
+        ++ran;
+      }
+    }
+    if (ran == 0) stalled(__LINE__);
+    left -= ran;
+  }
+  return makespan;
+}
+
+// GPipe with a fixed transfer delay runs a fixed order too: F0 .. F(m-1), then B0 .. B(m-1) on
+// every device. Device 0 holds every forward input from the start and takes the smallest; each
+// later device receives its inputs in the order its neighbour ran them (one delay for all), so
+// the smallest ready op is always the next in that order; backwards start once every forward
+// of the device has ended (the order puts them last). Not so under the simulate tier's
+// contending flows, whose arrivals may overtake one another: there the runner's rule plays.
+const std::vector<PipeOp>& gpipe_order(Player& pl, int micro_batches) {
+  std::vector<PipeOp>& order = pl.gpipe_order;
+  order.clear();
+  for (int k = 0; k < micro_batches; ++k) order.push_back({PipeOpKind::kForward, k, 0, true});
+  for (int k = 0; k < micro_batches; ++k) order.push_back({PipeOpKind::kBackward, k, 0, true});
+  return order;
+}
+
+// The event loop for the makespan-only route with zero-delay transfers, on completions alone:
+// every input is delivered when it is produced, so the only events are op ends, at most one per
+// device, kept in a small heap of (end, device). Every device ending at the next instant is
+// completed (in any order: ready sets and counters do not depend on it), then the devices those
+// completions touched are asked (in any order: a pick reads and changes its own device only);
+// an idle device starts at the instant it is asked. The same states at the same instants as
+// play() with deliver_at_once, hence the same makespan, without the events' sequence numbers,
+// the sort of the devices asked or the op copies of the full route.
+double play_completions(Player& pl, const StageCosts* costs, std::size_t stages) {
+  PipelineRunner& runner = pl.runner;  // reset for this playback by the caller
+  const int n = runner.devices();
+  pl.busy.assign(static_cast<std::size_t>(n), 0);
+  pl.changed.assign(static_cast<std::size_t>(n), 1);
+  pl.running.assign(static_cast<std::size_t>(n), PipeOp{});
+  pl.ends.clear();
+  std::vector<int>& asked = pl.asked;
+  asked.clear();
+  for (int d = 0; d < n; ++d) asked.push_back(d);
+  char* busy = pl.busy.data();
+  char* changed = pl.changed.data();
+  PipeOp* running = pl.running.data();
+  std::vector<std::pair<double, int>>& ends = pl.ends;  // a min-heap of (end, device)
+  const auto later = [](const std::pair<double, int>& a, const std::pair<double, int>& b) { return a.first > b.first; };
+  const auto touch = [&](int d) {
+    if (!changed[d]) asked.push_back(d);
+    changed[d] = 1;
+  };
+  double now = 0, makespan = 0;
+  for (;;) {
+    // A pick changes only its own device, so the devices may be asked in any order.
+    for (int d : asked) {
+      changed[d] = 0;
+      if (busy[d]) continue;
+      if (auto op = runner.pick(d)) {
+        busy[d] = 1;
+        running[d] = *op;
+        ends.emplace_back(now + op_cost(costs, stages, d, *op), d);  // idle since: starts now
+        std::push_heap(ends.begin(), ends.end(), later);
+      }
+    }
+    asked.clear();
+    if (ends.empty()) break;
+    now = ends.front().first;
+    makespan = std::max(makespan, now);
+    while (!ends.empty() && ends.front().first == now) {
+      std::pop_heap(ends.begin(), ends.end(), later);
+      const int d = ends.back().second;
+      ends.pop_back();
+      busy[d] = 0;
+      touch(d);
+      Handoff out[PipelineRunner::kMaxHandoffs];
+      const int handoffs = runner.finish(d, running[d], out);
+      for (int i = 0; i < handoffs; ++i) {
+        runner.arrive(out[i]);
+        touch(out[i].device);
+      }
+    }
+  }
+  if (!runner.done()) stalled(__LINE__);
+  return makespan;
+}
 
 // One playback. With a Timeline every op is recorded; without one only the makespan is kept,
 // and a zero-delay input is delivered at once instead of as an event at the same instant (the
@@ -56,16 +217,7 @@ double play(Player& pl, ScheduleKind schedule, int pp, int vpp, int micro_batche
     events.push_back(e);
     std::push_heap(events.begin(), events.end(), std::greater<>{});
   };
-  auto cost = [&](int device, const PipeOp& op) {
-    const StageCosts& c = costs[std::min<std::size_t>(device, stages - 1)];
-    switch (op.kind) {
-      case PipeOpKind::kForward: return c.forward_s;
-      case PipeOpKind::kBackward:
-        return op.with_weight_grad ? c.backward_s + c.backward_weight_s : c.backward_s;
-      case PipeOpKind::kBackwardWeight: return c.backward_weight_s;
-    }
-    return 0.0;
-  };
+  auto cost = [&](int device, const PipeOp& op) { return op_cost(costs, stages, device, op); };
   // A device's pick depends on its own state only, which only its completions and arrivals
   // change: after a pick that found nothing, a device is not asked again until one of those.
   // Devices are asked in index order, as a sweep over all of them would.
@@ -123,9 +275,7 @@ double play(Player& pl, ScheduleKind schedule, int pp, int vpp, int micro_batche
     // Dispatch once every event at this instant is in (events.front() is the earliest).
     if (events.empty() || events.front().time > e.time) dispatch(e.time);
   }
-  if (!runner.done())  // a schedule rule that stalls is a bug, not a result
-    throw std::logic_error(std::string(__FILE__) + ":" + std::to_string(__LINE__) +
-                           ": schedule stalled before every op ran");
+  if (!runner.done()) stalled(__LINE__);
   return makespan;
 }
 
@@ -147,6 +297,16 @@ Timeline play_schedule(ScheduleKind schedule, int pp, int vpp, int micro_batches
 double play_makespan_s(ScheduleKind schedule, int pp, int vpp, int micro_batches, const StageCosts* costs,
                        std::size_t stages, double p2p_s) {
   thread_local Player pl;
+  pl.runner.reset(schedule, pp, vpp, micro_batches);
+  if (pl.runner.has_static_order())
+    return play_static_order(pl, micro_batches, costs, stages, p2p_s,
+                             [&](int d) -> const std::vector<PipeOp>& { return pl.runner.order_of(d); });
+  if (schedule == ScheduleKind::kGpipe) {
+    const std::vector<PipeOp>& order = gpipe_order(pl, std::max(1, micro_batches));
+    return play_static_order(pl, micro_batches, costs, stages, p2p_s,
+                             [&](int) -> const std::vector<PipeOp>& { return order; });
+  }
+  if (p2p_s == 0.0) return play_completions(pl, costs, stages);
   return play(pl, schedule, pp, vpp, micro_batches, costs, stages, p2p_s, nullptr, nullptr);
 }
 

@@ -198,6 +198,37 @@ TEST(EstimateMemo, StoppingAtInfeasibilityKeepsTheVerdictAndTheMemory) {
   EXPECT_GT(rejected, 20);
 }
 
+TEST(EstimateMemo, ARankFloorSkipsOnlyPlaybacksOfPlansThatCannotBeatIt) {
+  // With a floor, a plan is either the full estimate (bit for bit) or, when its pipeline
+  // would be played and even a bubble-free step cannot beat the floor, a bound: tokens/s at
+  // least the estimate's and at most the floor.
+  int bounded = 0, kept = 0;
+  for (const Scenario& s : grid(400)) {
+    const Result all = estimate(s);
+    if (!all.feasible) continue;
+    for (double share : {0.5, 0.9, 1.0, 1.1, 1.5, 2.0, 4.0}) {
+      SCOPED_TRACE(to_json(s).dump() + " share " + std::to_string(share));
+      EstimateOptions floor;
+      floor.rank_floor_tokens_per_s = share * all.tokens_per_s;
+      const Result r = estimate(s, floor);
+      ASSERT_TRUE(r.feasible);
+      if (r.step_time_s == all.step_time_s && r.tokens_per_s == all.tokens_per_s && r.mfu == all.mfu) {
+        ++kept;
+        continue;
+      }
+      ++bounded;
+      EXPECT_GT(r.micro_batches, 0);
+      EXPECT_LT(r.micro_batches, 2 * s.plan.pp);  // only played pipelines are skipped
+      EXPECT_GE(r.tokens_per_s, all.tokens_per_s);
+      EXPECT_LE(r.tokens_per_s, floor.rank_floor_tokens_per_s);
+      EXPECT_LE(r.step_time_s, all.step_time_s);
+      EXPECT_GE(share, 1.0);  // a plan the floor skips never had the throughput to beat it
+    }
+  }
+  EXPECT_GT(bounded, 20);
+  EXPECT_GT(kept, 100);
+}
+
 TEST(EstimateMemo, ScenariosThatDifferOnlyInTheGpuDoNotShareEntries) {
   // Content keys: the same plan on a GPU with another peak must not reuse the first's passes.
   Scenario a = base("gpt-18.4b", 8);
