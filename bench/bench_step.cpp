@@ -1,4 +1,4 @@
-// Speed of the simulate tier (issue 4, "Scale"): one training step of
+// Speed of the simulate tier: one training step of
 //   gpt3-175b   GPT-3 175B on 1,024 A100 (128 DGX A100 nodes), TP8 PP16 DP8, global batch 1536,
 //               1F1B, full recompute                                   goal <= 2 s wall
 //   llama3-405b Llama-3 405B on 16,384 H100 (2,048 DGX H100 nodes), TP8 CP1 PP16 DP128,

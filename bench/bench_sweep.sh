@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Sweep wall time (issue: sweeps): a 10,560-plan sweep of GPT-3 175B on 1536 A100s, estimate
+# Sweep wall time: a 10,560-plan sweep of GPT-3 175B on 1536 A100s, estimate
 # tier for all, the best 100 simulated in child processes, -j 2. Prints the figures; not a test.
 #   bench/bench_sweep.sh [build/cli/trainsim]
 set -euo pipefail

@@ -1,4 +1,4 @@
-// Goodput (issue 9): what a long run loses to failures, checkpoints, restarts, stragglers and
+// Goodput: what a long run loses to failures, checkpoints, restarts, stragglers and
 // degraded links (bars, hours over the run), the useful fraction against the checkpoint interval
 // (Daly's closed form, with the Young, Daly, Monte Carlo and chosen intervals marked), and a
 // summary. Shows how to enable it when the scenario has no training.faults.

@@ -1,4 +1,4 @@
-// trainsim-gui: explore parallelism plans (issue 7).
+// trainsim-gui: explore parallelism plans.
 //   trainsim-gui [SCENARIO] [--lang en|zh_CN] [--sweep FILE] [--trace FILE]
 //   trainsim-gui --screenshot DIR SCENARIO [--lang ...] [--sweep FILE] [--result FILE]
 #include <QApplication>

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The test suite under AddressSanitizer + UndefinedBehaviorSanitizer (issue: reliability), in
+# The test suite under AddressSanitizer + UndefinedBehaviorSanitizer, in
 # build-asan/. The GUI is left out (Qt's own allocations drown the reports) and so is the CUDA
 # backend (nvcc does not take -fsanitize). Leak detection is off: OpenMPI and SimGrid keep
 # process-lifetime allocations by design.

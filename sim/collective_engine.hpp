@@ -1,4 +1,4 @@
-// Plays collectives on the Platform at the current simulated time (issue 3, "Collectives").
+// Plays collectives on the Platform at the current simulated time.
 // Several collectives may run at once; where they share links they contend through SimGrid's
 // max-min sharing. The training-step simulator starts its collectives through this class and
 // continues from the completion callbacks. No SimGrid header here.

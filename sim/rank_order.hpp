@@ -1,4 +1,4 @@
-// Topology-aware rank orders (issue 3, "Topology-aware"): rings whose node order follows the
+// Topology-aware rank orders: rings whose node order follows the
 // switch tree, so that consecutive nodes share a leaf and only the ring's few leaf-to-leaf edges
 // climb to the spines; and NCCL-like multi-channel rings that leave each node through a
 // different NIC, so that a cross-node ring reaches the node's total NIC bandwidth.

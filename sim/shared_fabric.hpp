@@ -1,4 +1,4 @@
-// Several training jobs on one fabric (issue 9, "shared clusters"; `trainsim share`): each job
+// Several training jobs on one fabric (`trainsim share`): each job
 // gets whole nodes of one cluster (packed: job after job; interleaved: nodes dealt out in turn,
 // so jobs share leaves and uplinks), keeps its own plan, and one step of every job is played at
 // once on one platform: their p2p and gradient flows contend on shared switch links through

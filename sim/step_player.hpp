@@ -52,7 +52,7 @@ struct StepOptions {
   // while the step's collective flows stay under this budget; beyond it the representative
   // group stands for its peers.
   double max_mirror_collective_flows = 2e6;
-  // Relative compute speed per pipeline device (stragglers, issue 9; empty = all 1): the
+  // Relative compute speed per pipeline device (stragglers; empty = all 1): the
   // compute part of the device's F/B/W timers is divided by it, the in-layer communication
   // folded into F/B is not (models/straggler.hpp). Per device, so DualPipe's two virtual stages
   // on a slow device both slow down.

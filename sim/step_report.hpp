@@ -1,5 +1,5 @@
 // Turns a played step (step_player.hpp) into the Result of the simulate tier, with the same keys
-// and meanings as the estimate (models/result.hpp), and the extras issue 4 asks for: per-stage
+// and meanings as the estimate (models/result.hpp), and the extras a user needs: per-stage
 // figures, in-flight micro-batches as played, and where estimate and simulation differ by more
 // than 5%, which effect causes it (contention, overlap, imbalance). No SimGrid here.
 #pragma once

@@ -36,7 +36,7 @@ TopologyOptions topology_options(const ClusterSpec& cluster);
 // "hottest_links" and "estimate_vs_simulate". An infeasible structure returns the workload's
 // reason without simulating.
 //
-// training.faults (issue 9): failed / degraded links are applied to the topology (a failure
+// training.faults: failed / degraded links are applied to the topology (a failure
 // that disconnects the job's GPUs is an infeasible result naming the link; an unknown link
 // name a ScenarioError); a straggler slows its pipeline stage's compute (models/straggler.hpp);
 // with faults.rebalance the plan's layers are rebalanced first. extra["faults"] reports them

@@ -1,4 +1,4 @@
-// Chrome/Perfetto trace of a simulated step (issue 4, "Outputs"): one process per pipeline stage
+// Chrome/Perfetto trace of a simulated step: one process per pipeline stage
 // (pid = stage) with tracks (tid) for compute, p2p send, p2p receive, DP reduction and expert-DP
 // reduction; compute slices named like "F mb3 c0"; flow arrows ("ph": "s" / "f") from each p2p
 // send to its receive; and a "links" process (pid = stages) with utilisation counters of the

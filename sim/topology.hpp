@@ -38,7 +38,7 @@ const char* to_string(LinkKind kind);
 const char* to_string(RoutingPolicy policy);
 RoutingPolicy routing_policy_from_string(const std::string& name, const std::string& path);
 
-// Links down or slow for the whole run (issue 9; training.faults). Failed links carry nothing:
+// Links down or slow for the whole run (training.faults). Failed links carry nothing:
 // routes (the per-destination BFS and the ECMP candidate set) skip them, so flows take the
 // surviving equal-cost paths. Degraded links keep routing but run at bandwidth_factor.
 struct LinkFaults {

@@ -278,7 +278,7 @@ ZH = {
     'Leaf–spine uplinks: %1 (NIC load × oversubscription %2)': '叶–脊上行链路：%1（网卡负载 × 超额订阅 %2）',
     'Estimated from bytes per GPU per group over the step time; a simulation reports per-link values.':
         '由每 GPU 每组通信字节数除以步时间估算；仿真会给出每条链路的实际值。',
-    # Goodput view (issue 9)
+    # Goodput view
     'Goodput': '有效吞吐',
     'No result: the scenario does not load.': '无结果：场景无法加载。',
     'The plan is infeasible: no goodput.': '方案不可行：无有效吞吐。',

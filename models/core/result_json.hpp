@@ -1,4 +1,4 @@
-// The JSON contract of `trainsim run --json` (issue: foundation). Keys carry units; the resolved
+// The JSON contract of `trainsim run --json`. Keys carry units; the resolved
 // scenario and the tool version are repeated so that every result says what it ran
 // (CONVENTIONS.md #8). Other tools (sweeps, GUI, validation) read these keys: extend, never rename.
 #pragma once

@@ -236,7 +236,7 @@ struct ParallelPlan {
   bool grad_accumulation_fusion = false;
 };
 
-// training.faults (issue 9): what goes wrong over a long run, and the checkpoint policy that
+// training.faults: what goes wrong over a long run, and the checkpoint policy that
 // bounds the loss. MTBFs are per component (0 = that component never fails). A failure of a GPU,
 // a node, a NIC link or a leaf switch stops the job (it restarts from the last checkpoint on
 // spares); a spine/core switch-to-switch link or upper switch fails over to the surviving paths

@@ -1,4 +1,4 @@
-// Goodput over a long run (issue 9): useful tokens per wall-clock second once failures,
+// Goodput over a long run: useful tokens per wall-clock second once failures,
 // checkpoints, restarts, stragglers and degraded links have taken their share.
 //
 // Failures. Every component class fails as a Poisson process (exponential lifetimes, the

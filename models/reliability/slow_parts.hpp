@@ -1,4 +1,4 @@
-// The step with a scenario's slow parts, in the estimate tier (issue 9): a straggling GPU slows
+// The step with a scenario's slow parts, in the estimate tier: a straggling GPU slows
 // its pipeline stage (models/straggler.hpp), which the schedule's playback turns into a longer
 // step; degraded switch links slow the inter-node communication that crosses them.
 //

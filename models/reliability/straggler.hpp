@@ -1,4 +1,4 @@
-// Stragglers and pipeline rebalancing (issue 9). Synchronous training runs at the pace of its
+// Stragglers and pipeline rebalancing. Synchronous training runs at the pace of its
 // slowest member: one slow GPU slows its whole pipeline stage (its TP peers wait for it inside
 // every layer, its DP peers at the gradient reduction), so a stage holding a straggler runs at
 // the straggler's speed_factor. Rebalancing (dynamic repartitioning) moves layers off the slow

@@ -1,4 +1,4 @@
-// Sweep files (issue: headless sweeps): a base scenario, axes to vary, constraints and an
+// Sweep files: a base scenario, axes to vary, constraints and an
 // objective. Read by the same strict loader rules as scenarios: unknown keys and bad values are
 // ScenarioErrors naming the JSON path.
 //

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Hostile and malformed scenario inputs (issue: reliability). Every case must exit 2 with a
+"""Hostile and malformed scenario inputs. Every case must exit 2 with a
 message naming the JSON path (or file) and what was expected, in under a second and under 1 GiB.
 Run: TRAINSIM=build/cli/trainsim SCENARIOS=scenarios python3 tests/cli/hostile_inputs_test.py"""
 import json, os, resource, subprocess, sys, tempfile, time
@@ -98,7 +98,7 @@ CASES = [
     ("base not a string", edit("model", {"base": 7}), [], "model.base"),
     ("bad --set path", None, ["--set", "plan..tp=2"], "empty component"),
     ("--set through a number", None, ["--set", "plan.tp.x=1"], "plan.tp: expected an integer"),
-    # training.faults (issue 9)
+    # training.faults
     ("faults not an object", edit("training.faults", [1, 2]), [], "training.faults"),
     ("mtbf negative", edit("training.faults", {"gpu_mtbf": "-5h"}), [], "training.faults.gpu_mtbf"),
     ("mtbf NaN", edit("training.faults", {"node_mtbf": "NaN h"}), [], "training.faults.node_mtbf"),

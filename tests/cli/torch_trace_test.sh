@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `trainsim calibrate --from-torch-trace` (issue 10) on the generated trace in tests/data/torch:
+# `trainsim calibrate --from-torch-trace` on the generated trace in tests/data/torch:
 # the fitted curve is the generator's, the calibration file it writes is what `trainsim run
 # --calibration` reads, and broken traces exit 2 naming the field.
 set -u

@@ -1,4 +1,4 @@
-// Link failures, degraded links and stragglers in the simulate tier (issue 9) against closed
+// Link failures, degraded links and stragglers in the simulate tier against closed
 // forms: flows fail over to the surviving equal-cost uplinks (two flows on one surviving uplink
 // take twice as long), a failed link carries nothing, a cut leaf is an infeasible result naming
 // the link, a degraded link slows what crosses it by its factor, and a slow stage plays like

@@ -1,4 +1,4 @@
-// Several jobs on one fabric (issue 9, `trainsim share`): node layouts, and the contention two
+// Several jobs on one fabric (`trainsim share`): node layouts, and the contention two
 // identical jobs see when their gradient all-reduces cross the same leaf uplink (interleaved)
 // against none when each job sits under its own leaf (packed). Closed form: with one uplink per
 // leaf at one NIC's rate, the two concurrent 2-rank all-reduces of S bytes each take 2 S / rate

@@ -1,4 +1,4 @@
-// The simulate tier against independent references (issue 4, "Tests"): bubbles that emerge
+// The simulate tier against independent references: bubbles that emerge
 // from playing schedules with real p2p flows against the closed forms of REFERENCE.md
 // ("Pipeline schedules"), agreement with the estimate tier where nothing contends, contention
 // on an oversubscribed fat-tree, determinism, and a trace Perfetto can load. Every simulation
