@@ -292,6 +292,27 @@ void time_model_ops(Backend& be, Communicator& comm, const ModelOpShape& ms, dou
   time("adamw", double(opt_n), false, [&](Set&) {
     be.adamw(opt_n, pw.data(), pg.data(), pm.data(), pv.data(), 1e-4f, 0.9f, 0.95f, 1e-8f, 0.0f, 1);
   });
+  // The DP gradient compression kernels, over the stage's gradient (what the trainer compresses
+  // each step), one pair per method.
+  struct CompressionTimed { const char* plan_name; std::string compress_op, decompress_op; };
+  std::vector<CompressionTimed> compression_ops;
+  DeviceArray<float> grad_values = rnd(n_params, 28), accumulator(be, n_params);
+  accumulator.zero();
+  for (CompressionKind kind : {CompressionKind::kInt8, CompressionKind::kInt4, CompressionKind::kFp8,
+                               CompressionKind::kSparse24, CompressionKind::kTopK}) {
+    CompressionSpec spec;
+    spec.kind = kind;
+    const size_t granule = compression_granule(spec);
+    const size_t cn = std::max(granule, size_t(n_params) / granule * granule);
+    DeviceArray<uint8_t> payload(be, compressed_bytes(spec, cn));
+    const std::string name = to_string(kind);
+    compression_ops.push_back({kind == CompressionKind::kSparse24 ? "2:4" : to_string(kind), "compress_" + name,
+                               "decompress_add_" + name});
+    time(compression_ops.back().compress_op, double(cn), false,
+         [&](Set&) { compress(be, spec, grad_values.data(), cn, payload.data()); });
+    time(compression_ops.back().decompress_op, double(cn), false,
+         [&](Set&) { decompress_add(be, spec, payload.data(), cn, accumulator.data()); });
+  }
   if (comm.rank() != 0) return;
   auto find = [&](const std::string& op) -> const Timed& {
     for (const auto& t : ops)
@@ -318,6 +339,11 @@ void time_model_ops(Backend& be, Communicator& comm, const ModelOpShape& ms, dou
     w.kv(op, per(op));
   w.end_object();
   w.kv("adamw_seconds_per_param", per("adamw"));
+  w.key("compression_seconds_per_element").begin_object();
+  for (const auto& c : compression_ops)
+    w.key(c.plan_name).begin_object().kv("compress", per(c.compress_op)).kv("decompress_add", per(c.decompress_op))
+        .end_object();
+  w.end_object();
   w.key("ops").begin_array();
   sum << "# op rates at the train job's shapes (tokens " << T << ", hidden " << h << ", tp " << ms.tp << "; "
       << p << " rank(s) timed together)\n";

@@ -192,6 +192,19 @@ json comparison_json(const CpuJob& j, const CpuPrediction& p, const Comparison& 
   return out;
 }
 
+namespace {
+
+// A run the tool refused to judge (too noisy, machine changed, oversubscribed) holds no row to
+// its limit: its measured figures, if any, are not evidence either way.
+bool judged_run(Verdict v) { return v == Verdict::kPass || v == Verdict::kFail; }
+
+std::string limit_mark(const Row& r, Verdict v) {
+  if (!judged_run(v)) return " not judged";
+  return r.within() ? " ok" : " FAIL";
+}
+
+}  // namespace
+
 std::string comparison_text(const CpuJob& j, const CpuPrediction& p, const Comparison& c, const RunContext& ctx) {
   std::ostringstream o;
   char line[400];
@@ -218,7 +231,7 @@ std::string comparison_text(const CpuJob& j, const CpuPrediction& p, const Compa
   o << line;
   auto print = [&](const Row& r, bool bytes) {
     const double k = bytes ? 1.0 : 1e3;
-    std::string lim = r.judged ? fmt("+-%.0f%%", 100 * r.limit) + (r.within() ? " ok" : " FAIL")
+    std::string lim = r.judged ? fmt("+-%.0f%%", 100 * r.limit) + limit_mark(r, c.verdict)
                                : (r.modelled ? "-" : "not modelled");
     std::snprintf(line, sizeof line, "%-26s %12.4g %12.4g [%10.4g, %10.4g] %9s [%7s, %7s] %6.1f%% %s\n", r.name.c_str(),
                   k * r.predicted, k * r.measured.median, k * r.measured.lo, k * r.measured.hi, pct(r.error()).c_str(),
@@ -404,8 +417,8 @@ std::string report_html(const CpuJob& j, const CpuPrediction& p, const Compariso
       << fmt("%.4g", k * r.measured.median) << unit << "</td><td>[" << fmt("%.4g", k * r.measured.lo) << ", "
       << fmt("%.4g", k * r.measured.hi) << "]</td><td>" << pct(r.error()) << "</td><td>[" << pct(r.error_lo()) << ", "
       << pct(r.error_hi()) << "]</td><td>" << fmt("%.1f%%", 100 * r.share) << "</td><td class='"
-      << (r.within() ? "ok" : "fail") << "'>"
-      << (r.judged ? fmt("&plusmn;%.0f%%", 100 * r.limit) + (r.within() ? " ok" : " FAIL") : (r.modelled ? "-" : "not modelled"))
+      << (judged_run(c.verdict) && !r.within() ? "fail" : "ok") << "'>"
+      << (r.judged ? fmt("&plusmn;%.0f%%", 100 * r.limit) + limit_mark(r, c.verdict) : (r.modelled ? "-" : "not modelled"))
       << "</td></tr>";
   };
   for (const Row& r : c.rows) tr(r);

@@ -26,6 +26,15 @@ const char* to_string(FfnActivation a);
 // compute-bound, so the roofline above (peak x GEMM curve, bytes at memory bandwidth) is far off;
 // these rates replace it op by op. GEMM and attention rates are shares of peak_flop_per_s with
 // the calibration's FLOP conventions; the rest are seconds per element (per parameter for AdamW).
+// Measured time per gradient value of one compression method's two kernels
+// (kernels/compressed_collectives.hpp): compressing a chunk, and decompressing one into an
+// accumulator.
+struct CompressionKernelRates {
+  double compress_s_per_element = 0;
+  double decompress_add_s_per_element = 0;
+  bool operator==(const CompressionKernelRates&) const = default;
+};
+
 struct OpRates {
   double peak_flop_per_s = 0;  // the peak the efficiencies refer to; 0 = no rates
   double gemm_forward_efficiency = 0;          // the layer's 6 forward GEMMs (A W)
@@ -41,6 +50,14 @@ struct OpRates {
   double embedding_fwd_s_per_element = 0, embedding_bwd_s_per_element = 0;
   double copy_s_per_element = 0, fill_zero_s_per_element = 0;  // fp32 elements
   double adamw_s_per_param = 0;
+  // Per compression method, by its plan name (int8, int4, fp8, 2:4, topk); absent methods are
+  // priced as memory-bound kernels.
+  std::vector<std::pair<std::string, CompressionKernelRates>> compression;
+  const CompressionKernelRates* compression_rates(const std::string& method) const {
+    for (const auto& [name, rates] : compression)
+      if (name == method) return &rates;
+    return nullptr;
+  }
   bool present() const { return peak_flop_per_s > 0; }
   bool operator==(const OpRates&) const = default;
 };

@@ -1,11 +1,13 @@
 #include "models/cost/calibration.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <sstream>
 
 #include "models/core/scenario_error.hpp"
+#include "models/cost/compression.hpp"
 #include "models/cost/compute/attention_model.hpp"
 #include "models/cost/compute/kernel_params_json.hpp"
 #include "models/scenario/json_reader.hpp"
@@ -352,6 +354,20 @@ OpRates read_op_rates(const json& cal, OpRatesShape* shape) {
   r.copy_s_per_element = num(se, "copy", sp, kMaxSecondsPerElement);
   r.fill_zero_s_per_element = num(se, "fill_zero", sp, kMaxSecondsPerElement);
   r.adamw_s_per_param = num(o, "adamw_seconds_per_param", p, kMaxSecondsPerElement);
+  // Optional: calibrations written before the compression kernels were timed lack it, and the
+  // model then prices those kernels at memory bandwidth.
+  if (const json* cs = member(o, "compression_seconds_per_element")) {
+    const std::string cp = p + ".compression_seconds_per_element";
+    if (!cs->is_object()) throw ScenarioError(cp, "expected an object");
+    const auto methods = compression_method_names();
+    for (const auto& [method, rates] : cs->items()) {
+      if (method == "none" || std::find(methods.begin(), methods.end(), method) == methods.end())
+        throw ScenarioError(cp + "." + method, "unknown compression method: expected int8, int4, fp8, 2:4 or topk");
+      if (!rates.is_object()) throw ScenarioError(cp + "." + method, "expected an object");
+      r.compression.push_back({method, {num(rates, "compress", cp + "." + method, kMaxSecondsPerElement),
+                                        num(rates, "decompress_add", cp + "." + method, kMaxSecondsPerElement)}});
+    }
+  }
   if (shape) {
     const json& sh = section("shape");
     auto geti = [&](const char* key, int64_t min = 1) {

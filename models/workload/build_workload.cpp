@@ -586,7 +586,7 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r, const WorkloadOp
   // ---- data parallel gradient reduction (ZeRO-0/1/2), per compression stage ----
   auto dp_time = [&](const CompressionStage* stage) {
     CompressionEffect ce;
-    if (stage) ce = compression_effect(*stage, h);
+    if (stage) ce = compression_effect(*stage, h, sb.grads);
     auto reduce = [&](double params, const GroupShape& g) {
       if (g.ranks <= 1 || params <= 0) return 0.0;
       const double grad_bytes = params * sb.grads;
@@ -597,7 +597,7 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r, const WorkloadOp
         s = ce.all_reduces *
             memo::collective_cost(env, CollectiveOp::kAllReduce, algo, protocol, grad_bytes * ce.wire_ratio / ce.all_reduces, g, fabric).time_s;
       }
-      s += ce.hbm_passes * 2 * grad_bytes / gpu.hbm_bandwidth_bytes_per_s;
+      if (stage) s += compression_kernel_time_s(*stage, ce, params, g.ranks, sb.grads, gpu);
       return s;
     };
     return reduce(max_stage_dense, dp_group) + reduce(max_stage_expert, expert_dp_group);
@@ -606,7 +606,7 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r, const WorkloadOp
   // of each buffer, over its data-parallel and its expert-data-parallel group).
   auto stage_dp_bytes = [&](const CompressionStage* stage, double dense, double expert) {
     CompressionEffect ce;
-    if (stage) ce = compression_effect(*stage, h);
+    if (stage) ce = compression_effect(*stage, h, sb.grads);
     auto part = [&](double params, double n) { return n > 1 ? params * sb.grads * ce.wire_ratio * 2 * (n - 1) / n : 0.0; };
     return part(dense, dp_group.ranks) + part(expert, expert_dp_group.ranks);
   };

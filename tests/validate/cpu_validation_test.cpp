@@ -59,6 +59,28 @@ TEST(CpuValidation, ThePredictionPricesTheTrainersOpsAtTheCalibratedRates) {
   EXPECT_GT(p.estimate.result.step_time_s, p.component_s[int(Component::kCompute)]);
 }
 
+TEST(CpuValidation, ACompressedReductionPaysItsKernelsAtTheCalibratedRates) {
+  // DP 2 with int8 and error feedback (the trainer's default): each step compresses the
+  // gradient and the reduced half (1.5 v values) and decompresses 3.5 v (compressed_all_reduce in
+  // kernels/compressed_collectives.cpp), v = the model's parameters on one replica.
+  CpuJob j;
+  j.pp = 1;
+  j.dp = 2;
+  j.compression = "int8";
+  nlohmann::json cal = measured_calibration();
+  cal["op_rates"]["shape"]["pp"] = 1;
+  cal["op_rates"]["shape"]["dp"] = 2;
+  auto dp_s = [&](double compress_s, double decompress_s) {
+    cal["op_rates"]["compression_seconds_per_element"] = {
+        {"int8", {{"compress", compress_s}, {"decompress_add", decompress_s}}}};
+    return predict_cpu_job(j, cal).component_s[int(Component::kDp)];
+  };
+  const double h = j.hidden;
+  const double v = j.layers * (12 * h * h + 4 * h) + 2 * h + 2.0 * j.vocab * h + j.seq * h;
+  const double base = dp_s(4e-9, 2e-9);
+  EXPECT_NEAR(dp_s(8e-9, 4e-9) - base, 1.5 * v * 4e-9 + 3.5 * v * 2e-9, 0.02 * (1.5 * v * 4e-9 + 3.5 * v * 2e-9));
+}
+
 TEST(CpuValidation, JobChecksAndArguments) {
   CpuJob j;
   EXPECT_EQ(check_cpu_job(j), "");

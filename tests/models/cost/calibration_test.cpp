@@ -124,6 +124,25 @@ TEST(CalibrationOpRates, ReadsTheSectionAndItsShape) {
   EXPECT_NO_THROW(apply_calibration(with_op_rates(), s));
 }
 
+TEST(CalibrationOpRates, CompressionKernelRatesAreOptionalAndChecked) {
+  EXPECT_TRUE(read_op_rates(with_op_rates()).compression.empty());
+  json c = with_op_rates();
+  c["op_rates"]["compression_seconds_per_element"] =
+      json::parse(R"({"int8": {"compress": 4e-9, "decompress_add": 2e-9}, "2:4": {"compress": 1e-9, "decompress_add": 3e-9}})");
+  const OpRates r = read_op_rates(c);
+  ASSERT_NE(r.compression_rates("int8"), nullptr);
+  EXPECT_DOUBLE_EQ(r.compression_rates("int8")->compress_s_per_element, 4e-9);
+  EXPECT_DOUBLE_EQ(r.compression_rates("2:4")->decompress_add_s_per_element, 3e-9);
+  EXPECT_EQ(r.compression_rates("int4"), nullptr);
+  c["op_rates"]["compression_seconds_per_element"]["int9"] = json::parse(R"({"compress": 1e-9, "decompress_add": 1e-9})");
+  try {
+    read_op_rates(c);
+    FAIL() << "expected ScenarioError";
+  } catch (const ScenarioError& e) {
+    EXPECT_NE(std::string(e.what()).find("calibration.op_rates.compression_seconds_per_element.int9"), std::string::npos);
+  }
+}
+
 TEST(CalibrationOpRates, MalformedRatesNameTheField) {
   json bad = with_op_rates();
   bad["op_rates"]["seconds_per_element"]["gelu_fwd"] = -1;
