@@ -44,8 +44,11 @@ int main(int argc, char** argv) {
   parser.addOption(sweep);
   QCommandLineOption result(QStringLiteral("result"),
                             "Show a `trainsim run --json` result (a simulation of SCENARIO) as Simulate would.", "file");
+  QCommandLineOption report(QStringLiteral("validation-report"),
+                            "Show a `trainsim validate --report DIR` report (DIR or its report.json).", "dir");
   parser.addOption(trace);
   parser.addOption(result);
+  parser.addOption(report);
   parser.process(app);
 
   if (!trainsim::gui::set_language(parser.value(lang)))
@@ -66,6 +69,8 @@ int main(int argc, char** argv) {
   if (parser.isSet(trace) && !window.load_trace(parser.value(trace), &error))
     std::fprintf(stderr, "trainsim-gui: %s\n", qPrintable(error));
   if (parser.isSet(result) && !window.load_result(parser.value(result), &error))
+    std::fprintf(stderr, "trainsim-gui: %s\n", qPrintable(error));
+  if (parser.isSet(report) && !window.load_validation_report(parser.value(report), &error))
     std::fprintf(stderr, "trainsim-gui: %s\n", qPrintable(error));
 
   if (parser.isSet(screenshot)) {

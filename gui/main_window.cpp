@@ -36,6 +36,7 @@
 #include "gui/sweep_view.hpp"
 #include "gui/timeline_view.hpp"
 #include "gui/topology_view.hpp"
+#include "gui/validation_view.hpp"
 #include "gui/view_export.hpp"
 #include "models/core/scenario_error.hpp"
 #include "models/scenario/input_file.hpp"
@@ -72,7 +73,9 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   sweep_ = new SweepView(tabs_);
   compare_ = new CompareView(tabs_);
   goodput_ = new GoodputView(tabs_);
-  for (QWidget* w : std::initializer_list<QWidget*>{timeline_, memory_, breakdown_, topology_, sweep_, compare_, goodput_})
+  validation_ = new ValidationView(tabs_);
+  for (QWidget* w : std::initializer_list<QWidget*>{timeline_, memory_, breakdown_, topology_, sweep_, compare_, goodput_,
+                                                    validation_})
     tabs_->addTab(w, QString());
   right_layout->addWidget(tabs_, 1);
   splitter->addWidget(panel_);
@@ -174,6 +177,13 @@ void MainWindow::build_menus() {
     QString error;
     if (!path.isEmpty() && !load_trace(path, &error)) QMessageBox::warning(this, tr("Cannot load trace"), error);
   });
+  open_report_action_ = file_menu_->addAction(QString(), this, [this] {
+    const QString path = QFileDialog::getOpenFileName(this, tr("Open validation report"), origin_dir_,
+                                                      tr("Validation report (report.json index.html);;All files (*)"));
+    QString error;
+    if (!path.isEmpty() && !load_validation_report(path, &error))
+      QMessageBox::warning(this, tr("Cannot load validation report"), error);
+  });
   file_menu_->addSeparator();
   export_view_action_ = file_menu_->addAction(QString(), this, &MainWindow::export_view);
   export_trace_action_ = file_menu_->addAction(QString(), this, &MainWindow::export_trace);
@@ -226,12 +236,14 @@ void MainWindow::retranslate_ui() {
   tabs_->setTabText(4, tr("Sweep"));
   tabs_->setTabText(5, tr("Compare"));
   tabs_->setTabText(6, tr("Goodput"));
+  tabs_->setTabText(7, tr("Validation"));
   file_menu_->setTitle(tr("&File"));
   open_action_->setText(tr("&Open scenario…"));
   save_action_->setText(tr("&Save scenario"));
   save_as_action_->setText(tr("Save scenario &as…"));
   open_sweep_action_->setText(tr("Load s&weep results…"));
   open_trace_action_->setText(tr("Load &trace (Chrome/Perfetto)…"));
+  open_report_action_->setText(tr("Open &validation report…"));
   export_view_action_->setText(svg_export_available() ? tr("&Export current view (PNG/SVG)…") : tr("&Export current view (PNG)…"));
   export_trace_action_->setText(tr("Export &Perfetto trace…"));
   quit_action_->setText(tr("&Quit"));
@@ -278,7 +290,7 @@ void MainWindow::update_title() {
 QList<QPair<QString, ScenarioView*>> MainWindow::views() const {
   return {{"timeline", timeline_}, {"memory", memory_},  {"breakdown", breakdown_},
           {"topology", topology_}, {"sweep", sweep_},    {"compare", compare_},
-          {"goodput", goodput_}};
+          {"goodput", goodput_},   {"validation", validation_}};
 }
 
 QString MainWindow::status_text() const { return status_label_->text(); }
@@ -393,6 +405,17 @@ bool MainWindow::load_trace(const QString& file_path, QString* error) {
   const bool ok = timeline_->load_trace_file(file_path, error);
   if (ok) tabs_->setCurrentWidget(timeline_);
   return ok;
+}
+
+bool MainWindow::load_validation_report(const QString& path, QString* error) {
+  if (!validation_->load_report(path, error)) return false;
+  QString trace_error;
+  if (!validation_->trace_path().isEmpty() && !timeline_->load_trace_file(validation_->trace_path(), &trace_error))
+    status_label_->setText(tr("Validation report loaded; its trace did not: %1").arg(trace_error));
+  else
+    status_label_->setText(tr("Validation report loaded: %1").arg(path));
+  tabs_->setCurrentWidget(validation_);
+  return true;
 }
 
 void MainWindow::apply_sweep_row(const SweepRow& row) {

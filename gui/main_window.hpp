@@ -35,6 +35,7 @@ class SweepView;
 struct SweepRow;
 class TimelineView;
 class TopologyView;
+class ValidationView;
 
 class MainWindow : public QMainWindow {
   Q_OBJECT
@@ -51,6 +52,9 @@ class MainWindow : public QMainWindow {
   void apply_field(const QString& json_path, const QString& value);
   bool load_sweep(const QString& file_path, QString* error = nullptr);
   bool load_trace(const QString& file_path, QString* error = nullptr);
+  // A `trainsim validate --report DIR` report (the directory, report.json or index.html): the
+  // Validation view shows it and its trace goes to the Timeline view.
+  bool load_validation_report(const QString& path, QString* error = nullptr);
   void simulate();
   void cancel_simulation();
   // Shows a `trainsim run --json` result (a simulation) as if Simulate had produced it.
@@ -97,6 +101,7 @@ class MainWindow : public QMainWindow {
   SweepView* sweep_ = nullptr;
   CompareView* compare_ = nullptr;
   GoodputView* goodput_ = nullptr;
+  ValidationView* validation_ = nullptr;
   SimulateRunner* runner_ = nullptr;
   QProgressBar* progress_ = nullptr;
   QPushButton* cancel_button_ = nullptr;
@@ -111,6 +116,7 @@ class MainWindow : public QMainWindow {
   QAction* save_as_action_ = nullptr;
   QAction* open_sweep_action_ = nullptr;
   QAction* open_trace_action_ = nullptr;
+  QAction* open_report_action_ = nullptr;
   QAction* export_view_action_ = nullptr;
   QAction* export_trace_action_ = nullptr;
   QAction* quit_action_ = nullptr;

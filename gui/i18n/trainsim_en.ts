@@ -778,6 +778,34 @@ Live numbers come from the estimate tier (closed form, in-process); Simulate run
         <source>Simulation finished (%1, %2).</source>
         <translation type="unfinished"></translation>
     </message>
+    <message>
+        <source>Open validation report</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Validation report (report.json index.html);;All files (*)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Cannot load validation report</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Validation</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Open &amp;validation report…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Validation report loaded; its trace did not: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Validation report loaded: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>trainsim::gui::MemoryView</name>
@@ -1503,6 +1531,81 @@ Live numbers come from the estimate tier (closed form, in-process); Simulate run
     </message>
     <message>
         <source>Link utilisation estimated from the bytes each group moves per GPU per step over the step time (Simulate for per-link values).</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>trainsim::gui::ValidationView</name>
+    <message>
+        <source>n/a</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 is not a trainsim validation report: %2</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>metric</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>predicted</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>measured median</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>95% interval</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>error</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>error 95% interval</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>share of step</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>limit</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>No validation report loaded. Run `trainsim validate --backend cpu --report DIR` and open DIR here (File &gt; Open validation report); its timelines go to the Timeline view.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;Verdict: %1&lt;/b&gt; (%2)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 rank(s): TP %2 x PP %3 x DP %4, ZeRO-%5, %6, compression %7</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>not judged</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>ok</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>FAIL</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>not modelled</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>compute: %1</source>
         <translation type="unfinished"></translation>
     </message>
 </context>

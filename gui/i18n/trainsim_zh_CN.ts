@@ -779,6 +779,34 @@ Live numbers come from the estimate tier (closed form, in-process); Simulate run
         <source>Simulation finished (%1, %2).</source>
         <translation>仿真完成（%1，%2）。</translation>
     </message>
+    <message>
+        <source>Open validation report</source>
+        <translation>打开验证报告</translation>
+    </message>
+    <message>
+        <source>Validation report (report.json index.html);;All files (*)</source>
+        <translation>验证报告 (report.json index.html);;所有文件 (*)</translation>
+    </message>
+    <message>
+        <source>Cannot load validation report</source>
+        <translation>无法加载验证报告</translation>
+    </message>
+    <message>
+        <source>Validation</source>
+        <translation>验证</translation>
+    </message>
+    <message>
+        <source>Open &amp;validation report…</source>
+        <translation>打开验证报告(&amp;V)…</translation>
+    </message>
+    <message>
+        <source>Validation report loaded; its trace did not: %1</source>
+        <translation>验证报告已加载；其追踪未能加载：%1</translation>
+    </message>
+    <message>
+        <source>Validation report loaded: %1</source>
+        <translation>验证报告已加载：%1</translation>
+    </message>
 </context>
 <context>
     <name>trainsim::gui::MemoryView</name>
@@ -1508,6 +1536,81 @@ Live numbers come from the estimate tier (closed form, in-process); Simulate run
     <message>
         <source>Link utilisation estimated from the bytes each group moves per GPU per step over the step time (Simulate for per-link values).</source>
         <translation>链路利用率由每个组每 GPU 每步传输的字节数除以步时间估算（仿真可得每条链路的值）。</translation>
+    </message>
+</context>
+<context>
+    <name>trainsim::gui::ValidationView</name>
+    <message>
+        <source>n/a</source>
+        <translation>不适用</translation>
+    </message>
+    <message>
+        <source>%1 is not a trainsim validation report: %2</source>
+        <translation>%1 不是 trainsim 验证报告：%2</translation>
+    </message>
+    <message>
+        <source>metric</source>
+        <translation>指标</translation>
+    </message>
+    <message>
+        <source>predicted</source>
+        <translation>预测</translation>
+    </message>
+    <message>
+        <source>measured median</source>
+        <translation>实测中位数</translation>
+    </message>
+    <message>
+        <source>95% interval</source>
+        <translation>95% 区间</translation>
+    </message>
+    <message>
+        <source>error</source>
+        <translation>误差</translation>
+    </message>
+    <message>
+        <source>error 95% interval</source>
+        <translation>误差 95% 区间</translation>
+    </message>
+    <message>
+        <source>share of step</source>
+        <translation>占步时间比例</translation>
+    </message>
+    <message>
+        <source>limit</source>
+        <translation>限值</translation>
+    </message>
+    <message>
+        <source>No validation report loaded. Run `trainsim validate --backend cpu --report DIR` and open DIR here (File &gt; Open validation report); its timelines go to the Timeline view.</source>
+        <translation>未加载验证报告。运行 `trainsim validate --backend cpu --report DIR`，然后在此打开 DIR（文件 &gt; 打开验证报告）；其时间线显示在“时间线”视图中。</translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;Verdict: %1&lt;/b&gt; (%2)</source>
+        <translation>&lt;b&gt;结论：%1&lt;/b&gt;（%2）</translation>
+    </message>
+    <message>
+        <source>%1 rank(s): TP %2 x PP %3 x DP %4, ZeRO-%5, %6, compression %7</source>
+        <translation>%1 个进程：TP %2 x PP %3 x DP %4，ZeRO-%5，%6，压缩 %7</translation>
+    </message>
+    <message>
+        <source>not judged</source>
+        <translation>未评判</translation>
+    </message>
+    <message>
+        <source>ok</source>
+        <translation>通过</translation>
+    </message>
+    <message>
+        <source>FAIL</source>
+        <translation>未通过</translation>
+    </message>
+    <message>
+        <source>not modelled</source>
+        <translation>未建模</translation>
+    </message>
+    <message>
+        <source>compute: %1</source>
+        <translation>计算：%1</translation>
     </message>
 </context>
 </TS>

@@ -381,6 +381,32 @@ ZH = {
     'Estimate for comparison: NVLink %1, NIC %2 per GPU per step.': '估算对照：每 GPU 每步 NVLink %1，网卡 %2。',
     'Link utilisation estimated from the bytes each group moves per GPU per step over the step time (Simulate for per-link values).':
         '链路利用率由每个组每 GPU 每步传输的字节数除以步时间估算（仿真可得每条链路的值）。',
+    'Open validation report': '打开验证报告',
+    'Validation report (report.json index.html);;All files (*)': '验证报告 (report.json index.html);;所有文件 (*)',
+    'Cannot load validation report': '无法加载验证报告',
+    'Validation': '验证',
+    'Open &validation report…': '打开验证报告(&V)…',
+    'Validation report loaded; its trace did not: %1': '验证报告已加载；其追踪未能加载：%1',
+    'Validation report loaded: %1': '验证报告已加载：%1',
+    'n/a': '不适用',
+    '%1 is not a trainsim validation report: %2': '%1 不是 trainsim 验证报告：%2',
+    'metric': '指标',
+    'predicted': '预测',
+    'measured median': '实测中位数',
+    '95% interval': '95% 区间',
+    'error': '误差',
+    'error 95% interval': '误差 95% 区间',
+    'share of step': '占步时间比例',
+    'limit': '限值',
+    'No validation report loaded. Run `trainsim validate --backend cpu --report DIR` and open DIR here (File > Open validation report); its timelines go to the Timeline view.':
+        '未加载验证报告。运行 `trainsim validate --backend cpu --report DIR`，然后在此打开 DIR（文件 > 打开验证报告）；其时间线显示在“时间线”视图中。',
+    '<b>Verdict: %1</b> (%2)': '<b>结论：%1</b>（%2）',
+    '%1 rank(s): TP %2 x PP %3 x DP %4, ZeRO-%5, %6, compression %7': '%1 个进程：TP %2 x PP %3 x DP %4，ZeRO-%5，%6，压缩 %7',
+    'not judged': '未评判',
+    'ok': '通过',
+    'FAIL': '未通过',
+    'not modelled': '未建模',
+    'compute: %1': '计算：%1',
 }
 
 

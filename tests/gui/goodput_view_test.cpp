@@ -32,7 +32,7 @@ nlohmann::json cli_json(const QStringList& args) {
 }
 
 QLabel* goodput_summary(MainWindow& w) {
-  auto* view = qobject_cast<trainsim::gui::GoodputView*>(w.views().last().second);
+  auto* view = qobject_cast<trainsim::gui::GoodputView*>(w.views()[6].second);
   return view ? view->findChild<QLabel*>() : nullptr;
 }
 

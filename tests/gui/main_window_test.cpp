@@ -179,9 +179,9 @@ class MainWindowTest : public QObject {
     // The example's MTBFs: 16384/86000 + 2048/19200 + 16384/607000 failures per hour.
     QVERIFY(std::abs(g.rates.total_per_s() * 3600 - (16384 / 86000.0 + 2048 / 19200.0 + 16384 / 607000.0)) < 1e-9);
     QVERIFY(g.goodput_fraction > 0.5 && g.goodput_fraction < 1.0);
-    auto* view = qobject_cast<trainsim::gui::GoodputView*>(w.views().last().second);
+    auto* view = qobject_cast<trainsim::gui::GoodputView*>(w.views()[6].second);
     QVERIFY(view);
-    QCOMPARE(w.views().last().first, QString("goodput"));
+    QCOMPARE(w.views()[6].first, QString("goodput"));
     auto* summary = view->findChild<QLabel*>();
     QVERIFY(summary && summary->text().contains("Goodput"));
     // Without training.faults the view says how to enable it.

@@ -8,7 +8,7 @@
 
 namespace {
 
-const QStringList kViews = {"timeline", "memory", "breakdown", "topology", "sweep", "compare", "goodput"};
+const QStringList kViews = {"timeline", "memory", "breakdown", "topology", "sweep", "compare", "goodput", "validation"};
 
 // Distinct colours in the right-hand part of the window (the view, not the scenario panel).
 int distinct_colours(const QImage& image) {
