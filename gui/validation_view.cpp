@@ -19,6 +19,11 @@ double number(const nlohmann::json& j, const char* key) {
   return it != j.end() && it->is_number() ? it->get<double>() : NAN;
 }
 
+bool flag(const nlohmann::json& j, const char* key, bool otherwise) {
+  const auto it = j.find(key);
+  return it != j.end() && it->is_boolean() ? it->get<bool>() : otherwise;
+}
+
 QString percent(double x) {
   return std::isfinite(x) ? QString::asprintf("%+.1f%%", 100 * x) : ValidationView::tr("n/a");
 }
@@ -110,7 +115,10 @@ void ValidationView::redraw() {
   if (r.contains("job") && r["job"].is_object()) {
     const auto& j = r["job"];
     auto i = [&](const char* k) { return j.contains(k) && j[k].is_number_integer() ? j[k].get<int>() : 0; };
-    auto s = [&](const char* k) { return QString::fromStdString(j.value(k, std::string("?"))).toHtmlEscaped(); };
+    auto s = [&](const char* k) {
+      return j.contains(k) && j[k].is_string() ? QString::fromStdString(j[k].get<std::string>()).toHtmlEscaped()
+                                               : QStringLiteral("?");
+    };
     text += "<br>" + tr("%1 rank(s): TP %2 x PP %3 x DP %4, ZeRO-%5, %6, compression %7")
                          .arg(i("ranks")).arg(i("tp")).arg(i("pp")).arg(i("dp")).arg(i("zero")).arg(s("schedule"), s("compression"));
   }
@@ -132,10 +140,10 @@ void ValidationView::redraw() {
     const bool measured = !m.contains("n") || !m["n"].is_number() || m["n"].get<double>() > 0;
     const QString none = tr("n/a");
     QString limit = QStringLiteral("-");
-    if (m.value("judged", false) && m.contains("limit") && m["limit"].is_number()) {
+    if (flag(m, "judged", false) && m.contains("limit") && m["limit"].is_number()) {
       limit = QString::asprintf("±%.0f%%", 100 * m["limit"].get<double>()) + " " +
-              (!judged_run ? tr("not judged") : m.value("within", false) ? tr("ok") : tr("FAIL"));
-    } else if (!m.value("modelled", true)) {
+              (!judged_run ? tr("not judged") : flag(m, "within", false) ? tr("ok") : tr("FAIL"));
+    } else if (!flag(m, "modelled", true)) {
       limit = tr("not modelled");
     }
     const QString cells[] = {

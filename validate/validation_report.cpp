@@ -30,9 +30,13 @@ std::string esc(const std::string& s) {
   return o;
 }
 
+// A run the tool refused to judge (too noisy, machine changed, oversubscribed) holds no row to
+// its limit: its measured figures, if any, are not evidence either way.
+bool judged_run(Verdict v) { return v == Verdict::kPass || v == Verdict::kFail; }
+
 json num_or_null(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
 
-json row_json(const Row& r) {
+json row_json(const Row& r, bool run_judged) {
   return {{"name", r.name},
           {"predicted", r.predicted},
           {"measured_median", r.measured.median},
@@ -45,7 +49,7 @@ json row_json(const Row& r) {
           {"modelled", r.modelled},
           {"judged", r.judged},
           {"limit", r.judged ? json(r.limit) : json(nullptr)},
-          {"within", r.within()}};
+          {"within", run_judged ? json(r.within()) : json(nullptr)}};
 }
 
 // The colour key of a measured event and of a predicted op (one legend for both).
@@ -184,19 +188,15 @@ json comparison_json(const CpuJob& j, const CpuPrediction& p, const Comparison& 
                   {"disturbed", c.selection.disturbed}};
   out["critical_stage"] = p.critical_stage;
   out["metrics"] = json::array();
-  for (const Row& r : c.rows) out["metrics"].push_back(row_json(r));
+  for (const Row& r : c.rows) out["metrics"].push_back(row_json(r, judged_run(c.verdict)));
   out["compute_by_op_class"] = json::array();
-  for (const Row& r : c.compute_classes) out["compute_by_op_class"].push_back(row_json(r));
+  for (const Row& r : c.compute_classes) out["compute_by_op_class"].push_back(row_json(r, judged_run(c.verdict)));
   out["verdict"] = to_string(c.verdict);
   out["reasons"] = c.reasons;
   return out;
 }
 
 namespace {
-
-// A run the tool refused to judge (too noisy, machine changed, oversubscribed) holds no row to
-// its limit: its measured figures, if any, are not evidence either way.
-bool judged_run(Verdict v) { return v == Verdict::kPass || v == Verdict::kFail; }
 
 std::string limit_mark(const Row& r, Verdict v) {
   if (!judged_run(v)) return " not judged";
