@@ -116,11 +116,15 @@ GemmTiming gemm_timing(const GpuSpec& gpu, const GemmShape& g, Precision precisi
       const double iters = tiles * std::ceil(kk / k_step);
       consider(std::ceil(iters / sms) * 2 * tm * tn * k_step / tile_rate, 0, 1);
     } else {
-      // One output tile per CTA, one CTA per SM at these tile sizes: whole waves. With fewer
-      // tiles than SMs, split-K spreads K over more CTAs at the cost of fp32 partial sums
-      // written and read back.
+      // One output tile per CTA, one CTA per SM at these tile sizes: whole waves. Split-K
+      // spreads K over 2-8 CTAs per tile at the cost of fp32 partial sums written and read
+      // back; it is a candidate whenever K is long enough, not only when there are fewer tiles
+      // than SMs: a grid of 1.2 waves (a weight-gradient GEMM, K = the tokens) leaves most
+      // SMs idle in its second wave. cuBLAS's heuristic picks split-K variants from its kernel
+      // ensemble (cuBLASLt CUBLASLT_ALGO_CONFIG_SPLITK_NUM; Osama et al., "Stream-K", PPoPP
+      // 2023, on A100: libraries "select from a large ensemble of kernel variants").
       for (int split : {1, 2, 3, 4, 6, 8}) {
-        if (split > 1 && (tiles >= sms || kk / split < 256)) break;
+        if (split > 1 && kk / split < 256) break;
         const double waves = std::ceil(tiles * split / sms);
         const double partial_bytes = split > 1 ? 2.0 * 4 * m * n * groups * split : 0;
         consider(waves * 2 * tm * tn * (kk / split) / tile_rate, partial_bytes, split);

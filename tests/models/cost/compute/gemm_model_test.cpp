@@ -68,6 +68,31 @@ TEST(GemmModel, FollowsTheA100CublasSweep) {
   f.check(0.15, 0.30);
 }
 
+TEST(GemmModel, SplitsKWhenWholeWavesLeaveSmsIdle) {
+  // The weight-gradient GEMM of a 1024-wide layer's fc1 over 32k tokens (dW[1024, 4096] =
+  // X^T dY, K = 32768) on A100: 4 x 32 = 128 output tiles of 256 x 128 on 108 SMs. Whole
+  // waves run two waves of which the second is 20/108 busy (59% of the SMs' time); K split in
+  // two gives 256 CTAs in three waves (79%) for 2 x 4 x M x N x 2 bytes of fp32 partials. The
+  // closed form of that candidate bounds the model's time from above (it takes the fastest
+  // candidate, as cuBLAS's heuristic picks from its split-K variants), the ideal from below.
+  const GpuSpec a100 = gpu_preset("A100-SXM4-80GB");
+  const double m = 1024, n = 4096, k = 32768;
+  const double rate = a100.peak_flops(Precision::kBf16) * a100.kernel.gemm_share_16bit;
+  const double per_sm = rate / a100.kernel.sm_count;
+  const double bw = a100.hbm_bandwidth_bytes_per_s * a100.kernel.memory_bandwidth_share;
+  const double whole_waves_s = 2 * (2 * 256.0 * 128 * k) / per_sm;
+  const double split2_s = 3 * (2 * 256.0 * 128 * (k / 2)) / per_sm;
+  const double loads_s = (m * k + k * n) * 2 / bw;
+  const double split2_total_s = std::max(split2_s, loads_s) + (m * n * 2 + 2.0 * 4 * m * n * 2) / bw;
+  const GemmTiming t = gemm_timing(a100, {m, n, k, 1}, Precision::kBf16);
+  std::printf("  dW 1024x4096x32768 on A100: split %d, %.0f us (whole waves %.0f, split-2 closed form %.0f)\n",
+              t.split_k, t.time_s * 1e6, whole_waves_s * 1e6, split2_total_s * 1e6);
+  EXPECT_GT(t.split_k, 1);
+  EXPECT_LE(t.time_s, split2_total_s * (1 + 1e-9));
+  EXPECT_LT(t.time_s, 0.85 * whole_waves_s);
+  EXPECT_GE(t.time_s, 2 * m * n * k / rate);
+}
+
 TEST(GemmModel, PredictsDeepGemmFp8OnH800FromKernelFacts) {
   // H800 parameters are H100's (same die): the fp8 share from cuBLAS MAMF, nothing from these.
   ErrorFamily small("GEMM fp8 DeepGEMM H800 M=64,128");
