@@ -235,11 +235,13 @@ int run(SweepOptions& o) {
   // otherwise (a resumed or sharded sweep) they are read back from the rows files.
   const bool collect = shard.count == 1 && writer.done().empty();
   SweepTally tally;
-  std::string csv_lines, text, overrides;
+  std::string csv_lines, overrides;
   RowText row_text(spec, tally);
   std::size_t current = 0;
   RowJudge judge(spec, [&](bool plan_part) -> const json& { return plans.scenario_json(plan_part); },
                  [&] { return plans.overrides(current); });
+  EstimateOptions infeasible_stops;
+  infeasible_stops.stop_when_infeasible = true;
   Progress progress("sweep", "plans", static_cast<double>(mine), o.progress);
   std::size_t done = 0;
   for (std::size_t i = 0; i < plans.size(); ++i) {
@@ -250,20 +252,22 @@ int run(SweepOptions& o) {
     const long long index = static_cast<long long>(i);
     overrides.clear();
     plans.overrides_text(i, overrides);
-    text.clear();
+    std::string& text = writer.buffer();
+    const std::size_t mark = text.size();
     try {
       const Scenario& scenario = plans.scenario(i);
-      const Result result = estimate(scenario);
+      // An infeasible row keeps only why (and the memory it would need): the estimate stops there.
+      const Result result = estimate(scenario, infeasible_stops);
       RowJudge::Verdict verdict;
       if (result.feasible) verdict = judge.judge(index, scenario, result);
       row_text.plan_row(index, overrides, scenario, result, result.feasible ? &verdict : nullptr, text,
                         collect ? &csv_lines : nullptr);
     } catch (const ScenarioError& e) {
       // An axis value the loader rejects is a row with its reason, not the end of the sweep.
-      text.clear();
+      text.resize(mark);
       row_text.json_row(invalid_row(index, plans.overrides(i), e.what()), text, collect ? &csv_lines : nullptr);
     }
-    writer.add_text(text);
+    writer.commit();
     if (slow_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(slow_ms));
     progress.update(static_cast<double>(done));
   }

@@ -26,13 +26,28 @@ void append_json_number(std::string& out, int64_t x) {
   out.append(buf, static_cast<std::size_t>(r.ptr - buf));
 }
 
-void append_json_string(std::string& out, const std::string& s) { out += json(s).dump(); }
+void append_json_string(std::string& out, const std::string& s) {
+  // Printable ASCII other than the quote and the backslash stands as it is; anything else
+  // (escapes, UTF-8, and the error nlohmann raises on invalid UTF-8) is nlohmann's.
+  for (unsigned char c : s)
+    if (c < 0x20 || c >= 0x7f || c == '"' || c == '\\') {
+      out += json(s).dump();
+      return;
+    }
+  out += '"';
+  out += s;
+  out += '"';
+}
 
 void append_csv_string(std::string& out, const std::string& s) {
   out += '"';
-  for (char c : s) {
-    if (c == '"') out += '"';
-    out += c;
+  if (s.find('"') == std::string::npos) {
+    out += s;
+  } else {
+    for (char c : s) {
+      if (c == '"') out += '"';
+      out += c;
+    }
   }
   out += '"';
 }

@@ -116,11 +116,6 @@ void RowWriter::add(const json& row) {
   if (row.contains("index")) done_.insert(row["index"].get<long long>());
 }
 
-void RowWriter::add_text(const std::string& text) {
-  pending_ += text;
-  flush(false);
-}
-
 void RowWriter::flush(bool force) {
   const auto now = std::chrono::steady_clock::now();
   if (!force && pending_.size() < (1u << 20) && now - last_flush_ < std::chrono::milliseconds(50)) return;

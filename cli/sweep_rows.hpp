@@ -29,7 +29,7 @@ nlohmann::json read_sweep_header(const std::string& path);
 std::string header_fingerprint(const nlohmann::json& header);
 
 // Appends rows to a JSON-lines file. A row given to add() is flushed to the OS before add()
-// returns; rows given to add_text() are flushed at least every 50 ms (a killed sweep loses at
+// returns; rows given as text are flushed at least every 50 ms (a killed sweep loses at
 // most that much work, which --resume redoes); all are synced to the disk at least every second
 // and at close().
 class RowWriter {
@@ -44,8 +44,10 @@ class RowWriter {
   const std::set<long long>& done() const { return done_; }
   // Throws ScenarioError("--out", ...) naming the file on a write failure (full disk, ...).
   void add(const nlohmann::json& row);
-  // `text`: complete rows, each ending in a newline. Not added to done().
-  void add_text(const std::string& text);
+  // Rows as text: append complete rows, each ending in a newline, to buffer(), then commit().
+  // Not added to done().
+  std::string& buffer() { return pending_; }
+  void commit() { flush(false); }
   void close();
   const std::string& path() const { return path_; }
 

@@ -148,6 +148,48 @@ for k, rs in by.items():
 assert not pairs or "ZeRO-1/2" in text
 PY
 
+# Plans are made two ways (cli/sweep_plans.hpp): axes over plain plan fields change a parsed
+# scenario in place; any other axis over the plan sends every plan through the loader (resolve
+# and parse its JSON). An axis that sets plan.placement to its default changes no plan but takes
+# the loader's route: the same sweep with it must give the same rows (but for that override),
+# the same CSV and the same summary. The sweep mixes what the in-place route must get right:
+# bad values (invalid rows naming the field), infeasible and out-of-memory plans, dp from the
+# GPU count, expert_tp following tp, a model axis, constraints on the plan and the model.
+for route in inplace loader; do
+  extra=""
+  [ $route = loader ] && extra=', {"path": "plan.placement", "values": ["tp-cp-dp-pp"]}'
+  cat >route_$route.json <<JSON
+{"schema_version": 1, "name": "routes",
+ "base": {"schema_version": 1, "model": "gpt-1.7b", "cluster": {"base": "dgx-a100-superpod", "nodes": 4},
+          "plan": {"global_batch": 512, "recompute": "full"}},
+ "axes": [{"path": "model", "values": ["gpt-1.7b", "llama3-8b"]},
+          {"path": "plan.tp", "values": [1, 2, 0, "x", 8, 64]}, {"path": "plan.pp", "values": [1, 4, 3]},
+          {"path": "plan.micro_batch", "values": [1, 8, 64]}, {"path": "plan.schedule", "values": ["1f1b", "zb-h1", "nope"]},
+          {"path": "plan.zero_stage", "values": [0, 1, 2]}, {"path": "plan.sp", "values": [false, true]}$extra],
+ "constraints": ["memory.peak_bytes < 0.5 * hbm", "plan.expert_tp <= 4", "model.layers >= 24"],
+ "objective": {"minimize": "step_time_s * gpus / (1 + plan.tp)"}, "top_k": 8}
+JSON
+  "$T" sweep route_$route.json --out route_$route --quiet >route_$route.summary || bad "$route sweep failed"
+done
+cmp -s route_inplace.csv route_loader.csv && cmp -s route_inplace.summary route_loader.summary && ok ||
+  bad "the in-place route and the loader's route give different CSV or summaries"
+python3 - route_inplace.rows.jsonl route_loader.rows.jsonl <<'PY' && ok || bad "the in-place route and the loader's route give different rows"
+import json, sys
+def rows(path):
+    out = []
+    for r in map(json.loads, open(path)):
+        if "index" in r:
+            r["overrides"].pop("plan.placement", None)
+            out.append(r)
+    return out
+a, b = rows(sys.argv[1]), rows(sys.argv[2])
+assert a == b, next((x, y) for x, y in zip(a, b) if x != y)
+kinds = {r["status"] for r in a}
+assert kinds == {"ok", "outside_constraints", "infeasible", "invalid"}, kinds
+assert any(r.get("reason_code") == "out_of_memory" and "memory" in r for r in a)
+assert any("plan.tp" in r["reason"] and r["status"] == "invalid" for r in a)
+PY
+
 # Bad sweep files: exit 2 naming the path.
 echo '{"schema_version": 1, "base": "nope.json", "axes": []}' >bad1.json
 "$T" sweep bad1.json --out bad1 >/dev/null 2>err1; [ $? -eq 2 ] && grep -q "nope.json" err1 && ok || bad "missing base not reported"
