@@ -298,6 +298,9 @@ int run(SweepOptions& o) {
     }
   }
   if (!collect) {
+    // The rows as the files hold them, each once: what this process tallied is set aside.
+    tally = SweepTally();
+    csv_lines.clear();
     const std::map<long long, json> rows = read_rows(pieces);
     if (shard.count > 1) write_rows_jsonl(prefix + ".rows.jsonl", rows, header);
     for (const auto& [i, row] : rows) {

@@ -67,12 +67,15 @@ printf '{"index": 99999, "trunc' >>killed.rows.jsonl  # a torn last row, as a ki
 "$T" sweep "$SWEEP" --out killed --quiet --resume >/dev/null || bad "resume failed"
 [ "$(rows_of killed.rows.jsonl)" -eq "$total" ] && ok || bad "resume: expected $total rows"
 [ "$(canon killed.rows.jsonl)" = "$(canon ref.rows.jsonl)" ] && ok || bad "resumed rows differ from a clean run"
+# The CSV and summary of a resumed sweep come from the rows read back: the same as a clean run's.
+cmp -s killed.csv ref.csv && cmp -s killed.summary.txt ref.summary.txt && ok || bad "resumed CSV or summary differ from a clean run"
 
 # mpirun: ranks take disjoint shards, rank 0 merges.
 if command -v mpirun >/dev/null; then
   OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 \
     mpirun -np 2 --oversubscribe "$T" sweep "$SWEEP" --out mpi --quiet >/dev/null 2>mpi.err || { cat mpi.err; bad "mpirun sweep failed"; }
   [ "$(canon mpi.rows.jsonl)" = "$(canon ref.rows.jsonl)" ] && ok || bad "mpirun rows differ from one process"
+  cmp -s mpi.csv ref.csv && cmp -s mpi.summary.txt ref.summary.txt && ok || bad "mpirun CSV or summary differ from one process"
   [ -f mpi.rank0of2.jsonl ] && [ -f mpi.rank1of2.jsonl ] && ok || bad "per-rank rows files missing"
 else
   echo "mpirun not found: skipping the MPI check"
