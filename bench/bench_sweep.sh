@@ -26,6 +26,7 @@ JSON
 cd "$tmp"
 pin=()
 command -v taskset >/dev/null && pin=(taskset -c 0)
+[ -x /usr/bin/time ] && pin=(/usr/bin/time -o rss.txt -f %M "${pin[@]}")
 for run in $(seq "${REPEAT:-1}"); do
   rm -f bench.*
   start=$(date +%s.%N)
@@ -36,13 +37,15 @@ for run in $(seq "${REPEAT:-1}"); do
   csv=$(($(wc -l <bench.csv) - 1))
   front=$(sed -n 's/^Pareto front.*: \([0-9]*\) plans$/\1/p' summary.txt)
   feasible=$(sed -n 's/^[0-9]* plans: \([0-9]*\) feasible within constraints.*/\1/p' summary.txt)
-  python3 - "$start" "$end" "$plans" "$csv" "$front" "$feasible" "$(stat -c %s bench.rows.jsonl)" <<'PY'
+  rss=$(cat rss.txt 2>/dev/null || echo 0)
+  python3 - "$start" "$end" "$plans" "$csv" "$front" "$feasible" "$(stat -c %s bench.rows.jsonl)" "$rss" <<'PY'
 import sys
-start, end, plans, csv, front, feasible, size = sys.argv[1:]
+start, end, plans, csv, front, feasible, size, rss = sys.argv[1:]
 s = float(end) - float(start)
 print(f"bench_sweep: {int(plans):,} plans ({int(csv):,} CSV rows, {int(feasible):,} feasible within "
       f"constraints), Pareto front {front} plans, rows file {int(size) / 1e9:.2f} GB")
-print(f"  one core: {s:.2f} s, {int(plans) / s:,.0f} plans/s (goal: >= 1,000,000 plans in <= 10 s)")
+print(f"  one core: {s:.2f} s, {int(plans) / s:,.0f} plans/s (goal: >= 1,000,000 plans in <= 10 s)"
+      + (f", peak memory {int(rss) / 1e6:.2f} GB" if int(rss) else ""))
 PY
 done
 if [ "${SIMULATE_TOP:-0}" -gt 0 ]; then

@@ -36,9 +36,10 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-// Plans a sweep may list before it starts (documented in --help and docs/architecture.md): about
-// 500 bytes each while listed and 0.3 ms each to evaluate, so the default bounds a sweep to
-// about half a GiB and ten minutes on one core; --max-plans raises it.
+// Plans a sweep may list before it starts (documented in --help and docs/cli.md): about 500
+// bytes each while it runs (its ids, its CSV line, the record of a ranked row) and 10 us or less
+// each to evaluate (bench/bench_sweep.sh), so the default bounds a sweep to about a GiB and
+// well under a minute on one core; --max-plans raises it.
 constexpr std::size_t kDefaultMaxPlans = 2'000'000;
 
 struct SweepOptions {
@@ -203,7 +204,7 @@ int run(SweepOptions& o) {
   if (size > static_cast<double>(o.max_plans))
     throw ScenarioError("axes", "the sweep has " + formula + " = " + units::format_count(size) +
                                     " plans, above the cap of " + units::format_count(static_cast<double>(o.max_plans)) +
-                                    " (--max-plans; about 500 bytes and 0.3 ms each): split it or narrow its axes");
+                                    " (--max-plans; about 500 bytes and 10 us each): split it or narrow its axes");
   // The base resolved once; each plan changes a parsed copy (SweepPlans).
   const json base_resolved = resolve_scenario_json(spec.base_raw, options, spec.base_dir);
   SweepPlans plans(spec, options, base_resolved, calibration, o.max_plans);
