@@ -51,6 +51,13 @@ void copy_field(ParallelPlan& to, const ParallelPlan& from, int f) {
   }
 }
 
+// The same axis value, as its text: nlohmann's == holds 1 and 1.0 equal, but the row writes
+// each as given.
+bool same_value(const json& a, const std::string& a_text, const json& b) {
+  if (b.is_structured()) return a.is_structured() && a_text == b.dump();
+  return a.type() == b.type() && a == b;
+}
+
 }  // namespace
 
 struct SweepPlans::Value {
@@ -60,11 +67,22 @@ struct SweepPlans::Value {
   ParallelPlan plan;  // the base's plan with this value, as the loader reads it
 };
 
+struct SweepPlans::Calibrated {
+  bool failed = false;  // the loader's route gives the error
+  ClusterSpec cluster;
+  json scenario_json;
+  bool json_done = false;
+};
+
 struct SweepPlans::Context {
   bool loader = false;  // the loader's route for all its plans (it failed with the base's plan)
   Scenario base, work;
   json scenario_json;
   bool json_done = false;
+  // With a calibration: the calibrated cluster per plan precision, the only part of a plan
+  // apply_calibration reads (it changes the cluster's GPU and NVLink figures alone).
+  std::map<int, Calibrated> calibrated;
+  int work_precision = -1;  // whose calibrated cluster `work` holds
 };
 
 SweepPlans::SweepPlans(const SweepSpec& spec, const LoadOptions& options, const json& base_resolved,
@@ -81,8 +99,6 @@ SweepPlans::SweepPlans(const SweepSpec& spec, const LoadOptions& options, const 
     // Another part of the plan (or the whole plan) would change what the fields are read with.
     if (f < 0 && (p == "plan" || p.rfind("plan.", 0) == 0)) in_place_ = false;
   }
-  // A calibration reads the plan's precision: every plan is calibrated on its own.
-  if (!calibration.is_null()) in_place_ = false;
   slot_values_.resize(slots_);
   slot_last_.assign(slots_, 0);
   // The keys of the overrides object as nlohmann writes it: sorted, the last axis setting a path wins.
@@ -103,14 +119,14 @@ void SweepPlans::add_plan(const PlanOverrides& p) {
     uint32_t id = UINT32_MAX;
     const std::size_t last = slot_last_[s];
     for (std::size_t k : {last, last + 1})
-      if (k < seen.size() && values_[seen[k]].value == v) {
+      if (k < seen.size() && same_value(values_[seen[k]].value, values_[seen[k]].text, v)) {
         id = seen[k];
         slot_last_[s] = k;
         break;
       }
     if (id == UINT32_MAX) {
       for (std::size_t k = 0; k < seen.size(); ++k)
-        if (values_[seen[k]].value == v) {
+        if (same_value(values_[seen[k]].value, values_[seen[k]].text, v)) {
           id = seen[k];
           slot_last_[s] = k;
           break;
@@ -163,6 +179,7 @@ const Scenario& SweepPlans::slow(std::size_t i) {
 
 const Scenario& SweepPlans::scenario(std::size_t i) {
   current_ = nullptr;
+  current_calibrated_ = nullptr;
   current_slow_ = false;
   plan_json_valid_ = false;
   if (!in_place_) return slow(i);
@@ -223,6 +240,28 @@ const Scenario& SweepPlans::scenario(std::size_t i) {
   } catch (const ScenarioError&) {
     return slow(i);
   }
+  current_calibrated_ = nullptr;
+  if (!calibration_.is_null()) {
+    const int precision = static_cast<int>(s.plan.precision);
+    auto [at, fresh] = c.calibrated.try_emplace(precision);
+    Calibrated& cal = at->second;
+    if (fresh) {
+      Scenario calibrated = c.base;
+      calibrated.plan = s.plan;
+      try {
+        apply_calibration(calibration_, calibrated);
+        cal.cluster = calibrated.cluster;
+      } catch (const ScenarioError&) {
+        cal.failed = true;
+      }
+    }
+    if (cal.failed) return slow(i);
+    if (c.work_precision != precision) {
+      s.cluster = cal.cluster;
+      c.work_precision = precision;
+    }
+    current_calibrated_ = &cal;
+  }
   current_ = &c;
   return s;
 }
@@ -235,7 +274,16 @@ const json& SweepPlans::scenario_json(bool plan_part) {
     }
     return plan_json_;
   }
-  // Outside the plan, to_json of a plan's scenario is its context's.
+  // Outside the plan, to_json of a plan's scenario is its context's (with its calibration).
+  if (current_calibrated_) {
+    if (!current_calibrated_->json_done) {
+      Scenario calibrated = current_->base;
+      calibrated.cluster = current_calibrated_->cluster;
+      current_calibrated_->scenario_json = to_json(calibrated);
+      current_calibrated_->json_done = true;
+    }
+    return current_calibrated_->scenario_json;
+  }
   if (!current_->json_done) {
     current_->scenario_json = to_json(current_->base);
     current_->json_done = true;

@@ -2,8 +2,9 @@
 // value of each plan) and each plan's Scenario is made by changing a parsed one in place, as
 // `trainsim plan` does: an axis that sets a plain plan field (plan.tp, plan.schedule, ...)
 // assigns the field; every other axis value is resolved and parsed once per distinct
-// combination of such values. Whatever the in-place route cannot vouch for (a value the loader
-// rejects, degrees past its limits, a calibration, an axis over another part of the plan) takes
+// combination of such values (and calibrated once per plan precision). Whatever the in-place
+// route cannot vouch for (a value the loader rejects, degrees past its limits, an axis over
+// another part of the plan) takes
 // the loader's route for that plan, so every plan gets the Scenario, or the ScenarioError,
 // that resolving and parsing its JSON gives.
 #pragma once
@@ -47,6 +48,7 @@ class SweepPlans {
 
  private:
   struct Value;
+  struct Calibrated;
   struct Context;
   void add_plan(const PlanOverrides& p);
   const Scenario& slow(std::size_t i);
@@ -67,6 +69,7 @@ class SweepPlans {
   std::unordered_map<std::string, std::size_t> context_index_;
   std::vector<std::unique_ptr<Context>> contexts_;
   Context* current_ = nullptr;  // the context of the plan scenario() last returned
+  Calibrated* current_calibrated_ = nullptr;
   bool current_slow_ = false;
   Scenario slow_scenario_;
   nlohmann::json slow_json_;

@@ -134,79 +134,49 @@ double row_number(int name, long long index, const Scenario& s, const Result& r)
   }
 }
 
-const json* find_path(const json& j, const std::string& dotted) {
-  const json* node = &j;
-  std::size_t start = 0;
-  while (true) {
-    const std::size_t dot = dotted.find('.', start);
-    const std::string key = dotted.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
-    if (!node->is_object()) return nullptr;
-    auto it = node->find(key);
-    if (it == node->end()) return nullptr;
-    node = &*it;
-    if (dot == std::string::npos) return node;
-    start = dot + 1;
-  }
-}
-
-std::optional<double> number(const json* v) {
-  if (v && v->is_number()) return v->get<double>();
-  if (v && v->is_boolean()) return v->get<bool>() ? 1.0 : 0.0;
-  return std::nullopt;
-}
-
-// A name of the row that judge_row adds before it evaluates the objective.
-constexpr int kMeetsConstraints = -2;
-
 }  // namespace
 
 RowJudge::RowJudge(const SweepSpec& spec, std::function<const json&(bool)> scenario_json,
                    std::function<json()> overrides)
     : spec_(spec), scenario_json_(std::move(scenario_json)), overrides_(std::move(overrides)) {
-  lookup_fn_ = [this](const std::string& name) { return lookup(name); };
-}
-
-std::optional<double> RowJudge::lookup(const std::string& name) {
-  // row_lookup (models/scenario/sweep_spec.cpp) on the row make_row builds: the same order.
-  auto scenario_number = [&](const char* path) { return number(find_path(scenario_json_(false), path)); };
-  if (name == "hbm") return scenario_number("cluster.gpu.hbm_capacity");
-  if (name == "gpus_per_node") return scenario_number("cluster.gpus_per_node");
-  if (name == "nodes") return scenario_number("cluster.nodes");
-  if (name == "gpus") {
-    auto n = scenario_number("cluster.nodes");
-    auto g = scenario_number("cluster.gpus_per_node");
-    if (n && g) return *n * *g;
-    return std::nullopt;
-  }
-  auto it = names_.find(name);
-  if (it == names_.end()) {
+  // The row's numbers the expressions name go into a stub row that row_lookup reads as it reads
+  // a full row: a name the row does not hold as a number resolves on the scenario either way.
+  std::vector<std::string> names;
+  for (const Expression& c : spec.constraints)
+    for (const std::string& n : c.names()) names.push_back(n);
+  for (const std::string& n : spec.objective.names()) names.push_back(n);
+  for (const std::string& n : names) {
     int found = -1;
     for (int k = 0; k < kRowNames; ++k)
-      if (name == kRowNamePaths[k]) found = k;
-    if (name == "meets_constraints") found = kMeetsConstraints;
-    it = names_.emplace(name, found).first;
+      if (n == kRowNamePaths[k]) found = k;
+    if (found >= 0) {
+      json* node = &stub_;
+      std::size_t start = 0;
+      for (std::size_t dot; (dot = n.find('.', start)) != std::string::npos; start = dot + 1)
+        node = &(*node)[n.substr(start, dot - start)];
+      node = &(*node)[n.substr(start)];
+      *node = 0.0;
+      leaves_.emplace_back(found, node);
+    } else if (n.rfind("plan.", 0) == 0) {
+      plan_part_ = true;  // a plan field the row does not hold: the plan's own scenario JSON
+    }
+    with_overrides_ = with_overrides_ || n.rfind("overrides.", 0) == 0;
+    with_meets_ = with_meets_ || n == "meets_constraints";
   }
-  if (it->second >= 0) return row_number(it->second, index_, *scenario_, *result_);
-  if (it->second == kMeetsConstraints && judged_) return meets_ ? 1.0 : 0.0;
-  // The row's other members are strings or objects, except the overrides' values.
-  if (name.rfind("overrides.", 0) == 0) {
-    const json o = overrides_();
-    if (auto v = number(find_path(json{{"overrides", o}}, name))) return v;
-  }
-  return number(find_path(scenario_json_(name.rfind("plan.", 0) == 0), name));
+  if (stub_.is_null()) stub_ = json::object();
 }
 
 RowJudge::Verdict RowJudge::judge(long long index, const Scenario& scenario, const Result& result) {
-  index_ = index;
-  scenario_ = &scenario;
-  result_ = &result;
-  judged_ = false;
+  for (auto& [name, node] : leaves_) *node = row_number(name, index, scenario, result);
+  if (with_overrides_) stub_["overrides"] = overrides_();
+  if (with_meets_) stub_.erase("meets_constraints");
+  const Expression::Lookup lookup = row_lookup(stub_, scenario_json_(plan_part_));
   Verdict v;
   for (std::size_t c = 0; c < spec_.constraints.size(); ++c)
-    if (spec_.constraints[c].evaluate(lookup_fn_) == 0) v.violated.push_back(c);
-  judged_ = true;
-  meets_ = v.violated.empty();
-  v.objective = spec_.objective.evaluate(lookup_fn_);
+    if (spec_.constraints[c].evaluate(lookup) == 0) v.violated.push_back(c);
+  // judge_row evaluates the objective after it has added meets_constraints to the row.
+  if (with_meets_) stub_["meets_constraints"] = v.violated.empty();
+  v.objective = spec_.objective.evaluate(lookup);
   return v;
 }
 
@@ -327,14 +297,8 @@ void RowText::plan_row(long long index, const std::string& overrides_text, const
     tally_.add_unranked();
   } else {
     RankedPlan k;
-    k.index = index;
-    k.objective = objective;
-    k.tokens_per_s = r.tokens_per_s;
-    k.peak_bytes = r.peak_memory_bytes;
-    k.gpus = r.gpus;
-    k.step_time_s = r.step_time_s;
-    k.mfu = r.mfu;
-    k.bubble_fraction = r.bubble_fraction;
+    k.index = index, k.objective = objective, k.tokens_per_s = r.tokens_per_s, k.peak_bytes = r.peak_memory_bytes;
+    k.gpus = r.gpus, k.step_time_s = r.step_time_s, k.mfu = r.mfu, k.bubble_fraction = r.bubble_fraction;
     StringTable& t = tally_.strings;
     k.model = t.id(s.model.name), k.cluster = t.id(s.cluster.name), k.schedule = t.id(p.schedule);
     k.recompute = t.id(to_string(p.recompute)), k.precision = t.id(to_string(p.precision));

@@ -7,7 +7,6 @@
 
 #include <cstdint>
 #include <functional>
-#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -45,16 +44,12 @@ class RowJudge {
   Verdict judge(long long index, const Scenario& scenario, const Result& result);
 
  private:
-  std::optional<double> lookup(const std::string& name);
   const SweepSpec& spec_;
   std::function<const nlohmann::json&(bool)> scenario_json_;
   std::function<nlohmann::json()> overrides_;
-  std::unordered_map<std::string, int> names_;  // a name's row field, or -1: not a row number
-  Expression::Lookup lookup_fn_;
-  long long index_ = 0;
-  const Scenario* scenario_ = nullptr;
-  const Result* result_ = nullptr;
-  bool judged_ = false, meets_ = false;  // after the constraints: the row has meets_constraints
+  nlohmann::json stub_;
+  std::vector<std::pair<int, nlohmann::json*>> leaves_;  // a row number and its place in stub_
+  bool plan_part_ = false, with_overrides_ = false, with_meets_ = false;
 };
 
 // Writes the rows of evaluated plans: JSON text, CSV line and, for a ranked row, its record.

@@ -166,7 +166,7 @@ for route in inplace loader; do
  "base": {"schema_version": 1, "model": "gpt-1.7b", "cluster": {"base": "dgx-a100-superpod", "nodes": 4},
           "plan": {"global_batch": 512, "recompute": "full"}},
  "axes": [{"path": "model", "values": ["gpt-1.7b", "llama3-8b"]},
-          {"path": "plan.tp", "values": [1, 2, 0, "x", 8, 64]}, {"path": "plan.pp", "values": [1, 4, 3]},
+          {"path": "plan.tp", "values": [1, 2, 0, "x", 8, 64, 1.0]}, {"path": "plan.pp", "values": [1, 4, 3]},
           {"path": "plan.micro_batch", "values": [1, 8, 64]}, {"path": "plan.schedule", "values": ["1f1b", "zb-h1", "nope"]},
           {"path": "plan.zero_stage", "values": [0, 1, 2]}, {"path": "plan.sp", "values": [false, true]}$extra],
  "constraints": ["memory.peak_bytes < 0.5 * hbm", "plan.expert_tp <= 4", "model.layers >= 24"],
@@ -192,6 +192,23 @@ assert kinds == {"ok", "outside_constraints", "infeasible", "invalid"}, kinds
 assert any(r.get("reason_code") == "out_of_memory" and "memory" in r for r in a)
 assert any("plan.tp" in r["reason"] and r["status"] == "invalid" for r in a)
 PY
+
+# With a calibration (it reads the plan's precision): calibrated once per precision in place,
+# every plan on its own by the loader's route; the same CSV and summary.
+CAL=$(cd "$(dirname "$0")/../data/cpu" && pwd)/calibration_2ranks_pp2.json
+for route in inplace loader; do
+  python3 - "$SWEEP" $route >cal_$route.json <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["axes"].append({"path": "plan.precision", "values": ["bf16", "fp16", "fp32"]})
+if sys.argv[2] == "loader":
+    d["axes"].append({"path": "plan.placement", "values": ["tp-cp-dp-pp"]})
+json.dump(d, sys.stdout)
+PY
+  "$T" sweep cal_$route.json --out cal_$route --quiet --calibration "$CAL" >/dev/null || bad "calibrated $route sweep failed"
+done
+cmp -s cal_inplace.csv cal_loader.csv && cmp -s cal_inplace.summary.txt cal_loader.summary.txt && ok ||
+  bad "calibrated sweeps: the in-place route and the loader's route differ"
 
 # Bad sweep files: exit 2 naming the path.
 echo '{"schema_version": 1, "base": "nope.json", "axes": []}' >bad1.json
