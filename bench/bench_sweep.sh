@@ -26,7 +26,7 @@ JSON
 cd "$tmp"
 pin=()
 command -v taskset >/dev/null && pin=(taskset -c 0)
-[ -x /usr/bin/time ] && pin=(/usr/bin/time -o rss.txt -f %M "${pin[@]}")
+[ -x /usr/bin/time ] && pin=(/usr/bin/time -o rss.txt -f "%M %U %S" "${pin[@]}")
 for run in $(seq "${REPEAT:-1}"); do
   rm -f bench.*
   start=$(date +%s.%N)
@@ -37,15 +37,18 @@ for run in $(seq "${REPEAT:-1}"); do
   csv=$(($(wc -l <bench.csv) - 1))
   front=$(sed -n 's/^Pareto front.*: \([0-9]*\) plans$/\1/p' summary.txt)
   feasible=$(sed -n 's/^[0-9]* plans: \([0-9]*\) feasible within constraints.*/\1/p' summary.txt)
-  rss=$(cat rss.txt 2>/dev/null || echo 0)
-  python3 - "$start" "$end" "$plans" "$csv" "$front" "$feasible" "$(stat -c %s bench.rows.jsonl)" "$rss" <<'PY'
+  read -r rss user sys_s <rss.txt 2>/dev/null || { rss=0; user=0; sys_s=0; }
+  python3 - "$start" "$end" "$plans" "$csv" "$front" "$feasible" "$(stat -c %s bench.rows.jsonl)" "$rss" "$user" "$sys_s" <<'PY'
 import sys
-start, end, plans, csv, front, feasible, size, rss = sys.argv[1:]
+start, end, plans, csv, front, feasible, size, rss, user, sys_s = sys.argv[1:]
 s = float(end) - float(start)
 print(f"bench_sweep: {int(plans):,} plans ({int(csv):,} CSV rows, {int(feasible):,} feasible within "
       f"constraints), Pareto front {front} plans, rows file {int(size) / 1e9:.2f} GB")
 print(f"  one core: {s:.2f} s, {int(plans) / s:,.0f} plans/s (goal: >= 1,000,000 plans in <= 10 s)"
       + (f", peak memory {int(rss) / 1e6:.2f} GB" if int(rss) else ""))
+if int(rss):
+    # On a shared machine the wall time includes waiting for the core; the CPU time does not.
+    print(f"  CPU time {float(user) + float(sys_s):.2f} s (user {float(user):.2f} s, system {float(sys_s):.2f} s)")
 PY
 done
 if [ "${SIMULATE_TOP:-0}" -gt 0 ]; then

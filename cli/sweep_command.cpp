@@ -237,6 +237,9 @@ int run(SweepOptions& o) {
   const bool collect = shard.count == 1 && writer.done().empty();
   SweepTally tally;
   std::string csv_lines, overrides;
+  // Room for every CSV line (about 200 bytes each): pages are touched only as lines fill them,
+  // and the text is never copied as it grows.
+  if (collect) csv_lines.reserve(mine * 256);
   RowText row_text(spec, tally);
   std::size_t current = 0;
   RowJudge judge(spec, [&](bool plan_part) -> const json& { return plans.scenario_json(plan_part); },
