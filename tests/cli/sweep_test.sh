@@ -5,6 +5,7 @@ set -u
 T=${TRAINSIM:?}
 S=${SCENARIOS:?}
 SWEEP=$S/sweeps/small-gpt-1.7b.json
+CAL=$(cd "$(dirname "$0")/../data/cpu" && pwd)/calibration_2ranks_pp2.json
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cd "$tmp"
@@ -193,9 +194,60 @@ assert any(r.get("reason_code") == "out_of_memory" and "memory" in r for r in a)
 assert any("plan.tp" in r["reason"] and r["status"] == "invalid" for r in a)
 PY
 
+# Rows are written as text straight from the estimate (cli/sweep_row_text.hpp): each kind of row
+# holds what `trainsim run --json` gives for the same plan, by the rules of cli/plan_row.hpp (a
+# feasible row: the result without warnings and per-stage memory, plus the plan; an infeasible
+# one: the plan and why, and the memory an out-of-memory plan would need), with its keys in
+# sorted order as nlohmann writes them.
+python3 - route_inplace.json route_inplace.rows.jsonl "$T" <<'PY' && ok || bad "sweep rows differ from trainsim run --json of the same plans"
+import json, subprocess, sys, tempfile
+sweep = json.load(open(sys.argv[1]))
+lines = [l for l in open(sys.argv[2]) if '"index"' in l]
+rows = [json.loads(l) for l in lines]
+base = tempfile.NamedTemporaryFile("w", suffix=".json", delete=False)
+json.dump(sweep["base"], base)
+base.close()
+picked, seen = [], {}
+for line, r in zip(lines, rows):
+    kind = r["status"] + ("/oom" if r.get("reason_code") == "out_of_memory" else "")
+    if r["status"] != "invalid" and seen.get(kind, 0) < 3:
+        seen[kind] = seen.get(kind, 0) + 1
+        picked.append((line, r))
+assert set(seen) == {"ok", "outside_constraints", "infeasible", "infeasible/oom"}, seen
+for line, r in picked:
+    keys = [k for k, _ in json.loads(line, object_pairs_hook=lambda pairs: pairs)]
+    assert keys == sorted(keys), keys
+    sets = [a for path, v in r["overrides"].items() for a in ("--set", f"{path}={json.dumps(v)}")]
+    out = subprocess.run([sys.argv[3], "run", base.name, "--fidelity", "estimate", "--json", *sets],
+                         capture_output=True, text=True).stdout
+    res = json.loads(out)
+    sc = res.pop("scenario")
+    p = sc["plan"]
+    plan = {k: p[k] for k in ("tp", "pp", "dp", "cp", "ep", "sp", "vpp", "schedule", "micro_batch",
+                              "global_batch", "zero_stage", "recompute", "precision")}
+    plan["offload_optimizer"] = p["offload"]["optimizer"]
+    common = {"index": r["index"], "overrides": r["overrides"], "model": sc["model"]["name"],
+              "cluster": sc["cluster"]["name"], "gpu": sc["cluster"]["gpu"]["name"], "plan": plan,
+              "gpus": res["gpus"], "fidelity": res["fidelity"], "feasible": res["feasible"], "reason": res["reason"]}
+    if res["feasible"]:
+        want = dict(res, **common)
+        for k in ("warnings", "calibration", "trainsim_version"):
+            want.pop(k, None)
+        del want["memory"]["per_stage"]
+        # The constraints and objective are the sweep's own (the in-place/loader test checks them).
+        for k in ("meets_constraints", "violated", "status", "objective"):
+            want[k] = r[k]
+        assert r["status"] == ("ok" if r["meets_constraints"] else "outside_constraints"), r
+    else:
+        want = dict(common, status="infeasible", reason_code=r["reason_code"], meets_constraints=False,
+                    violated=[], objective=None)
+        if r["reason_code"] == "out_of_memory":
+            want["memory"] = {k: res["memory"][k] for k in ("peak_bytes", "hbm_capacity_bytes")}
+    assert r == want, (r, want)
+PY
+
 # With a calibration (it reads the plan's precision): calibrated once per precision in place,
 # every plan on its own by the loader's route; the same CSV and summary.
-CAL=$(cd "$(dirname "$0")/../data/cpu" && pwd)/calibration_2ranks_pp2.json
 for route in inplace loader; do
   python3 - "$SWEEP" $route >cal_$route.json <<'PY'
 import json, sys
