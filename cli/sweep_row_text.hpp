@@ -1,8 +1,8 @@
 // A sweep row written straight from the plan's Scenario and Result, without building it as a JSON
 // value: the same text make_row + judge_row + dump give (keys sorted as nlohmann sorts them,
 // numbers as nlohmann writes them), the same CSV line, and the plain record the summary keeps.
-// The JSON route stays the reference: tests/cli/sweep_test.sh compares the two on every kind of
-// row (feasible, outside the constraints, infeasible, out of memory, invalid).
+// An invalid plan's row is still built as JSON (invalid_row). tests/cli/sweep_test.sh holds the
+// rows to `trainsim run --json` of the same plans, and outputs/summaries to the loader's route.
 #pragma once
 
 #include <cstdint>

@@ -1,6 +1,7 @@
-// Sweep result rows: one JSON object per plan, appended to a JSON-lines file and flushed as
-// soon as the plan is evaluated, so that a killed sweep loses nothing it finished; plus the CSV
-// view and the end-of-sweep summary (best plans, Pareto front, infeasibility reasons).
+// Sweep result rows: one JSON object per plan, appended to a JSON-lines file as each plan is
+// evaluated and flushed at least every 50 ms, so that a killed sweep loses at most that much
+// (--resume redoes it); plus the CSV view and the end-of-sweep summary (best plans, Pareto
+// front, infeasibility reasons), made from plain records of the rows rather than their JSON.
 #pragma once
 
 #include <chrono>
