@@ -137,51 +137,65 @@ void check_expression_names(const json& row, const json& scenario, const std::ve
   check(objective, "objective");
 }
 
+std::vector<FoldedRow> fold_zero_twins(std::size_t n, const std::function<std::string(std::size_t)>& key,
+                                       const std::function<int(std::size_t)>& zero,
+                                       const std::function<double(std::size_t)>& step,
+                                       const std::function<double(std::size_t)>& memory) {
+  // The ZeRO-1 and ZeRO-2 rows by their plan without the stage, each list in rank order: one
+  // key per row, so a ranking of a million rows folds in linear time.
+  std::unordered_map<std::string, std::vector<std::size_t>> twins[2];  // [0]: ZeRO-1, [1]: ZeRO-2
+  std::vector<std::string> keys(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const int z = zero(i);
+    if (z != 1 && z != 2) continue;
+    keys[i] = key(i);
+    twins[z - 1][keys[i]].push_back(i);
+  }
+  std::vector<FoldedRow> out;
+  std::vector<bool> used(n, false);
+  for (std::size_t i = 0; i < n; ++i) {
+    if (used[i]) continue;
+    const int za = zero(i);
+    FoldedRow r{i, "ZeRO-" + std::to_string(za), memory(i)};
+    if (za == 1 || za == 2) {
+      // The first later, unused row of the other stage with the same plan and the same time.
+      auto it = twins[2 - za].find(keys[i]);
+      if (it != twins[2 - za].end()) {
+        for (std::size_t j : it->second) {
+          if (j <= i || used[j]) continue;
+          if (std::fabs(step(i) - step(j)) > 1e-9 * std::max(step(i), step(j))) continue;
+          used[j] = true;
+          r.zero_label = "ZeRO-1/2";
+          r.memory_bytes = std::min(memory(i), memory(j));
+          break;
+        }
+      }
+    }
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
 std::vector<RankedRow> fold_zero_twins(const std::vector<const json*>& ranked) {
-  auto key = [](const json& row) {
+  auto key = [&](std::size_t i) {
+    const json& row = *ranked[i];
     json k = {{"model", row.value("model", "")}, {"cluster", row.value("cluster", "")},
               {"gpus", row.value("gpus", json())}, {"plan", row.value("plan", json::object())}};
     k["plan"].erase("zero_stage");
     return k.dump();
   };
-  auto zero = [](const json& row) { return row.contains("plan") ? row["plan"].value("zero_stage", -1) : -1; };
-  auto step = [](const json& row) { return row.value("step_time_s", 0.0); };
-  auto memory = [](const json& row) {
+  auto zero = [&](std::size_t i) {
+    const json& row = *ranked[i];
+    return row.contains("plan") ? row["plan"].value("zero_stage", -1) : -1;
+  };
+  auto step = [&](std::size_t i) { return ranked[i]->value("step_time_s", 0.0); };
+  auto memory = [&](std::size_t i) {
+    const json& row = *ranked[i];
     return row.contains("memory") ? row["memory"].value("peak_bytes", 0.0) : 0.0;
   };
-  // The ZeRO-1 and ZeRO-2 rows by their plan without the stage, each list in rank order: one
-  // key per row, so a ranking of a million rows folds in linear time.
-  std::unordered_map<std::string, std::vector<std::size_t>> twins[2];  // [0]: ZeRO-1, [1]: ZeRO-2
-  std::vector<std::string> keys(ranked.size());
-  for (std::size_t i = 0; i < ranked.size(); ++i) {
-    const int z = zero(*ranked[i]);
-    if (z != 1 && z != 2) continue;
-    keys[i] = key(*ranked[i]);
-    twins[z - 1][keys[i]].push_back(i);
-  }
   std::vector<RankedRow> out;
-  std::vector<bool> used(ranked.size(), false);
-  for (std::size_t i = 0; i < ranked.size(); ++i) {
-    if (used[i]) continue;
-    const json& a = *ranked[i];
-    RankedRow r{ranked[i], "ZeRO-" + std::to_string(zero(a)), memory(a)};
-    if (zero(a) == 1 || zero(a) == 2) {
-      // The first later, unused row of the other stage with the same plan and the same time.
-      auto it = twins[2 - zero(a)].find(keys[i]);
-      if (it != twins[2 - zero(a)].end()) {
-        for (std::size_t j : it->second) {
-          if (j <= i || used[j]) continue;
-          const json& b = *ranked[j];
-          if (std::fabs(step(a) - step(b)) > 1e-9 * std::max(step(a), step(b))) continue;
-          used[j] = true;
-          r.zero_label = "ZeRO-1/2";
-          r.memory_bytes = std::min(memory(a), memory(b));
-          break;
-        }
-      }
-    }
-    out.push_back(r);
-  }
+  for (FoldedRow& f : fold_zero_twins(ranked.size(), key, zero, step, memory))
+    out.push_back({ranked[f.at], std::move(f.zero_label), f.memory_bytes});
   return out;
 }
 

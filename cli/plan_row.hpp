@@ -3,6 +3,7 @@
 // presentation rules both commands share (reason codes, ZeRO-1/2 twins).
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -53,5 +54,18 @@ struct RankedRow {
   double memory_bytes;
 };
 std::vector<RankedRow> fold_zero_twins(const std::vector<const nlohmann::json*>& ranked);
+
+// The same folding over any n ranked rows, read through accessors: key(i) identifies the plan
+// without its ZeRO stage (equal keys: the same plan), zero(i) its stage, step(i) its step time,
+// memory(i) its peak. Returns, per kept row, its position, label and memory as above.
+struct FoldedRow {
+  std::size_t at;
+  std::string zero_label;
+  double memory_bytes;
+};
+std::vector<FoldedRow> fold_zero_twins(std::size_t n, const std::function<std::string(std::size_t)>& key,
+                                       const std::function<int(std::size_t)>& zero,
+                                       const std::function<double(std::size_t)>& step,
+                                       const std::function<double(std::size_t)>& memory);
 
 }  // namespace trainsim::cli

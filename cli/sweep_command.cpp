@@ -21,6 +21,8 @@
 #include "cli/output_file.hpp"
 #include "cli/progress.hpp"
 #include "cli/plan_row.hpp"
+#include "cli/sweep_plans.hpp"
+#include "cli/sweep_row_text.hpp"
 #include "cli/sweep_rows.hpp"
 #include "models/cost/calibration.hpp"
 #include "models/estimate/estimate.hpp"
@@ -34,9 +36,10 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-// Plans a sweep may list before it starts (documented in --help and docs/architecture.md): about
-// 500 bytes each while listed and 0.3 ms each to evaluate, so the default bounds a sweep to
-// about half a GiB and ten minutes on one core; --max-plans raises it.
+// Plans a sweep may list before it starts (documented in --help and docs/cli.md): about 500
+// bytes each while it runs (its ids, its CSV line, the record of a ranked row) and 10 us or less
+// each to evaluate (bench/bench_sweep.sh), so the default bounds a sweep to about a GiB and
+// well under a minute on one core; --max-plans raises it.
 constexpr std::size_t kDefaultMaxPlans = 2'000'000;
 
 struct SweepOptions {
@@ -53,7 +56,7 @@ void declare(CLI::App& app, SweepOptions& o) {
       "Evaluates every plan of a sweep file with the estimate tier, in this process; then simulates\n"
       "the best K plans (by the objective) each in a child process, N at once.\n\n"
       "Output (--out PREFIX; its folder is created if missing; PREFIX.lock keeps a second sweep out):\n"
-      "  PREFIX.rows.jsonl       one JSON row per plan, appended and flushed as each finishes\n"
+      "  PREFIX.rows.jsonl       one JSON row per plan, appended as each finishes (flushed every 50 ms)\n"
       "  PREFIX.csv              the same rows as CSV\n"
       "  PREFIX.simulated.jsonl  the simulated rows\n"
       "  PREFIX.summary.txt      best plans, Pareto front (throughput, peak memory, GPUs), rejections");
@@ -117,11 +120,10 @@ Shard detect_shard() {
   return s;
 }
 
-void write_outputs(const std::string& prefix, const std::map<long long, json>& rows, const SweepSpec& spec,
+void write_outputs(const std::string& prefix, const std::string& csv_lines, SweepTally& tally, const SweepSpec& spec,
                    const std::map<long long, json>& simulated, const std::string& extra) {
-  write_rows_csv(prefix + ".csv", rows);
-  const std::string summary =
-      summarize_rows(rows, spec.maximize, spec.objective.text(), spec.top_k, simulated) + extra;
+  write_csv_text(prefix + ".csv", csv_lines);
+  const std::string summary = summarize_rows(tally, spec.maximize, spec.objective.text(), spec.top_k, simulated) + extra;
   replace_output_file(prefix + ".summary.txt", summary, "--out");
   std::cout << summary;
 }
@@ -146,7 +148,7 @@ double sweep_size(const SweepSpec& spec, const LoadOptions& options, std::string
 
 // A row of the simulate stage: the simulation's result, judged by the sweep's constraints and
 // objective as the estimate's row was, so the summary can rank by it.
-json simulated_row(long long index, const json& estimate_row, const ChildRun& run, const SweepSpec& spec) {
+json simulated_row(long long index, const json& estimate_plan, const ChildRun& run, const SweepSpec& spec) {
   json row = {{"index", index}};
   const json sim = json::parse(run.output, nullptr, false);
   if (sim.is_discarded() || !sim.is_object() || !sim.contains("step_time_s")) {
@@ -156,7 +158,7 @@ json simulated_row(long long index, const json& estimate_row, const ChildRun& ru
   row["simulate"] = sim;
   json judged = sim;
   judged.erase("scenario");
-  judged["plan"] = estimate_row.value("plan", json::object());
+  judged["plan"] = estimate_plan;
   judged["feasible"] = sim.value("feasible", false);
   judge_row(judged, sim.value("scenario", json::object()), spec.constraints, spec.objective);
   row["feasible"] = judged["feasible"];
@@ -202,30 +204,21 @@ int run(SweepOptions& o) {
   if (size > static_cast<double>(o.max_plans))
     throw ScenarioError("axes", "the sweep has " + formula + " = " + units::format_count(size) +
                                     " plans, above the cap of " + units::format_count(static_cast<double>(o.max_plans)) +
-                                    " (--max-plans; about 500 bytes and 0.3 ms each): split it or narrow its axes");
-  const std::vector<PlanOverrides> plans = expand_sweep(spec, options, o.max_plans);
-  const std::string rows_path = shard.count > 1 ? prefix + "." + shard_tag + ".jsonl" : prefix + ".rows.jsonl";
-
-  // The base resolved once; each plan applies its overrides to a copy.
+                                    " (--max-plans; about 500 bytes and 10 us each): split it or narrow its axes");
+  // The base resolved once; each plan changes a parsed copy (SweepPlans).
   const json base_resolved = resolve_scenario_json(spec.base_raw, options, spec.base_dir);
+  SweepPlans plans(spec, options, base_resolved, calibration, o.max_plans);
+  const std::string rows_path = shard.count > 1 ? prefix + "." + shard_tag + ".jsonl" : prefix + ".rows.jsonl";
   const std::string fingerprint = sweep_fingerprint({{"sweep", read_json_file(sweep_file, "sweep")},
                                                      {"base", base_resolved},
                                                      {"calibration", calibration},
                                                      {"trainsim_version", TRAINSIM_VERSION}});
   const json header = sweep_header(fingerprint, spec.name, static_cast<long long>(plans.size()));
-  auto plan_raw = [&](std::size_t i, json* overrides) {
-    json raw = base_resolved;
-    for (const auto& [path, value] : plans[i]) {
-      apply_override(raw, path, value.dump());
-      if (overrides) (*overrides)[path] = value;
-    }
-    return raw;
-  };
   // A typo in a constraint or the objective stops the sweep here (exit 2, naming it), before
   // every plan would be marked invalid: the names are checked on the first plan that loads.
   for (std::size_t i = 0; i < plans.size() && i < 64; ++i) {
     try {
-      const json resolved = resolve_scenario_json(plan_raw(i, nullptr), options, spec.base_dir);
+      const json resolved = resolve_scenario_json(plans.raw(i), options, spec.base_dir);
       const Scenario scenario = parse_scenario(resolved);
       check_expression_names(make_row(0, json::object(), scenario, estimate(scenario)), to_json(scenario),
                              spec.constraints, spec.objective);
@@ -239,27 +232,46 @@ int run(SweepOptions& o) {
   std::size_t mine = 0;
   for (std::size_t i = 0; i < plans.size(); ++i)
     if (static_cast<int>(i % shard.count) == shard.rank) ++mine;
+  // One process writing every row: the summary and CSV are kept from the rows as they are made;
+  // otherwise (a resumed or sharded sweep) they are read back from the rows files.
+  const bool collect = shard.count == 1 && writer.done().empty();
+  SweepTally tally;
+  std::string csv_lines, overrides;
+  // Room for every CSV line (about 200 bytes each): pages are touched only as lines fill them,
+  // and the text is never copied as it grows.
+  if (collect) csv_lines.reserve(mine * 256);
+  RowText row_text(spec, tally);
+  std::size_t current = 0;
+  RowJudge judge(spec, [&](bool plan_part) -> const json& { return plans.scenario_json(plan_part); },
+                 [&] { return plans.overrides(current); });
+  EstimateOptions infeasible_stops;
+  infeasible_stops.stop_when_infeasible = true;
   Progress progress("sweep", "plans", static_cast<double>(mine), o.progress);
   std::size_t done = 0;
   for (std::size_t i = 0; i < plans.size(); ++i) {
     if (static_cast<int>(i % shard.count) != shard.rank) continue;
     ++done;
     if (writer.done().count(static_cast<long long>(i))) continue;
-    json overrides = json::object();
-    const json raw = plan_raw(i, &overrides);
-    json row;
+    current = i;
+    const long long index = static_cast<long long>(i);
+    overrides.clear();
+    plans.overrides_text(i, overrides);
+    std::string& text = writer.buffer();
+    const std::size_t mark = text.size();
     try {
-      const json resolved = resolve_scenario_json(raw, options, spec.base_dir);
-      Scenario scenario = parse_scenario(resolved);
-      if (!calibration.is_null()) apply_calibration(calibration, scenario);
-      const Result result = estimate(scenario);
-      row = make_row(static_cast<long long>(i), overrides, scenario, result);
-      judge_row(row, to_json(scenario), spec.constraints, spec.objective);
+      const Scenario& scenario = plans.scenario(i);
+      // An infeasible row keeps only why (and the memory it would need): the estimate stops there.
+      const Result result = estimate(scenario, infeasible_stops);
+      RowJudge::Verdict verdict;
+      if (result.feasible) verdict = judge.judge(index, scenario, result);
+      row_text.plan_row(index, overrides, scenario, result, result.feasible ? &verdict : nullptr, text,
+                        collect ? &csv_lines : nullptr);
     } catch (const ScenarioError& e) {
       // An axis value the loader rejects is a row with its reason, not the end of the sweep.
-      row = invalid_row(static_cast<long long>(i), overrides, e.what());
+      text.resize(mark);
+      row_text.json_row(invalid_row(index, plans.overrides(i), e.what()), text, collect ? &csv_lines : nullptr);
     }
-    writer.add(row);
+    writer.commit();
     if (slow_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(slow_ms));
     progress.update(static_cast<double>(done));
   }
@@ -289,19 +301,25 @@ int run(SweepOptions& o) {
       pieces.push_back(piece);
     }
   }
-  std::map<long long, json> rows = read_rows(pieces);
-  if (shard.count > 1) write_rows_jsonl(prefix + ".rows.jsonl", rows, header);
-
+  if (!collect) {
+    // The rows as the files hold them, each once: what this process tallied is set aside.
+    tally = SweepTally();
+    csv_lines.clear();
+    const std::map<long long, json> rows = read_rows(pieces);
+    if (shard.count > 1) write_rows_jsonl(prefix + ".rows.jsonl", rows, header);
+    for (const auto& [i, row] : rows) {
+      tally.add_json(row);
+      append_csv_line(row, csv_lines);
+    }
+  }
   // Simulate stage: the best K feasible plans, each in a child process.
   std::string extra;
-  std::vector<const json*> best;
-  for (const auto& [i, row] : rows)
-    if (row.value("feasible", false) && row.value("meets_constraints", false) && row["objective"].is_number())
-      best.push_back(&row);
-  std::sort(best.begin(), best.end(), [&](const json* a, const json* b) {
-    const double x = (*a)["objective"].get<double>(), y = (*b)["objective"].get<double>();
+  std::vector<const RankedPlan*> best;
+  for (const RankedPlan& r : tally.ranked()) best.push_back(&r);
+  std::sort(best.begin(), best.end(), [&](const RankedPlan* a, const RankedPlan* b) {
+    const double x = a->objective, y = b->objective;
     if (x != y) return spec.maximize ? x > y : x < y;
-    return (*a)["index"].get<long long>() < (*b)["index"].get<long long>();
+    return a->index < b->index;
   });
   const std::size_t k = all ? best.size() : std::min<std::size_t>(best.size(), simulate_top);
   std::map<long long, json> simulated;
@@ -309,12 +327,12 @@ int run(SweepOptions& o) {
   if (k > 0) {
     RowWriter sim_writer(sim_path, resume, header);
     std::vector<ChildRun> runs;
-    std::vector<long long> indexes;
+    std::vector<const RankedPlan*> chosen;
     for (std::size_t n = 0; n < k; ++n) {
-      const long long i = (*best[n])["index"].get<long long>();
+      const long long i = best[n]->index;
       if (sim_writer.done().count(i)) continue;
-      runs.push_back({resolve_scenario_json(plan_raw(static_cast<std::size_t>(i), nullptr), options, spec.base_dir).dump(), "", "", -1});
-      indexes.push_back(i);
+      runs.push_back({resolve_scenario_json(plans.raw(static_cast<std::size_t>(i)), options, spec.base_dir).dump(), "", "", -1});
+      chosen.push_back(best[n]);
     }
     Progress sim_progress("simulate", "plans", static_cast<double>(runs.size()), o.progress);
     std::size_t finished = 0;
@@ -325,7 +343,7 @@ int run(SweepOptions& o) {
       child_args.push_back(fs::absolute(calibration_path).string());
     }
     run_children(self_executable(program_name().c_str()), runs, jobs, child_args, [&](std::size_t n) {
-      const json row = simulated_row(indexes[n], rows.at(indexes[n]), runs[n], spec);
+      const json row = simulated_row(chosen[n]->index, tally.plan_json(*chosen[n]), runs[n], spec);
       failures += row.contains("error");
       sim_writer.add(row);
       sim_progress.update(static_cast<double>(++finished));
@@ -336,7 +354,7 @@ int run(SweepOptions& o) {
     extra = "\nsimulated " + std::to_string(runs.size()) + " plans in child processes (" +
             std::to_string(failures) + " failed): " + sim_path + "\n";
   }
-  write_outputs(prefix, rows, spec, simulated, extra);
+  write_outputs(prefix, csv_lines, tally, spec, simulated, extra);
   return kExitOk;
 }
 

@@ -104,27 +104,39 @@ RowWriter::RowWriter(const std::string& path, bool resume, const json& header) :
     file_->write(header.dump() + "\n");
     file_->flush(true);
   }
-  last_sync_ = std::chrono::steady_clock::now();
+  last_sync_ = last_flush_ = std::chrono::steady_clock::now();
 }
 
 RowWriter::~RowWriter() = default;
 
 void RowWriter::add(const json& row) {
-  try {
-    file_->write(row.dump() + "\n");
-    // Flushed to the OS on every row (a killed sweep loses nothing it finished); on the disk
-    // (fsync) every second and at the end, which a power cut needs.
-    const auto now = std::chrono::steady_clock::now();
-    const bool sync = now - last_sync_ > std::chrono::seconds(1);
-    file_->flush(sync);
-    if (sync) last_sync_ = now;
-  } catch (const ScenarioError& e) {
-    throw ScenarioError("--out", std::string(e.what()) + " (while writing a result row; rows written before are intact)");
-  }
+  pending_ += row.dump();
+  pending_ += '\n';
+  flush(true);
   if (row.contains("index")) done_.insert(row["index"].get<long long>());
 }
 
-void RowWriter::close() { file_->close(true); }
+void RowWriter::flush(bool force) {
+  const auto now = std::chrono::steady_clock::now();
+  if (!force && pending_.size() < (1u << 20) && now - last_flush_ < std::chrono::milliseconds(50)) return;
+  try {
+    if (!pending_.empty()) file_->write(pending_);
+    pending_.clear();
+    // Flushed to the OS (a killed sweep loses nothing flushed); on the disk (fsync) every second
+    // and at the end, which a power cut needs.
+    const bool sync = now - last_sync_ > std::chrono::seconds(1);
+    file_->flush(sync);
+    if (sync) last_sync_ = now;
+    last_flush_ = now;
+  } catch (const ScenarioError& e) {
+    throw ScenarioError("--out", std::string(e.what()) + " (while writing a result row; rows written before are intact)");
+  }
+}
+
+void RowWriter::close() {
+  flush(true);
+  file_->close(true);
+}
 
 std::map<long long, json> read_rows(const std::vector<std::string>& paths) {
   std::map<long long, json> rows;
@@ -188,53 +200,163 @@ const json& at(const json& row, const char* a, const char* b = nullptr) {
   return row[a].is_object() && row[a].contains(b) ? row[a][b] : kNull;
 }
 double num(const json& v, double fallback = 0) { return v.is_number() ? v.get<double>() : fallback; }
+
+const char* const kPlanCols[] = {"tp", "pp", "dp", "cp", "ep", "vpp", "schedule", "micro_batch",
+                                 "global_batch", "zero_stage", "recompute", "sp"};
+const char* const kMetricCols[] = {"step_time_s", "tokens_per_s", "mfu", "hfu",
+                                   "model_tflops_per_gpu", "bubble_fraction", "exposed_comm_s"};
 }  // namespace
 
+const std::string& rows_csv_header() {
+  static const std::string header = [] {
+    std::string h = "index,model,cluster,gpus";
+    for (const char* c : kPlanCols) h += std::string(",") + c;
+    h += ",feasible,meets_constraints,objective";
+    for (const char* c : kMetricCols) h += std::string(",") + c;
+    return h + ",peak_bytes,reason\n";
+  }();
+  return header;
+}
+
+void append_csv_line(const json& row, std::string& out) {
+  out += std::to_string(row["index"].get<long long>());
+  out += "," + csv_field(at(row, "model")) + "," + csv_field(at(row, "cluster")) + "," + csv_field(at(row, "gpus"));
+  for (const char* c : kPlanCols) out += "," + csv_field(at(row, "plan", c));
+  out += "," + csv_field(at(row, "feasible")) + "," + csv_field(at(row, "meets_constraints")) + "," +
+         csv_field(at(row, "objective"));
+  for (const char* c : kMetricCols) out += "," + csv_field(at(row, c));
+  out += "," + csv_field(at(row, "memory", "peak_bytes")) + "," + csv_field(at(row, "reason")) + "\n";
+}
+
+void write_csv_text(const std::string& path, const std::string& lines) {
+  replace_output_file(path, rows_csv_header() + lines, "--out");
+}
+
 void write_rows_csv(const std::string& path, const std::map<long long, json>& rows) {
-  std::ostringstream out;
-  static const char* kPlanCols[] = {"tp", "pp", "dp", "cp", "ep", "vpp", "schedule", "micro_batch",
-                                    "global_batch", "zero_stage", "recompute", "sp"};
-  static const char* kMetricCols[] = {"step_time_s", "tokens_per_s", "mfu", "hfu",
-                                      "model_tflops_per_gpu", "bubble_fraction", "exposed_comm_s"};
-  out << "index,model,cluster,gpus";
-  for (const char* c : kPlanCols) out << "," << c;
-  out << ",feasible,meets_constraints,objective";
-  for (const char* c : kMetricCols) out << "," << c;
-  out << ",peak_bytes,reason\n";
-  for (const auto& [i, row] : rows) {
-    out << i << "," << csv_field(at(row, "model")) << "," << csv_field(at(row, "cluster")) << ","
-        << csv_field(at(row, "gpus"));
-    for (const char* c : kPlanCols) out << "," << csv_field(at(row, "plan", c));
-    out << "," << csv_field(at(row, "feasible")) << "," << csv_field(at(row, "meets_constraints"))
-        << "," << csv_field(at(row, "objective"));
-    for (const char* c : kMetricCols) out << "," << csv_field(at(row, c));
-    out << "," << csv_field(at(row, "memory", "peak_bytes")) << "," << csv_field(at(row, "reason")) << "\n";
+  std::string lines;
+  for (const auto& [i, row] : rows) append_csv_line(row, lines);
+  write_csv_text(path, lines);
+}
+
+uint32_t StringTable::id(const std::string& s) {
+  auto it = ids_.find(s);
+  if (it != ids_.end()) return it->second;
+  const auto id = static_cast<uint32_t>(strings_.size());
+  strings_.push_back(s);
+  ids_.emplace(s, id);
+  return id;
+}
+
+void SweepTally::add_ranked(const RankedPlan& p) {
+  if (!ranked_.empty() && ranked_.back().index > p.index) sorted_ = false;
+  ranked_.push_back(p);
+  ++rows_;
+}
+
+void SweepTally::count_reason(const std::string& key, long long index, const std::string& example) {
+  Rejected& r = reasons[key];
+  // The example is the reason of the first row of the code in index order.
+  if (r.count++ == 0 || index < r.first) {
+    r.first = index;
+    r.example = example;
   }
-  replace_output_file(path, out.str(), "--out");
+}
+
+void SweepTally::add_rejected(long long index, const std::string& code, const std::string& reason) {
+  ++rows_;
+  if (code == "invalid_input") ++invalid;
+  else ++infeasible;
+  count_reason(code, index, reason);
+}
+
+void SweepTally::add_constrained(long long index, const std::string& violated) {
+  ++rows_;
+  ++constrained;
+  count_reason("constraint: " + violated, index, "");
+}
+
+void SweepTally::add_json(const json& row) {
+  const long long index = row["index"].get<long long>();
+  const bool feasible = at(row, "feasible").is_boolean() && row["feasible"].get<bool>();
+  const bool meets = at(row, "meets_constraints").is_boolean() && row["meets_constraints"].get<bool>();
+  if (!feasible) {
+    const std::string reason = at(row, "reason").is_string() ? row["reason"].get<std::string>() : "?";
+    const std::string code = at(row, "reason_code").is_string() ? row["reason_code"].get<std::string>() : reason_code(reason);
+    add_rejected(index, code, reason);
+  } else if (!meets) {
+    const json& v = at(row, "violated");
+    add_constrained(index, v.is_array() && !v.empty() ? v[0].get<std::string>() : std::string("?"));
+  } else if (at(row, "objective").is_number()) {
+    const json& p = at(row, "plan");
+    auto str = [&](const json& v) { return strings.id(v.is_string() ? v.get<std::string>() : std::string()); };
+    auto pv = [&](const char* k) -> const json& { return at(row, "plan", k); };
+    RankedPlan r;
+    r.index = index;
+    r.objective = num(row["objective"]);
+    r.tokens_per_s = num(at(row, "tokens_per_s"));
+    r.peak_bytes = num(at(row, "memory", "peak_bytes"));
+    r.gpus = num(at(row, "gpus"));
+    r.step_time_s = num(at(row, "step_time_s"));
+    r.mfu = num(at(row, "mfu"));
+    r.bubble_fraction = num(at(row, "bubble_fraction"));
+    r.model = str(at(row, "model"));
+    r.cluster = str(at(row, "cluster"));
+    r.schedule = str(pv("schedule"));
+    r.recompute = str(pv("recompute"));
+    r.precision = str(pv("precision"));
+    if (p.is_object()) {
+      r.tp = p.value("tp", 0), r.pp = p.value("pp", 0), r.dp = p.value("dp", 0), r.cp = p.value("cp", 0);
+      r.ep = p.value("ep", 0), r.vpp = p.value("vpp", 0), r.zero_stage = p.value("zero_stage", -1);
+      r.micro_batch = p.value("micro_batch", int64_t{0}), r.global_batch = p.value("global_batch", int64_t{0});
+      r.sp = p.value("sp", false), r.offload_optimizer = p.value("offload_optimizer", false);
+    } else {
+      r.zero_stage = -1;
+    }
+    add_ranked(r);
+  } else {
+    add_unranked();
+  }
+}
+
+json SweepTally::plan_json(const RankedPlan& p) const {
+  return {{"tp", p.tp}, {"pp", p.pp}, {"dp", p.dp}, {"cp", p.cp}, {"ep", p.ep}, {"sp", p.sp},
+          {"vpp", p.vpp}, {"schedule", strings.at(p.schedule)}, {"micro_batch", p.micro_batch},
+          {"global_batch", p.global_batch}, {"zero_stage", p.zero_stage},
+          {"recompute", strings.at(p.recompute)}, {"precision", strings.at(p.precision)},
+          {"offload_optimizer", p.offload_optimizer}};
+}
+
+const std::vector<RankedPlan>& SweepTally::ranked() {
+  if (!sorted_) {
+    std::stable_sort(ranked_.begin(), ranked_.end(), [](const RankedPlan& a, const RankedPlan& b) { return a.index < b.index; });
+    sorted_ = true;
+  }
+  return ranked_;
 }
 
 namespace {
 
 // Each ranked row in one line; a simulated plan shows the simulation's figures and the estimate's
 // step time beside them.
-std::string describe(const RankedRow& r, const json* sim) {
-  const json& row = *r.row;
-  const json& p = row["plan"];
-  const json& m = sim ? (*sim)["simulate"] : row;
+std::string describe(const SweepTally& t, const RankedPlan& p, const std::string& zero_label, double memory_bytes,
+                     const json* sim) {
   char line[512];
+  double step = p.step_time_s, tokens = p.tokens_per_s, mfu = p.mfu, memory = memory_bytes, bubble = p.bubble_fraction;
+  if (sim) {
+    const json& m = (*sim)["simulate"];
+    step = num(at(m, "step_time_s")), tokens = num(at(m, "tokens_per_s")), mfu = num(at(m, "mfu"));
+    memory = num(at(m, "memory", "peak_bytes")), bubble = num(at(m, "bubble_fraction"));
+  }
   std::snprintf(line, sizeof line,
                 "%6lld  %-14s TP%-2d PP%-3d DP%-5d CP%-2d EP%-2d vpp%-2d %-11s mb%-3d %-8s %-9s %9s %12s tok/s  MFU %4.1f%%  "
                 "mem %8s  bubble %4.1f%%",
-                row["index"].get<long long>(), at(row, "model").is_string() ? row["model"].get<std::string>().c_str() : "",
-                p.value("tp", 0), p.value("pp", 0), p.value("dp", 0), p.value("cp", 0), p.value("ep", 0),
-                p.value("vpp", 0), p.value("schedule", std::string()).c_str(), p.value("micro_batch", 0),
-                r.zero_label.c_str(), p.value("recompute", std::string()).c_str(),
-                units::format_time(num(at(m, "step_time_s"))).c_str(), units::format_count(num(at(m, "tokens_per_s"))).c_str(),
-                100 * num(at(m, "mfu")), units::format_bytes_si(sim ? num(at(m, "memory", "peak_bytes")) : r.memory_bytes).c_str(),
-                100 * num(at(m, "bubble_fraction")));
+                p.index, t.strings.at(p.model).c_str(), p.tp, p.pp, p.dp, p.cp, p.ep, p.vpp,
+                t.strings.at(p.schedule).c_str(), static_cast<int>(p.micro_batch), zero_label.c_str(),
+                t.strings.at(p.recompute).c_str(), units::format_time(step).c_str(),
+                units::format_count(tokens).c_str(), 100 * mfu, units::format_bytes_si(memory).c_str(), 100 * bubble);
   std::string out = line;
   if (sim) {
-    const double est = num(at(row, "step_time_s")), simulated = num(at(m, "step_time_s"));
+    const double est = p.step_time_s, simulated = step;
     std::snprintf(line, sizeof line, "  [simulated; estimate %s, %+.1f%%]", units::format_time(est).c_str(),
                   est > 0 ? 100 * (simulated / est - 1) : 0.0);
     out += line;
@@ -244,66 +366,68 @@ std::string describe(const RankedRow& r, const json* sim) {
 
 bool better(double x, double y, bool maximize) { return maximize ? x > y : x < y; }
 
+// The plan of a ranked row without its ZeRO stage, as a key: equal keys, the same plan.
+std::string twin_key(const RankedPlan& p) {
+  std::string k;
+  auto put = [&k](const auto& v) { k.append(reinterpret_cast<const char*>(&v), sizeof v); };
+  put(p.model), put(p.cluster), put(p.gpus), put(p.schedule), put(p.recompute), put(p.precision);
+  put(p.tp), put(p.pp), put(p.dp), put(p.cp), put(p.ep), put(p.vpp), put(p.micro_batch), put(p.global_batch);
+  put(p.sp), put(p.offload_optimizer);
+  return k;
+}
+
 }  // namespace
 
 std::string summarize_rows(const std::map<long long, json>& rows, bool maximize, const std::string& objective_text,
                            int top_k, const std::map<long long, json>& simulated) {
-  std::vector<const json*> ok;
-  struct Rejected {
-    int count = 0;
-    std::string example;
-  };
-  std::map<std::string, Rejected> reasons;
-  int infeasible = 0, constrained = 0, invalid = 0;
-  for (const auto& [i, row] : rows) {
-    const bool feasible = at(row, "feasible").is_boolean() && row["feasible"].get<bool>();
-    const bool meets = at(row, "meets_constraints").is_boolean() && row["meets_constraints"].get<bool>();
-    if (!feasible) {
-      const std::string reason = at(row, "reason").is_string() ? row["reason"].get<std::string>() : "?";
-      const std::string code = at(row, "reason_code").is_string() ? row["reason_code"].get<std::string>() : reason_code(reason);
-      if (code == "invalid_input") ++invalid;
-      else ++infeasible;
-      Rejected& r = reasons[code];
-      if (r.count++ == 0) r.example = reason;
-    } else if (!meets) {
-      ++constrained;
-      const json& v = at(row, "violated");
-      Rejected& r = reasons["constraint: " + (v.is_array() && !v.empty() ? v[0].get<std::string>() : std::string("?"))];
-      if (r.count++ == 0) r.example = "";
-    } else if (at(row, "objective").is_number()) {
-      ok.push_back(&row);
-    }
-  }
-  const std::vector<const json*> by_index = ok;  // rows is keyed by index
+  SweepTally tally;
+  for (const auto& [i, row] : rows) tally.add_json(row);
+  return summarize_rows(tally, maximize, objective_text, top_k, simulated);
+}
+
+std::string summarize_rows(SweepTally& tally, bool maximize, const std::string& objective_text, int top_k,
+                           const std::map<long long, json>& simulated) {
+  const std::vector<RankedPlan>& by_index = tally.ranked();
+  std::vector<const RankedPlan*> ok;
+  ok.reserve(by_index.size());
+  for (const RankedPlan& p : by_index) ok.push_back(&p);
   // The simulated plans rank by their simulated objective, ahead of the plans only estimated.
-  auto sim_of = [&](const json* row) -> const json* {
-    const auto it = simulated.find((*row)["index"].get<long long>());
+  auto sim_of = [&](const RankedPlan* row) -> const json* {
+    if (simulated.empty()) return nullptr;
+    const auto it = simulated.find(row->index);
     if (it == simulated.end() || !it->second.contains("simulate") || !at(it->second, "objective").is_number()) return nullptr;
     return &it->second;
   };
-  std::sort(ok.begin(), ok.end(), [&](const json* a, const json* b) {
+  std::sort(ok.begin(), ok.end(), [&](const RankedPlan* a, const RankedPlan* b) {
     const json *sa = sim_of(a), *sb = sim_of(b);
     if ((sa != nullptr) != (sb != nullptr)) return sa != nullptr;
-    const double x = num(sa ? (*sa)["objective"] : (*a)["objective"]), y = num(sb ? (*sb)["objective"] : (*b)["objective"]);
+    const double x = sa ? num((*sa)["objective"]) : a->objective, y = sb ? num((*sb)["objective"]) : b->objective;
     if (x != y) return better(x, y, maximize);
-    return (*a)["index"].get<long long>() < (*b)["index"].get<long long>();
+    return a->index < b->index;
   });
   std::size_t simulated_ok = 0;
-  for (const json* r : ok) simulated_ok += sim_of(r) != nullptr;
+  for (const RankedPlan* r : ok) simulated_ok += sim_of(r) != nullptr;
 
   std::ostringstream o;
   char line[512];
   std::snprintf(line, sizeof line, "%zu plans: %zu feasible within constraints, %d infeasible, %d outside constraints",
-                rows.size(), ok.size(), infeasible, constrained);
-  o << line << (invalid ? ", " + std::to_string(invalid) + " invalid" : std::string()) << "\n";
+                tally.rows(), ok.size(), tally.infeasible, tally.constrained);
+  o << line << (tally.invalid ? ", " + std::to_string(tally.invalid) + " invalid" : std::string()) << "\n";
   o << "\nbest plans by " << (maximize ? "maximum " : "minimum ") << objective_text;
   if (simulated_ok > 0)
     o << " (the " << simulated_ok << " simulated plans first, ranked by the simulation; then by the estimate)";
   o << ":\n";
-  const std::vector<RankedRow> best = fold_zero_twins(ok);
+  // ZeRO-1/2 twins folded over a list of ranked rows (best first).
+  auto fold = [&](const std::vector<const RankedPlan*>& rows) {
+    return fold_zero_twins(
+        rows.size(), [&](std::size_t i) { return twin_key(*rows[i]); }, [&](std::size_t i) { return rows[i]->zero_stage; },
+        [&](std::size_t i) { return rows[i]->step_time_s; }, [&](std::size_t i) { return rows[i]->peak_bytes; });
+  };
+  const std::vector<FoldedRow> best = fold(ok);
   bool folded = false;
   for (int k = 0; k < top_k && k < static_cast<int>(best.size()); ++k) {
-    o << describe(best[k], sim_of(best[k].row));
+    const RankedPlan* p = ok[best[k].at];
+    o << describe(tally, *p, best[k].zero_label, best[k].memory_bytes, sim_of(p));
     folded = folded || best[k].zero_label == "ZeRO-1/2";
   }
   if (folded) o << "  (ZeRO-1/2: ZeRO-1 and ZeRO-2 of the same plan take the same time; memory is ZeRO-2's)\n";
@@ -311,27 +435,33 @@ std::string summarize_rows(const std::map<long long, json>& rows, bool maximize,
   // definition the GUI's Sweep view uses too (models/core/pareto.hpp). Plans with the same
   // figures are one point; a ZeRO-1/2 pair among them is shown as such.
   std::vector<ParetoPoint> points;
-  for (const json* r : by_index)
-    points.push_back({num((*r)["tokens_per_s"]), num(at(*r, "memory", "peak_bytes")), num(at(*r, "gpus"))});
-  std::vector<RankedRow> front_rows;
+  points.reserve(by_index.size());
+  for (const RankedPlan& r : by_index) points.push_back({r.tokens_per_s, r.peak_bytes, r.gpus});
+  struct FrontRow {
+    const RankedPlan* row;
+    FoldedRow folded;
+  };
+  std::vector<FrontRow> front_rows;
   for (const ParetoEntry& e : pareto_front(points)) {
-    std::vector<const json*> same = {by_index[e.index]};
-    for (std::size_t k : e.same) same.push_back(by_index[k]);
-    front_rows.push_back(fold_zero_twins(same).front());
+    std::vector<const RankedPlan*> same = {&by_index[e.index]};
+    for (std::size_t k : e.same) same.push_back(&by_index[k]);
+    FoldedRow f = fold(same).front();
+    front_rows.push_back({same[f.at], std::move(f)});
   }
   o << "\nPareto front (throughput vs peak memory vs GPU count, estimate): " << front_rows.size() << " plans\n";
-  for (std::size_t k = 0; k < front_rows.size() && k < 20; ++k) o << describe(front_rows[k], nullptr);
+  for (std::size_t k = 0; k < front_rows.size() && k < 20; ++k)
+    o << describe(tally, *front_rows[k].row, front_rows[k].folded.zero_label, front_rows[k].folded.memory_bytes, nullptr);
   if (front_rows.size() > 20) o << "  ... (" << front_rows.size() - 20 << " more in the rows file)\n";
-  if (!reasons.empty()) {
+  if (!tally.reasons.empty()) {
     std::vector<std::pair<int, std::string>> sorted;
-    for (const auto& [code, r] : reasons) sorted.emplace_back(r.count, code);
+    for (const auto& [code, r] : tally.reasons) sorted.emplace_back(r.count, code);
     std::sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) {
       return a.first != b.first ? a.first > b.first : a.second < b.second;
     });
     o << "\nwhy plans were rejected (reason_code in the rows):\n";
     for (std::size_t k = 0; k < sorted.size() && k < 15; ++k) {
       const std::string& code = sorted[k].second;
-      const Rejected& r = reasons[code];
+      const SweepTally::Rejected& r = tally.reasons[code];
       const bool constraint = code.rfind("constraint: ", 0) == 0;
       std::snprintf(line, sizeof line, "  %7d  %-26s %s\n", sorted[k].first, constraint ? "constraint" : code.c_str(),
                     constraint ? code.substr(12).c_str() : reason_label(code).c_str());

@@ -628,6 +628,11 @@ Scenario parse_scenario(const json& resolved) {
   s.plan = parse_plan(*plan, "plan");
   if (const json* training = r.raw("training")) s.training = parse_training(*training, "training");
   r.finish({"source", "notes"});
+  finish_plan(s);
+  return s;
+}
+
+void finish_plan(Scenario& s) {
   if (s.plan.dp_from_gpus) {
     // parse_plan bounded tp x pp x cp by kMaxGpus: no overflow.
     const int64_t inner = int64_t{s.plan.tp} * s.plan.pp * s.plan.cp;
@@ -642,7 +647,6 @@ Scenario parse_scenario(const json& resolved) {
                             std::to_string(per_micro_batch) + " make " + std::to_string(micro_batches) +
                             " micro-batches per step; at most " +
                             std::to_string(limits::kMaxMicroBatchesPerStep) + " are supported");
-  return s;
 }
 
 Scenario load_scenario_file(const std::string& file_path, const LoadOptions& options,

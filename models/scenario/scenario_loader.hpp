@@ -44,6 +44,11 @@ ClusterSpec parse_cluster(const nlohmann::json& resolved_cluster, const std::str
 // Strictly converts a resolved scenario JSON into a Scenario.
 Scenario parse_scenario(const nlohmann::json& resolved);
 
+// The last step of parse_scenario, for a caller that changes the plan of a parsed Scenario in
+// place (a sweep): derives plan.dp from the GPU count when the plan gave none (dp_from_gpus)
+// and checks the micro-batches per step; throws the ScenarioError parse_scenario would.
+void finish_plan(Scenario& scenario);
+
 // Convenience: read + resolve + parse.
 Scenario load_scenario_file(const std::string& file_path, const LoadOptions& options,
                             nlohmann::json* resolved_out = nullptr);

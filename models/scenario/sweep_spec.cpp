@@ -190,12 +190,20 @@ SweepSpec load_sweep_file(const std::string& path, const LoadOptions& options) {
 std::vector<PlanOverrides> expand_sweep(const SweepSpec& spec, const LoadOptions& options,
                                         std::size_t max_plans) {
   std::vector<PlanOverrides> plans;
+  for_each_plan(spec, options, max_plans, [&](const PlanOverrides& p) { plans.push_back(p); });
+  return plans;
+}
+
+void for_each_plan(const SweepSpec& spec, const LoadOptions& options, std::size_t max_plans,
+                   const std::function<void(const PlanOverrides&)>& visit) {
+  std::size_t listed = 0;
   PlanOverrides cur;
   std::function<void(std::size_t)> rec = [&](std::size_t axis_index) {
     if (axis_index == spec.axes.size()) {
-      if (plans.size() >= max_plans)
+      if (listed >= max_plans)
         throw ScenarioError("axes", "the sweep has more than " + std::to_string(max_plans) + " plans");
-      plans.push_back(cur);
+      ++listed;
+      visit(cur);
       return;
     }
     const SweepAxis& axis = spec.axes[axis_index];
@@ -218,7 +226,6 @@ std::vector<PlanOverrides> expand_sweep(const SweepSpec& spec, const LoadOptions
     }
   };
   rec(0);
-  return plans;
 }
 
 Expression::Lookup row_lookup(const json& row, const json& scenario) {

@@ -16,6 +16,7 @@
 //    "top_k": 10, "simulate_top": 0}
 #pragma once
 
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -55,6 +56,10 @@ SweepSpec parse_sweep(const nlohmann::json& j, const std::string& dir, const Loa
 // base (with the other axes applied) is resolved for it. Throws ScenarioError above max_plans.
 std::vector<PlanOverrides> expand_sweep(const SweepSpec& spec, const LoadOptions& options,
                                         std::size_t max_plans = 50'000'000);
+// The same plans in the same order, each handed to `visit` as it is listed (the list itself is
+// not kept: a sweep of millions of plans keeps its own compact form).
+void for_each_plan(const SweepSpec& spec, const LoadOptions& options, std::size_t max_plans,
+                   const std::function<void(const PlanOverrides&)>& visit);
 
 // The positive integer factorisations of n into k ordered factors.
 std::vector<std::vector<int>> factorisations(int n, int k);

@@ -5,6 +5,7 @@ set -u
 T=${TRAINSIM:?}
 S=${SCENARIOS:?}
 SWEEP=$S/sweeps/small-gpt-1.7b.json
+CAL=$(cd "$(dirname "$0")/../data/cpu" && pwd)/calibration_2ranks_pp2.json
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cd "$tmp"
@@ -67,12 +68,15 @@ printf '{"index": 99999, "trunc' >>killed.rows.jsonl  # a torn last row, as a ki
 "$T" sweep "$SWEEP" --out killed --quiet --resume >/dev/null || bad "resume failed"
 [ "$(rows_of killed.rows.jsonl)" -eq "$total" ] && ok || bad "resume: expected $total rows"
 [ "$(canon killed.rows.jsonl)" = "$(canon ref.rows.jsonl)" ] && ok || bad "resumed rows differ from a clean run"
+# The CSV and summary of a resumed sweep come from the rows read back: the same as a clean run's.
+cmp -s killed.csv ref.csv && cmp -s killed.summary.txt ref.summary.txt && ok || bad "resumed CSV or summary differ from a clean run"
 
 # mpirun: ranks take disjoint shards, rank 0 merges.
 if command -v mpirun >/dev/null; then
   OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 \
     mpirun -np 2 --oversubscribe "$T" sweep "$SWEEP" --out mpi --quiet >/dev/null 2>mpi.err || { cat mpi.err; bad "mpirun sweep failed"; }
   [ "$(canon mpi.rows.jsonl)" = "$(canon ref.rows.jsonl)" ] && ok || bad "mpirun rows differ from one process"
+  cmp -s mpi.csv ref.csv && cmp -s mpi.summary.txt ref.summary.txt && ok || bad "mpirun CSV or summary differ from one process"
   [ -f mpi.rank0of2.jsonl ] && [ -f mpi.rank1of2.jsonl ] && ok || bad "per-rank rows files missing"
 else
   echo "mpirun not found: skipping the MPI check"
@@ -147,6 +151,116 @@ for k, rs in by.items():
     assert not (len(ids) == 2 and ids[0] in listed and ids[1] in listed and ids[0] in twins), ("both twins listed", ids)
 assert not pairs or "ZeRO-1/2" in text
 PY
+
+# Plans are made two ways (cli/sweep_plans.hpp): axes over plain plan fields change a parsed
+# scenario in place; any other axis over the plan sends every plan through the loader (resolve
+# and parse its JSON). An axis that sets plan.placement to its default changes no plan but takes
+# the loader's route: the same sweep with it must give the same rows (but for that override),
+# the same CSV and the same summary. The sweep mixes what the in-place route must get right:
+# bad values (invalid rows naming the field), infeasible and out-of-memory plans, dp from the
+# GPU count, expert_tp following tp, a model axis, constraints on the plan and the model.
+for route in inplace loader; do
+  extra=""
+  [ $route = loader ] && extra=', {"path": "plan.placement", "values": ["tp-cp-dp-pp"]}'
+  cat >route_$route.json <<JSON
+{"schema_version": 1, "name": "routes",
+ "base": {"schema_version": 1, "model": "gpt-1.7b", "cluster": {"base": "dgx-a100-superpod", "nodes": 4},
+          "plan": {"global_batch": 512, "recompute": "full"}},
+ "axes": [{"path": "model", "values": ["gpt-1.7b", "llama3-8b"]},
+          {"path": "plan.tp", "values": [1, 2, 0, "x", 8, 64, 1.0]}, {"path": "plan.pp", "values": [1, 4, 3]},
+          {"path": "plan.micro_batch", "values": [1, 8, 64]}, {"path": "plan.schedule", "values": ["1f1b", "zb-h1", "nope"]},
+          {"path": "plan.zero_stage", "values": [0, 1, 2]}, {"path": "plan.sp", "values": [false, true]}$extra],
+ "constraints": ["memory.peak_bytes < 0.5 * hbm", "plan.expert_tp <= 4", "model.layers >= 24"],
+ "objective": {"minimize": "step_time_s * gpus / (1 + plan.tp)"}, "top_k": 8}
+JSON
+  "$T" sweep route_$route.json --out route_$route --quiet >route_$route.summary || bad "$route sweep failed"
+done
+cmp -s route_inplace.csv route_loader.csv && cmp -s route_inplace.summary route_loader.summary && ok ||
+  bad "the in-place route and the loader's route give different CSV or summaries"
+python3 - route_inplace.rows.jsonl route_loader.rows.jsonl <<'PY' && ok || bad "the in-place route and the loader's route give different rows"
+import json, sys
+def rows(path):
+    out = []
+    for r in map(json.loads, open(path)):
+        if "index" in r:
+            r["overrides"].pop("plan.placement", None)
+            out.append(r)
+    return out
+a, b = rows(sys.argv[1]), rows(sys.argv[2])
+assert a == b, next((x, y) for x, y in zip(a, b) if x != y)
+kinds = {r["status"] for r in a}
+assert kinds == {"ok", "outside_constraints", "infeasible", "invalid"}, kinds
+assert any(r.get("reason_code") == "out_of_memory" and "memory" in r for r in a)
+assert any("plan.tp" in r["reason"] and r["status"] == "invalid" for r in a)
+PY
+
+# Rows are written as text straight from the estimate (cli/sweep_row_text.hpp): each kind of row
+# holds what `trainsim run --json` gives for the same plan, by the rules of cli/plan_row.hpp (a
+# feasible row: the result without warnings and per-stage memory, plus the plan; an infeasible
+# one: the plan and why, and the memory an out-of-memory plan would need), with its keys in
+# sorted order as nlohmann writes them.
+python3 - route_inplace.json route_inplace.rows.jsonl "$T" <<'PY' && ok || bad "sweep rows differ from trainsim run --json of the same plans"
+import json, subprocess, sys, tempfile
+sweep = json.load(open(sys.argv[1]))
+lines = [l for l in open(sys.argv[2]) if '"index"' in l]
+rows = [json.loads(l) for l in lines]
+base = tempfile.NamedTemporaryFile("w", suffix=".json", delete=False)
+json.dump(sweep["base"], base)
+base.close()
+picked, seen = [], {}
+for line, r in zip(lines, rows):
+    kind = r["status"] + ("/oom" if r.get("reason_code") == "out_of_memory" else "")
+    if r["status"] != "invalid" and seen.get(kind, 0) < 3:
+        seen[kind] = seen.get(kind, 0) + 1
+        picked.append((line, r))
+assert set(seen) == {"ok", "outside_constraints", "infeasible", "infeasible/oom"}, seen
+for line, r in picked:
+    keys = [k for k, _ in json.loads(line, object_pairs_hook=lambda pairs: pairs)]
+    assert keys == sorted(keys), keys
+    sets = [a for path, v in r["overrides"].items() for a in ("--set", f"{path}={json.dumps(v)}")]
+    out = subprocess.run([sys.argv[3], "run", base.name, "--fidelity", "estimate", "--json", *sets],
+                         capture_output=True, text=True).stdout
+    res = json.loads(out)
+    sc = res.pop("scenario")
+    p = sc["plan"]
+    plan = {k: p[k] for k in ("tp", "pp", "dp", "cp", "ep", "sp", "vpp", "schedule", "micro_batch",
+                              "global_batch", "zero_stage", "recompute", "precision")}
+    plan["offload_optimizer"] = p["offload"]["optimizer"]
+    common = {"index": r["index"], "overrides": r["overrides"], "model": sc["model"]["name"],
+              "cluster": sc["cluster"]["name"], "gpu": sc["cluster"]["gpu"]["name"], "plan": plan,
+              "gpus": res["gpus"], "fidelity": res["fidelity"], "feasible": res["feasible"], "reason": res["reason"]}
+    if res["feasible"]:
+        want = dict(res, **common)
+        for k in ("warnings", "calibration", "trainsim_version"):
+            want.pop(k, None)
+        del want["memory"]["per_stage"]
+        # The constraints and objective are the sweep's own (the in-place/loader test checks them).
+        for k in ("meets_constraints", "violated", "status", "objective"):
+            want[k] = r[k]
+        assert r["status"] == ("ok" if r["meets_constraints"] else "outside_constraints"), r
+    else:
+        want = dict(common, status="infeasible", reason_code=r["reason_code"], meets_constraints=False,
+                    violated=[], objective=None)
+        if r["reason_code"] == "out_of_memory":
+            want["memory"] = {k: res["memory"][k] for k in ("peak_bytes", "hbm_capacity_bytes")}
+    assert r == want, (r, want)
+PY
+
+# With a calibration (it reads the plan's precision): calibrated once per precision in place,
+# every plan on its own by the loader's route; the same CSV and summary.
+for route in inplace loader; do
+  python3 - "$SWEEP" $route >cal_$route.json <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["axes"].append({"path": "plan.precision", "values": ["bf16", "fp16", "fp32"]})
+if sys.argv[2] == "loader":
+    d["axes"].append({"path": "plan.placement", "values": ["tp-cp-dp-pp"]})
+json.dump(d, sys.stdout)
+PY
+  "$T" sweep cal_$route.json --out cal_$route --quiet --calibration "$CAL" >/dev/null || bad "calibrated $route sweep failed"
+done
+cmp -s cal_inplace.csv cal_loader.csv && cmp -s cal_inplace.summary.txt cal_loader.summary.txt && ok ||
+  bad "calibrated sweeps: the in-place route and the loader's route differ"
 
 # Bad sweep files: exit 2 naming the path.
 echo '{"schema_version": 1, "base": "nope.json", "axes": []}' >bad1.json
