@@ -13,7 +13,7 @@ using nlohmann::json;
 namespace {
 
 // The infeasibility reasons the models give (models/workload/plan_structure.cpp,
-// models/schedules/pipeline_schedule.cpp, models/estimate/estimate.cpp, the simulate tier), by a
+// models/schedules/ (each schedule's constraint), models/estimate/estimate.cpp, the simulate tier), by a
 // fragment every message of that kind contains. First match wins.
 struct ReasonKind {
   const char* code;
