@@ -31,10 +31,6 @@ class OneFOneB final : public PipelineSchedule {
   double pipeline_bubble_s(const BubbleInputs& in) const override {
     return (in.pp - 1) * (in.forward_s + in.backward_s);
   }
-  // Stage s holds p - s micro-batches (fewer when there are fewer).
-  double held_micro_batches(int pp, int, int stage, int m) const override {
-    return std::min<double>(m, pp - stage);
-  }
 };
 
 }  // namespace

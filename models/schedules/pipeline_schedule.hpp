@@ -156,7 +156,12 @@ class PipelineSchedule {
 
  protected:
   virtual double pipeline_bubble_s(const BubbleInputs& in) const = 0;  // pp > 1
-  virtual double held_micro_batches(int pp, int vpp, int stage, int micro_batches) const = 0;  // pp > 1
+  // pp > 1. By default 1F1B's: stage s holds p - s micro-batches (Narayanan et al., SC'21),
+  // fewer when there are fewer.
+  virtual double held_micro_batches(int pp, int vpp, int stage, int micro_batches) const {
+    (void)vpp;
+    return std::min<double>(micro_batches, pp - stage);
+  }
   // Constraints beyond the common ones (vpp only where virtual stages are used), pp > 1.
   virtual std::string plan_constraint(int pp, int vpp, int micro_batches) const {
     (void)pp, (void)vpp, (void)micro_batches;

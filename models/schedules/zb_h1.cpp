@@ -20,9 +20,6 @@ class ZbH1 final : public PipelineSchedule {
     const double f = in.forward_s, b = in.backward_s, w = in.backward_weight_s;
     return (in.pp - 1) * std::max(f, f + b - 2 * w);
   }
-  double held_micro_batches(int pp, int, int stage, int m) const override {
-    return std::min<double>(m, pp - stage);
-  }
 };
 
 }  // namespace

@@ -383,7 +383,8 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r, const WorkloadOp
     b.grads_bytes = dense.grads_bytes + expert.grads_bytes;
     b.optimizer_bytes = dense.optimizer_bytes + expert.optimizer_bytes;
     if (schedule.bidirectional() && pp > 1) {
-      // A bidirectional schedule (DualPipe) keeps two copies of the parameters (and their gradients) per device.
+      // A bidirectional schedule (DualPipe) keeps two copies of the parameters (and their
+      // gradients) per device.
       b.params_bytes *= 2;
       b.grads_bytes *= 2;
     }

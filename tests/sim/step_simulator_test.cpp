@@ -97,11 +97,9 @@ TEST(StepSimulator, ZeroBubbleSchedulesShrinkTheBubble) {
 // Where transfers do not contend, the SimGrid step plays exactly what models' fixed-delay
 // timeline plays (same PipelineRunner rules; the ~2 us transfer as the delay).
 TEST(StepSimulator, MatchesFixedDelayTimelineForEverySchedule) {
-  const PipelineSchedule* const kinds[] = {&pipeline_schedule("gpipe"), &pipeline_schedule("1f1b"), &pipeline_schedule("interleaved"),
-                                &pipeline_schedule("zb-h1"), &pipeline_schedule("zb-h2"), &pipeline_schedule("dualpipe")};
-  for (const PipelineSchedule* kind : kinds) {
+  for (const PipelineSchedule* kind : pipeline_schedules()) {
     SCOPED_TRACE(kind->name());
-    const int p = 4, m = 16, v = kind == &pipeline_schedule("interleaved") ? 2 : 1;
+    const int p = 4, m = 16, v = kind->uses_virtual_stages() ? 2 : 1;
     const Workload wl = uniform_workload(kind, p, v, m, 1e-3, 2.5e-3, 1e-3);
     std::vector<StageCosts> costs(p, StageCosts{1e-3 / v, 1.5e-3 / v, 1e-3 / v});
     const Timeline ref = play_schedule(*kind, p, v, m, costs, 2e-6);
