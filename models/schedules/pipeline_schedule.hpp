@@ -54,7 +54,9 @@ class PipeOpSet {
   std::size_t rank(const PipeOp& op) const;
   // The i-th smallest, and removing it.
   const PipeOp& ascending(std::size_t i) const { return v_[v_.size() - 1 - i]; }
-  void erase_ascending(std::size_t i) { v_.erase(v_.begin() + static_cast<std::ptrdiff_t>(v_.size() - 1 - i)); }
+  void erase_ascending(std::size_t i) {
+    v_.erase(v_.begin() + static_cast<std::ptrdiff_t>(v_.size() - 1 - i));
+  }
   // Removes the op equivalent to `op`; false when there is none.
   bool erase(const PipeOp& op);
   void clear() { v_.clear(); }
@@ -69,11 +71,11 @@ struct PipeDevice {
   PipeOpSet ready_f, ready_b, ready_w;
   int f_done = 0, b_done = 0, w_done = 0, f_total = 0;
   int f_dir[2] = {0, 0}, b_dir[2] = {0, 0};  // bidirectional schedules: per direction
-  int in_flight_limit = 0;                    // PipelineSchedule::in_flight_limit of this device
-  int weight_hold_limit = 0;                  // PipelineSchedule::weight_hold_limit
-  std::vector<PipeOp> order;                  // static order (PipelineSchedule::static_order)
+  int in_flight_limit = 0;                   // PipelineSchedule::in_flight_limit of this device
+  int weight_hold_limit = 0;                 // PipelineSchedule::weight_hold_limit
+  std::vector<PipeOp> order;                 // static order (PipelineSchedule::static_order)
   std::size_t next = 0;
-  PipeOpSet arrived;                          // static order: inputs present
+  PipeOpSet arrived;  // static order: inputs present
 };
 
 struct BubbleInputs {
@@ -109,7 +111,9 @@ class PipelineSchedule {
   bool is_named(const std::string& name) const { return name == key_; }
 
   // Idle time of the critical stage per step (seconds); none without a pipeline.
-  double bubble_time_s(const BubbleInputs& in) const { return in.pp <= 1 ? 0 : pipeline_bubble_s(in); }
+  double bubble_time_s(const BubbleInputs& in) const {
+    return in.pp <= 1 ? 0 : pipeline_bubble_s(in);
+  }
 
   // Structural constraints; empty when the plan may use the schedule.
   std::string constraint(int pp, int vpp, int micro_batches) const;
@@ -127,23 +131,28 @@ class PipelineSchedule {
   // Model chunks a device's layers are cut into (each chunk's pass costs 1/chunks of the
   // device's), and chunks a device runs (a bidirectional schedule runs its stage twice).
   int layer_chunks(int vpp) const { return uses_virtual_stages() ? std::max(1, vpp) : 1; }
-  int chunks_per_device(int pp, int vpp) const { return bidirectional() && pp > 1 ? 2 : layer_chunks(vpp); }
+  int chunks_per_device(int pp, int vpp) const {
+    return bidirectional() && pp > 1 ? 2 : layer_chunks(vpp);
+  }
 
   // ---- the order rule PipelineRunner plays ----
   // Schedules with a fixed per-device op order (Megatron's) say so and write it; PipelineRunner
   // then runs each device's order as its inputs arrive. `vpp` is the runner's chunks per device.
   virtual bool has_static_order() const { return false; }
-  virtual void static_order(int pp, int vpp, int micro_batches, int device, std::vector<PipeOp>& out) const;
+  virtual void static_order(int pp, int vpp, int micro_batches, int device,
+                            std::vector<PipeOp>& out) const;
   // An order the ready-op rule reduces to when every transfer takes the same time, which the
   // closed-form playback may run without events; the static order where there is one.
   virtual bool has_fixed_delay_order() const { return has_static_order(); }
-  virtual void fixed_delay_order(int pp, int vpp, int micro_batches, int device, std::vector<PipeOp>& out) const {
+  virtual void fixed_delay_order(int pp, int vpp, int micro_batches, int device,
+                                 std::vector<PipeOp>& out) const {
     static_order(pp, vpp, micro_batches, device, out);
   }
   // Schedules without a static order: the op an idle device starts now among its ready ops
   // (removed from its ready set), if any. The default rule is the zero-bubble family's (Qi et
   // al., ICLR'24): W first once the deferred weight gradients hold `weight_hold_limit`
   // micro-batches' inputs, then a ready B, then a forward (pick_forward), then W into the gap.
+  // Where B carries W there is no W to run, and the rule is greedy 1F1B.
   virtual std::optional<PipeOp> pick(PipeDevice& d, int device, int pp, int micro_batches) const;
   // Micro-batches a device may hold between F and B under the ready-op rule.
   virtual int in_flight_limit(int pp, int vpp, int micro_batches, int device) const {
@@ -169,7 +178,8 @@ class PipelineSchedule {
   }
   // The forward the default rule starts, if any: the smallest ready one while fewer than the
   // in-flight limit are held.
-  virtual std::optional<PipeOp> pick_forward(PipeDevice& d, int device, int pp, int micro_batches) const;
+  virtual std::optional<PipeOp> pick_forward(PipeDevice& d, int device, int pp,
+                                             int micro_batches) const;
 
  private:
   const char* name_;
