@@ -24,6 +24,7 @@
 #include "models/core/result_json.hpp"
 #include "models/core/scenario_error.hpp"
 #include "models/scenario/scenario_loader.hpp"
+#include "models/schedules/pipeline_schedule.hpp"
 #include "models/core/units.hpp"
 
 namespace trainsim::cli {
@@ -149,19 +150,20 @@ int run(PlanOptions& o) {
   const std::vector<int> tps = divisors(m.heads, node);
   const std::vector<int> pps = divisors(m.layers, m.layers);
   const std::vector<int> eps = m.moe ? divisors(m.moe->experts, gpus) : std::vector<int>{1};
-  static const char* kSchedules[] = {"1f1b", "interleaved", "zb-h1", "zb-h2", "dualpipe", "gpipe"};
+  const std::vector<const PipelineSchedule*>& schedules = pipeline_schedules();  // registry order
   auto better = [](const Candidate& a, const Candidate& b) {
     return a.tokens_per_s != b.tokens_per_s ? a.tokens_per_s > b.tokens_per_s : a.order < b.order;
   };
   // The search in items of (TP, PP, CP, EP, schedule), in search order.
   constexpr int kCps[] = {1, 2, 4, 8};
-  constexpr std::size_t kScheduleCount = std::size(kSchedules), kCpCount = std::size(kCps);
-  const std::size_t items = tps.size() * pps.size() * kCpCount * eps.size() * kScheduleCount;
+  const std::size_t schedule_count = schedules.size();
+  constexpr std::size_t kCpCount = std::size(kCps);
+  const std::size_t items = tps.size() * pps.size() * kCpCount * eps.size() * schedule_count;
   Progress progress("plan search", "", static_cast<double>(items), o.progress);
   auto search_item = [&](std::size_t item, Scenario& s, Partial& out) {
     std::size_t rest = item;
-    const char* sched = kSchedules[rest % kScheduleCount];
-    rest /= kScheduleCount;
+    const PipelineSchedule* sched = schedules[rest % schedule_count];
+    rest /= schedule_count;
     const int ep = eps[rest % eps.size()];
     rest /= eps.size();
     const int cp = kCps[rest % kCpCount];
@@ -173,10 +175,10 @@ int run(PlanOptions& o) {
     if (gpus % inner || m.seq_len % cp) return;
     const int dp = static_cast<int>(gpus / inner);
     if ((1ll * dp * cp) % ep) return;
-    const bool interleaved = std::string(sched) == "interleaved";
-    if (pp == 1 && std::string(sched) != "1f1b") return;
+    // With one stage every schedule plays alike: only the default is tried.
+    if (pp == 1 && sched != &default_pipeline_schedule()) return;
     for (int vpp : {1, 2, 3, 4, 6, 8}) {
-      if (interleaved != (vpp > 1)) continue;
+      if (sched->uses_virtual_stages() != (vpp > 1)) continue;
       if (m.layers % (pp * vpp)) continue;
       for (long long mb = 1; mb <= 16; mb *= 2) {
         if (global_batch % (mb * dp)) continue;
@@ -188,7 +190,7 @@ int run(PlanOptions& o) {
                 if (offload && zero == 0) continue;
                 ParallelPlan& p = s.plan;
                 p.tp = tp; p.pp = pp; p.cp = cp; p.dp = dp; p.ep = ep; p.vpp = vpp;
-                p.schedule = sched; p.micro_batch = mb; p.zero_stage = zero; p.recompute = rc;
+                p.schedule = sched->name(); p.micro_batch = mb; p.zero_stage = zero; p.recompute = rc;
                 p.sp = sp; p.offload.optimizer = offload;
                 ++out.searched;
                 ++order;

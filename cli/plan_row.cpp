@@ -12,8 +12,8 @@ using nlohmann::json;
 
 namespace {
 
-// The infeasibility reasons the models give (models/workload/plan_structure.cpp,
-// models/schedules/pipeline_schedule.cpp, models/estimate/estimate.cpp, the simulate tier), by a
+// The infeasibility reasons the models give (models/workload/plan_structure.cpp, each schedule's
+// constraint in models/schedules/, models/estimate/estimate.cpp, the simulate tier), by a
 // fragment every message of that kind contains. First match wins.
 struct ReasonKind {
   const char* code;

@@ -50,7 +50,8 @@ GanttTrace estimate_timeline(const Evaluation& ev) {
     g.hatch_idle.push_back(true);
     g.hatch_idle.push_back(false);
   }
-  const bool split = sc.plan.schedule.rfind("zb", 0) == 0 || sc.plan.schedule == "dualpipe";
+  const PipelineSchedule& schedule = pipeline_schedule(sc.plan.schedule);
+  const bool split = schedule.splits_backward();
   for (const auto& op : t.ops) {
     GanttEvent e;
     e.lane = 2 * op.stage;
@@ -64,7 +65,7 @@ GanttTrace estimate_timeline(const Evaluation& ev) {
     }
     e.category = kind;
     e.name = (kind == "B+W" ? QString("B") : kind) + QString::number(op.op.micro_batch) +
-             (vpp > 1 || sc.plan.schedule == "dualpipe" ? "." + QString::number(op.op.chunk) : QString());
+             (vpp > 1 || schedule.bidirectional() ? "." + QString::number(op.op.chunk) : QString());
     e.detail = EstimateTimelineText::tr("%1 micro-batch %2, chunk %3 on stage %4\n%5 → %6 (%7)")
                    .arg(kind)
                    .arg(op.op.micro_batch)

@@ -103,7 +103,7 @@ ScenarioPanel::ScenarioPanel(QWidget* parent) : QWidget(parent) {
   dp_spin->setSpecialValueText("auto");  // 0 = derived from the GPU count (plan.dp omitted)
   grid->addWidget(add_label(QT_TR_NOOP("Schedule")), 3, 0);
   QStringList schedules;
-  for (const auto& s : pipeline_schedules()) schedules << s.name;
+  for (const PipelineSchedule* s : pipeline_schedules()) schedules << s->name();
   auto* schedule = add_combo("plan.schedule", schedules);
   grid->addWidget(schedule, 3, 1, 1, 3);
   grid->addWidget(add_check("plan.sp", QT_TR_NOOP("Sequence parallel (SP)")), 4, 0, 1, 4);

@@ -118,10 +118,10 @@ struct Player {
 
   Player(Platform& p, const Workload& wl, const RankPlacement& pl, const StepOptions& o, bool opp)
       : plat(p), w(wl), place(pl), opt(o), overlap_pp(opp), engine(p),
-        runner(wl.schedule, wl.pp, wl.vpp, wl.micro_batches) {
+        runner(*wl.schedule, wl.pp, wl.vpp, wl.micro_batches) {
     n = runner.devices();
-    dual = w.schedule == ScheduleKind::kDualPipe && n > 1;
-    tl.chunks_per_device = w.schedule == ScheduleKind::kInterleaved ? std::max(1, w.vpp) : (dual ? 2 : 1);
+    dual = w.schedule->bidirectional() && n > 1;
+    tl.chunks_per_device = w.schedule->chunks_per_device(n, w.vpp);
     busy.assign(n, false);
     dirty.assign(n, false);
     f_started.assign(n, 0);

@@ -132,7 +132,7 @@ void compose_simulated_result(const Scenario& sc, const Workload& w, const StepT
 
   // ---- activations as the schedule held them ----
   nlohmann::json stages = nlohmann::json::array();
-  const double per_chunk = w.schedule == ScheduleKind::kInterleaved ? std::max(1, w.vpp) : 1;
+  const double per_chunk = w.schedule->layer_chunks(w.vpp);
   bool memory_changed = false;
   std::string held_more;
   for (int s = 0; s < n && s < static_cast<int>(r.per_stage.size()); ++s) {

@@ -89,31 +89,4 @@ double last_stage_extra_activation_bytes(const ModelSpec& m, const ActivationOpt
   return tokens * (4 * h / (o.sp ? o.tp : 1) + 4 * v / o.tp);
 }
 
-double in_flight_micro_batches(ScheduleKind schedule, int pp, int vpp, int stage,
-                               int micro_batches) {
-  const double m = micro_batches;
-  if (pp <= 1) return 1;
-  const double depth = pp - stage;  // 1F1B: stage r holds p - r micro-batches
-  switch (schedule) {
-    case ScheduleKind::kGpipe: return m;
-    case ScheduleKind::kInterleaved: {
-      // Megatron's interleaved warm-up runs 2(p-s-1) + (v-1)p + 1 chunks before the first
-      // backward; a chunk is 1/v of the device's layers. Stage 0: (1 + (p-1)/(p v)) p, as
-      // Korthikanti et al. give; later stages hold more than 1F1B's p - s.
-      const double v = std::max(1, vpp);
-      return std::min(m, (2.0 * (pp - stage - 1) + (v - 1) * pp + 1) / v);
-    }
-    case ScheduleKind::kZbH2: return std::min(m, 2.0 * depth);
-    case ScheduleKind::kDualPipe: return std::min(m, pp + 1.0);
-    case ScheduleKind::k1F1B:
-    case ScheduleKind::kZbH1: break;
-  }
-  return std::min(m, depth);
-}
-
-double in_flight_micro_batches(const std::string& schedule, int pp, int vpp, int stage,
-                               int micro_batches) {
-  return in_flight_micro_batches(schedule_kind(schedule), pp, vpp, stage, micro_batches);
-}
-
 }  // namespace trainsim

@@ -5,7 +5,6 @@
 //   term by term to GQA, SwiGLU and f != 4h; flash attention removes the 5as^2b term.
 #pragma once
 
-#include "models/schedules/pipeline_schedule.hpp"
 #include "models/core/result.hpp"
 #include "models/core/specs.hpp"
 
@@ -47,11 +46,8 @@ double korthikanti_activation_bytes(double s, double b, double h, double a, int 
 double first_stage_extra_activation_bytes(const ModelSpec& model, const ActivationOptions& o);
 double last_stage_extra_activation_bytes(const ModelSpec& model, const ActivationOptions& o);
 
-// Micro-batches whose activations a pipeline stage holds at its peak.
-double in_flight_micro_batches(ScheduleKind schedule, int pp, int vpp, int stage,
-                               int micro_batches);
-double in_flight_micro_batches(const std::string& schedule, int pp, int vpp, int stage,
-                               int micro_batches);
+// Micro-batches whose activations a pipeline stage holds at its peak: the schedule's
+// (PipelineSchedule::in_flight_micro_batches, models/schedules/).
 
 // DeepSpeed's own model-state estimators (zero/stage_1_and_2.py, zero/stage3.py), reproduced
 // for comparison: they count model states only (no activations, buffers or fragmentation).

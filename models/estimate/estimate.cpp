@@ -17,7 +17,7 @@ namespace {
 // layers into vpp chunks; DualPipe's two directions each hold a full stage, hence its two
 // parameter copies, so its per-pass cost is the stage's).
 StageCosts stage_costs(const Workload& w, const StageWork& s) {
-  const int chunks = w.schedule == ScheduleKind::kInterleaved ? std::max(1, w.vpp) : 1;
+  const int chunks = w.schedule->layer_chunks(w.vpp);
   return {s.forward_s / chunks, (s.backward_s - s.backward_weight_s) / chunks, s.backward_weight_s / chunks};
 }
 
@@ -26,7 +26,8 @@ StageCosts stage_costs(const Workload& w, const StageWork& s) {
 // exact costs, the memo returns what the playback returns, bit for bit.
 constexpr int kMaxCostRuns = 8;
 struct PlaybackKey {
-  int32_t schedule, pp, vpp, micro_batches, runs, pad;
+  const PipelineSchedule* schedule;
+  int32_t pp, vpp, micro_batches, runs;
   struct Run {
     int64_t stages;
     double forward_s, backward_s, backward_weight_s;
@@ -38,7 +39,7 @@ double makespan_only_s(const Workload& w) {
   thread_local std::vector<StageCosts> costs;
   costs.clear();
   for (const StageWork& s : w.stages) costs.push_back(stage_costs(w, s));
-  return play_makespan_s(w.schedule, w.pp, w.vpp, w.micro_batches, costs.data(), costs.size(), 0.0);
+  return play_makespan_s(*w.schedule, w.pp, w.vpp, w.micro_batches, costs.data(), costs.size(), 0.0);
 }
 
 // The makespan of the schedule played with the workload's stages and zero-delay transfers.
@@ -47,7 +48,7 @@ double makespan_only_s(const Workload& w) {
 double played_makespan_s(const Workload& w, bool memoise) {
   if (!memoise) return pipeline_timeline(w, 0.0).makespan_s;
   PlaybackKey k = memo::zeroed<PlaybackKey>();
-  k.schedule = static_cast<int32_t>(w.schedule);
+  k.schedule = w.schedule;
   k.pp = w.pp;
   k.vpp = w.vpp;
   k.micro_batches = w.micro_batches;
@@ -82,7 +83,7 @@ void compose_closed_form(const Scenario& sc, const Workload& w, Result& r, const
   const double mb_time = worst->forward_s + worst->backward_s;
   const double steady = m * mb_time;
   const BubbleInputs bin{w.pp, w.vpp, m, worst->forward_s, worst->backward_s, worst->backward_weight_s};
-  double bubble = bubble_time_s(w.schedule, bin);
+  double bubble = w.schedule->bubble_time_s(bin);
   const bool play = w.pp > 1 && m < 2 * w.pp;  // played below (after the cheaper parts)
   double pp_exposed = 0;
   if (w.pp > 1) {
@@ -152,7 +153,7 @@ Timeline pipeline_timeline(const Workload& w, double p2p_s) {
   std::vector<StageCosts> costs;
   costs.reserve(w.stages.size());
   for (const StageWork& s : w.stages) costs.push_back(stage_costs(w, s));
-  return play_schedule(w.schedule, w.pp, w.vpp, w.micro_batches, costs, p2p_s);
+  return play_schedule(*w.schedule, w.pp, w.vpp, w.micro_batches, costs, p2p_s);
 }
 
 namespace {

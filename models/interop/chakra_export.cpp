@@ -133,7 +133,7 @@ std::vector<json> export_chakra(const Scenario& sc) {
   exporter.w = &w;
   exporter.next_tag = &next_tag;
   try {
-    play_schedule(w.schedule, w.pp, w.vpp, w.micro_batches, costs, w.p2p_s, &exporter);
+    play_schedule(*w.schedule, w.pp, w.vpp, w.micro_batches, costs, w.p2p_s, &exporter);
   } catch (const std::logic_error&) {
     throw ScenarioError("plan.schedule", "the schedule did not complete every op (internal)");
   }

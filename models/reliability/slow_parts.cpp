@@ -22,7 +22,7 @@ double pipeline_makespan_s(const Workload& w) {
   for (const StageWork& s : w.stages)
     costs.push_back({s.forward_s / w.vpp, (s.backward_s - s.backward_weight_s) / w.vpp,
                      s.backward_weight_s / w.vpp});
-  return play_schedule(w.schedule, w.pp, w.vpp, m, costs, 0.0).makespan_s;
+  return play_schedule(*w.schedule, w.pp, w.vpp, m, costs, 0.0).makespan_s;
 }
 
 // Makespan of workload `w` with its stages slowed by `speeds`, minus the nominal makespan.

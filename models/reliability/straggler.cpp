@@ -204,7 +204,7 @@ StragglerEffect straggler_effect(const Scenario& sc) {
     e.note = "one pipeline stage: no other stage to move layers to";
     return e;
   }
-  if (schedule_kind(p.schedule) == ScheduleKind::kDualPipe) {
+  if (pipeline_schedule(p.schedule).bidirectional()) {
     e.note = "DualPipe devices hold two mirrored stages: not rebalanced";
     return e;
   }

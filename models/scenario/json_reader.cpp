@@ -172,6 +172,9 @@ std::string JsonReader::string_or(const std::string& key, const std::string& fal
 }
 
 std::string JsonReader::choice(const std::string& key, std::initializer_list<const char*> allowed) {
+  return choice(key, std::vector<const char*>(allowed));
+}
+std::string JsonReader::choice(const std::string& key, const std::vector<const char*>& allowed) {
   const std::string s = string(key);
   std::string list;
   for (const char* a : allowed) {
@@ -183,6 +186,10 @@ std::string JsonReader::choice(const std::string& key, std::initializer_list<con
 }
 std::string JsonReader::choice_or(const std::string& key,
                                   std::initializer_list<const char*> allowed,
+                                  const std::string& fallback) {
+  return has(key) ? choice(key, allowed) : (read_.insert(key), fallback);
+}
+std::string JsonReader::choice_or(const std::string& key, const std::vector<const char*>& allowed,
                                   const std::string& fallback) {
   return has(key) ? choice(key, allowed) : (read_.insert(key), fallback);
 }

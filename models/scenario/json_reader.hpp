@@ -41,6 +41,10 @@ class JsonReader {
   std::string choice(const std::string& key, std::initializer_list<const char*> allowed);
   std::string choice_or(const std::string& key, std::initializer_list<const char*> allowed,
                         const std::string& fallback);
+  // The same with the allowed values from a registry.
+  std::string choice(const std::string& key, const std::vector<const char*>& allowed);
+  std::string choice_or(const std::string& key, const std::vector<const char*>& allowed,
+                        const std::string& fallback);
 
   // Rejects keys that were never read, listing the ones this object accepts.
   void finish(std::initializer_list<const char*> also_allowed = {}) const;

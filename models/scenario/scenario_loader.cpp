@@ -17,6 +17,7 @@
 #include "models/scenario/json_reader.hpp"
 #include "models/scenario/limits.hpp"
 #include "models/core/scenario_error.hpp"
+#include "models/schedules/pipeline_schedule.hpp"
 
 #ifndef TRAINSIM_SOURCE_SCENARIOS_DIR
 #define TRAINSIM_SOURCE_SCENARIOS_DIR ""
@@ -293,8 +294,7 @@ ParallelPlan parse_plan(const json& j, const std::string& path) {
   }
   p.sp = r.boolean_or("sp", false);
   p.vpp = static_cast<int>(r.integer_or("vpp", 1, 1, limits::kMaxVirtualStages));
-  p.schedule = r.choice_or("schedule",
-                           {"gpipe", "1f1b", "interleaved", "zb-h1", "zb-h2", "dualpipe"}, "1f1b");
+  p.schedule = r.choice_or("schedule", pipeline_schedule_names(), default_pipeline_schedule().name());
   p.micro_batch = r.integer_or("micro_batch", 1, 1, limits::kMaxMicroBatch);
   p.global_batch = r.integer("global_batch", 1, limits::kMaxGlobalBatch);
   p.zero_stage = static_cast<int>(r.integer_or("zero_stage", 0, 0, 3));

@@ -1,23 +1,82 @@
-// Pipeline schedules by name (CONVENTIONS.md #7) and their closed-form bubbles (REFERENCE.md
-// "Pipeline schedules"). The simulate tier plays the schedules event by event; these formulas
-// are what its emergent bubbles are tested against.
+// Pipeline schedules, one file each in this folder plus one line in schedule_registry.cpp
+// (CONVENTIONS.md #7, #17). A schedule is everything the tool needs to know about one: its
+// closed-form bubble (REFERENCE.md "Pipeline schedules"), its structural constraints, the
+// activations each stage holds, how it splits the backward pass and lays chunks on devices, and
+// the rule by which a device picks its next op (a fixed per-device order, or a pick among the
+// ready ops). PipelineRunner (schedule_order.hpp) plays that rule; the simulate tier's bubbles
+// emerge from it and are tested against the closed forms here.
+//
+// Callers resolve the schedule once per plan (pipeline_schedule(name); Workload holds the
+// pointer) and then ask it: no caller compares schedule names.
 #pragma once
 
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace trainsim {
 
-enum class ScheduleKind { kGpipe, k1F1B, kInterleaved, kZbH1, kZbH2, kDualPipe };
-// Unknown names map to k1F1B; the loader has already rejected them.
-ScheduleKind schedule_kind(const std::string& name);
+enum class PipeOpKind { kForward, kBackward, kBackwardWeight };
 
-struct ScheduleInfo {
-  const char* name;
-  const char* summary;
+struct PipeOp {
+  PipeOpKind kind = PipeOpKind::kForward;
+  int micro_batch = 0;
+  int chunk = 0;  // model chunk on the device; bidirectional: 0 = forward direction, 1 = reverse
+  // True when B carries W with it (schedules that do not split the backward pass).
+  bool with_weight_grad = true;
+  bool operator<(const PipeOp& o) const {
+    return std::tie(micro_batch, chunk, kind) < std::tie(o.micro_batch, o.chunk, o.kind);
+  }
 };
-const std::vector<ScheduleInfo>& pipeline_schedules();
-bool is_pipeline_schedule(const std::string& name);
+
+const char* to_string(PipeOpKind kind);
+
+// Ready ops of one kind on one device, smallest (micro-batch, chunk, kind) first, as std::set
+// orders them: a vector kept in descending order, so the smallest is taken from the back. A
+// device holds a few ready ops at a time; a vector reused from step to step allocates nothing
+// per op, where a set allocates a node for each.
+class PipeOpSet {
+ public:
+  bool empty() const { return v_.empty(); }
+  std::size_t size() const { return v_.size(); }
+  // An op equivalent to one present is not added again (std::set::insert).
+  void insert(const PipeOp& op);
+  PipeOp take_smallest() {
+    const PipeOp op = v_.back();
+    v_.pop_back();
+    return op;
+  }
+  // How many ops are smaller than `op` (the ascending index of the first one not smaller).
+  std::size_t rank(const PipeOp& op) const;
+  // The i-th smallest, and removing it.
+  const PipeOp& ascending(std::size_t i) const { return v_[v_.size() - 1 - i]; }
+  void erase_ascending(std::size_t i) {
+    v_.erase(v_.begin() + static_cast<std::ptrdiff_t>(v_.size() - 1 - i));
+  }
+  // Removes the op equivalent to `op`; false when there is none.
+  bool erase(const PipeOp& op);
+  void clear() { v_.clear(); }
+
+ private:
+  std::vector<PipeOp> v_;  // descending
+};
+
+// One pipeline device as a schedule's ready-op rule sees it: the ready ops by kind, what it
+// has run, and the limits PipelineRunner took from the schedule when the step began.
+struct PipeDevice {
+  PipeOpSet ready_f, ready_b, ready_w;
+  int f_done = 0, b_done = 0, w_done = 0, f_total = 0;
+  int f_dir[2] = {0, 0}, b_dir[2] = {0, 0};  // bidirectional schedules: per direction
+  int in_flight_limit = 0;                   // PipelineSchedule::in_flight_limit of this device
+  int weight_hold_limit = 0;                 // PipelineSchedule::weight_hold_limit
+  std::vector<PipeOp> order;                 // static order (PipelineSchedule::static_order)
+  std::size_t next = 0;
+  PipeOpSet arrived;  // static order: inputs present
+};
 
 struct BubbleInputs {
   int pp = 1;
@@ -28,16 +87,114 @@ struct BubbleInputs {
   double backward_weight_s = 0;  // W alone
 };
 
-// Idle time of the critical stage per step (seconds):
-//   GPipe, 1F1B      (p-1)(F+B)                                    (Narayanan et al. SC'21)
-//   interleaved      (p-1)(F+B)/v
-//   ZB-H1            (p-1)(F+B-2W)                                  (Qi et al. ICLR'24)
-//   ZB-H2            max(0, (p-1)(F+B-3W))  (~0 when W >= (F+B)/3)
-//   DualPipe         (p/2-1)(F&B + B - 3W), F&B = F+B overlapped     (DeepSeek-V3 report)
-double bubble_time_s(ScheduleKind schedule, const BubbleInputs& in);
-double bubble_time_s(const std::string& schedule, const BubbleInputs& in);
+// What a schedule is, as data (read on every plan: no virtual call).
+struct ScheduleTraits {
+  // B and W run as separate ops (zero-bubble schedules, DualPipe); otherwise B carries W.
+  bool splits_backward = false;
+  // A device's layers are split into plan.vpp model chunks (interleaved virtual stages).
+  bool virtual_stages = false;
+  // Two pipelines in opposite directions share the devices: device d runs stage d of one and
+  // stage p-1-d of the other, holding two copies of its parameters.
+  bool bidirectional = false;
+};
 
-// Structural constraints of a schedule; empty string when the plan may use it.
-std::string schedule_constraint(const std::string& schedule, int pp, int vpp, int micro_batches);
+class PipelineSchedule {
+ public:
+  // name: the plan.schedule value; summary: one line for --help and the GUI.
+  PipelineSchedule(const char* name, const char* summary, ScheduleTraits traits)
+      : name_(name), summary_(summary), key_(name), traits_(traits) {}
+  virtual ~PipelineSchedule() = default;
+  PipelineSchedule(const PipelineSchedule&) = delete;
+  PipelineSchedule& operator=(const PipelineSchedule&) = delete;
+  const char* name() const { return name_; }
+  const char* summary() const { return summary_; }
+  bool is_named(const std::string& name) const { return name == key_; }
+
+  // Idle time of the critical stage per step (seconds); none without a pipeline.
+  double bubble_time_s(const BubbleInputs& in) const {
+    return in.pp <= 1 ? 0 : pipeline_bubble_s(in);
+  }
+
+  // Structural constraints; empty when the plan may use the schedule.
+  std::string constraint(int pp, int vpp, int micro_batches) const;
+
+  // Micro-batches whose activations stage `stage` holds at its peak (memory.hpp multiplies one
+  // micro-batch's activations by it); one without a pipeline.
+  double in_flight_micro_batches(int pp, int vpp, int stage, int micro_batches) const {
+    return pp <= 1 ? 1 : held_micro_batches(pp, vpp, stage, micro_batches);
+  }
+
+  bool splits_backward() const { return traits_.splits_backward; }
+  bool uses_virtual_stages() const { return traits_.virtual_stages; }
+  bool bidirectional() const { return traits_.bidirectional; }
+
+  // Model chunks a device's layers are cut into (each chunk's pass costs 1/chunks of the
+  // device's), and chunks a device runs (a bidirectional schedule runs its stage twice).
+  int layer_chunks(int vpp) const { return uses_virtual_stages() ? std::max(1, vpp) : 1; }
+  int chunks_per_device(int pp, int vpp) const {
+    return bidirectional() && pp > 1 ? 2 : layer_chunks(vpp);
+  }
+
+  // ---- the order rule PipelineRunner plays ----
+  // Schedules with a fixed per-device op order (Megatron's) say so and write it; PipelineRunner
+  // then runs each device's order as its inputs arrive. `vpp` is the runner's chunks per device.
+  virtual bool has_static_order() const { return false; }
+  virtual void static_order(int pp, int vpp, int micro_batches, int device,
+                            std::vector<PipeOp>& out) const;
+  // An order the ready-op rule reduces to when every transfer takes the same time, which the
+  // closed-form playback may run without events; the static order where there is one.
+  virtual bool has_fixed_delay_order() const { return has_static_order(); }
+  virtual void fixed_delay_order(int pp, int vpp, int micro_batches, int device,
+                                 std::vector<PipeOp>& out) const {
+    static_order(pp, vpp, micro_batches, device, out);
+  }
+  // Schedules without a static order: the op an idle device starts now among its ready ops
+  // (removed from its ready set), if any. The default rule is the zero-bubble family's (Qi et
+  // al., ICLR'24): W first once the deferred weight gradients hold `weight_hold_limit`
+  // micro-batches' inputs, then a ready B, then a forward (pick_forward), then W into the gap.
+  // Where B carries W there is no W to run, and the rule is greedy 1F1B.
+  virtual std::optional<PipeOp> pick(PipeDevice& d, int device, int pp, int micro_batches) const;
+  // Micro-batches a device may hold between F and B under the ready-op rule.
+  virtual int in_flight_limit(int pp, int vpp, int micro_batches, int device) const {
+    (void)vpp, (void)micro_batches;
+    return pp - device;  // 1F1B's
+  }
+  // Deferred weight gradients keep W's inputs alive: a device holds at most this many
+  // micro-batches past their forward before a W must run (the first stage's peak anyway).
+  virtual int weight_hold_limit(int pp) const { return pp; }
+
+ protected:
+  virtual double pipeline_bubble_s(const BubbleInputs& in) const = 0;  // pp > 1
+  // pp > 1. By default 1F1B's: stage s holds p - s micro-batches (Narayanan et al., SC'21),
+  // fewer when there are fewer.
+  virtual double held_micro_batches(int pp, int vpp, int stage, int micro_batches) const {
+    (void)vpp;
+    return std::min<double>(micro_batches, pp - stage);
+  }
+  // Constraints beyond the common ones (vpp only where virtual stages are used), pp > 1.
+  virtual std::string plan_constraint(int pp, int vpp, int micro_batches) const {
+    (void)pp, (void)vpp, (void)micro_batches;
+    return "";
+  }
+  // The forward the default rule starts, if any: the smallest ready one while fewer than the
+  // in-flight limit are held.
+  virtual std::optional<PipeOp> pick_forward(PipeDevice& d, int device, int pp,
+                                             int micro_batches) const;
+
+ private:
+  const char* name_;
+  const char* summary_;
+  std::string key_;  // name_, compared by size first
+  ScheduleTraits traits_;
+};
+
+// Every registered schedule, in registration order (schedule_registry.cpp): the first is the
+// default (plan.schedule's default, and the one plan search tries on one-stage plans).
+const std::vector<const PipelineSchedule*>& pipeline_schedules();
+const PipelineSchedule* find_pipeline_schedule(const std::string& name);  // nullptr if unknown
+const PipelineSchedule& default_pipeline_schedule();
+// The named schedule; ScenarioError on plan.schedule for an unknown name.
+const PipelineSchedule& pipeline_schedule(const std::string& name);
+std::vector<const char*> pipeline_schedule_names();
 
 }  // namespace trainsim

@@ -40,10 +40,6 @@ CollectiveAlgo plan_algo(const ParallelPlan& p) {
   return collective_algo_from_string(p.collective_algorithm, "plan.collective_algorithm");
 }
 
-bool splits_backward(ScheduleKind s) {
-  return s == ScheduleKind::kZbH1 || s == ScheduleKind::kZbH2 || s == ScheduleKind::kDualPipe;
-}
-
 // Layers of one model chunk: a contiguous range of the model's layers.
 struct ChunkLayers {
   int begin = 0;
@@ -54,13 +50,14 @@ struct ChunkLayers {
 };
 
 // Which layers each (device, chunk) holds. Interleaved: chunk c of device d is virtual stage
-// c p + d. DualPipe: device d runs stage d in one direction and stage p-1-d in the other.
+// c p + d. Bidirectional (DualPipe): device d runs stage d in one direction and stage p-1-d in
+// the other.
 class ChunkLayout {
  public:
-  ChunkLayout(const ModelSpec& m, const ParallelPlan& p, ScheduleKind s) : pp_(p.pp) {
+  ChunkLayout(const ModelSpec& m, const ParallelPlan& p, const PipelineSchedule& s) : pp_(p.pp) {
     const int pp = p.pp;
-    dual_ = s == ScheduleKind::kDualPipe && pp > 1;
-    const int vstages = dual_ ? pp : pp * (s == ScheduleKind::kInterleaved ? p.vpp : 1);
+    dual_ = s.bidirectional() && pp > 1;
+    const int vstages = dual_ ? pp : pp * s.layer_chunks(p.vpp);
     // The virtual stages live in a per-thread buffer: no allocation per plan after warm-up.
     thread_local std::vector<ChunkLayers> buffer;
     buffer.assign(vstages, ChunkLayers{});
@@ -272,9 +269,9 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r, const WorkloadOp
 
   const int tp = p.tp, pp = p.pp, dp = p.dp, cp = p.cp, ep = p.ep, vpp = p.vpp;
   const int etp = m.moe ? p.expert_tp : tp;
-  const ScheduleKind schedule = schedule_kind(p.schedule);
+  const PipelineSchedule& schedule = pipeline_schedule(p.schedule);
   // As PipelineRunner splits them: zero-bubble schedules and DualPipe run B and W apart.
-  const bool split = splits_backward(schedule);
+  const bool split = schedule.splits_backward();
   const int gpn = c.gpus_per_node;
   const int micro_batches = static_cast<int>(p.global_batch / (p.micro_batch * dp));
   r.micro_batches = micro_batches;
@@ -378,15 +375,16 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r, const WorkloadOp
     StageMemory& sm = r.per_stage[s];
     sm.stage = s;
     sm.layers = sw.layers;
-    sm.in_flight_micro_batches = in_flight_micro_batches(schedule, pp, vpp, s, micro_batches);
+    sm.in_flight_micro_batches = schedule.in_flight_micro_batches(pp, vpp, s, micro_batches);
     MemoryBreakdown dense = model_state_bytes(sw.dense_params, p.zero_stage, dp_group.ranks, p.precision);
     MemoryBreakdown expert = model_state_bytes(sw.expert_params, p.zero_stage, expert_dp_group.ranks, p.precision);
     MemoryBreakdown& b = sm.breakdown;
     b.params_bytes = dense.params_bytes + expert.params_bytes;
     b.grads_bytes = dense.grads_bytes + expert.grads_bytes;
     b.optimizer_bytes = dense.optimizer_bytes + expert.optimizer_bytes;
-    if (schedule == ScheduleKind::kDualPipe && pp > 1) {
-      // DualPipe keeps two copies of the parameters (and their gradients) per device.
+    if (schedule.bidirectional() && pp > 1) {
+      // A bidirectional schedule (DualPipe) keeps two copies of the parameters (and their
+      // gradients) per device.
       b.params_bytes *= 2;
       b.grads_bytes *= 2;
     }
@@ -674,7 +672,7 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r, const WorkloadOp
   r.ep_bytes = traffic_per_gpu[static_cast<int>(CommPurpose::kEp)][0];
 
   // ---- what the step plays ----
-  w.schedule = schedule;
+  w.schedule = &schedule;
   w.tp = tp;
   w.pp = pp;
   w.dp = dp;

@@ -14,11 +14,9 @@ PlanCost plan_cost(const Scenario& s) {
   const double per_micro_batch = static_cast<double>(std::max<int64_t>(1, p.micro_batch)) * std::max(1, p.dp);
   c.micro_batches = std::max(1.0, std::floor(static_cast<double>(p.global_batch) / per_micro_batch));
   c.pipeline_devices = std::max(1, p.pp);
-  const ScheduleKind k = schedule_kind(p.schedule);
-  c.chunks_per_device = k == ScheduleKind::kInterleaved ? std::max(1, p.vpp)
-                        : k == ScheduleKind::kDualPipe && p.pp > 1 ? 2
-                                                                   : 1;
-  c.passes = k == ScheduleKind::kZbH1 || k == ScheduleKind::kZbH2 || k == ScheduleKind::kDualPipe ? 3 : 2;
+  const PipelineSchedule& schedule = pipeline_schedule(p.schedule);
+  c.chunks_per_device = schedule.chunks_per_device(p.pp, p.vpp);
+  c.passes = schedule.splits_backward() ? 3 : 2;
   const double stages = static_cast<double>(c.pipeline_devices) * c.chunks_per_device;
   c.pipeline_ops = stages * c.micro_batches * c.passes;
   c.handoffs = 2.0 * c.micro_batches * (stages - 1);

@@ -85,7 +85,9 @@ std::string check_plan_structure(const Scenario& sc) {
     return std::string("plan.precision \"") + to_string(p.precision) + "\" is not supported by " +
            c.gpu.name + " (no peak rate for it)";
   const int64_t m_count = p.global_batch / per_micro_batch;  // <= kMaxMicroBatchesPerStep
-  std::string sched = schedule_constraint(p.schedule, p.pp, p.vpp, static_cast<int>(m_count));
+  const PipelineSchedule* schedule = find_pipeline_schedule(p.schedule);
+  if (!schedule) return "plan.schedule \"" + p.schedule.substr(0, 64) + "\" is not a pipeline schedule";
+  std::string sched = schedule->constraint(p.pp, p.vpp, static_cast<int>(m_count));
   if (!sched.empty()) return sched;
   return "";
 }

@@ -20,7 +20,7 @@ struct Event {
 // The player's state, kept between playbacks of one thread (the makespan-only route allocates
 // nothing once its buffers are large enough).
 struct Player {
-  PipelineRunner runner{ScheduleKind::k1F1B, 1, 1, 1};
+  PipelineRunner runner;
   std::vector<Event> events;  // a min-heap on (time, seq)
   std::vector<double> free_at;
   std::vector<char> busy, changed;
@@ -29,7 +29,7 @@ struct Player {
   // device's place in its order.
   std::vector<double> f_end, b_end;
   std::vector<std::size_t> next;
-  std::vector<PipeOp> gpipe_order;
+  std::vector<std::vector<PipeOp>> fixed_orders;  // the fixed-delay route's, per device
   std::vector<PipeOp> running;  // the completions-only route: the op each busy device runs
   std::vector<std::pair<double, int>> ends;
 };
@@ -51,7 +51,7 @@ double op_cost(const StageCosts* costs, std::size_t stages, int device, const Pi
                          ": schedule stalled before every op ran");
 }
 
-// The playback's makespan for a schedule whose devices run a fixed order (1f1b, interleaved),
+// The playback's makespan for a schedule whose devices run a fixed order (a static order),
 // without events. In the event loop a device starts its next op at the instant it is asked
 // after both its previous op has ended and that op's input has arrived, i.e. at
 // max(free, ready), where ready is the producer's end (plus p2p_s when the producer is another
@@ -110,20 +110,6 @@ double play_static_order(Player& pl, int micro_batches, const StageCosts* costs,
     left -= ran;
   }
   return makespan;
-}
-
-// GPipe with a fixed transfer delay runs a fixed order too: F0 .. F(m-1), then B0 .. B(m-1) on
-// every device. Device 0 holds every forward input from the start and takes the smallest; each
-// later device receives its inputs in the order its neighbour ran them (one delay for all), so
-// the smallest ready op is always the next in that order; backwards start once every forward
-// of the device has ended (the order puts them last). Not so under the simulate tier's
-// contending flows, whose arrivals may overtake one another: there the runner's rule plays.
-const std::vector<PipeOp>& gpipe_order(Player& pl, int micro_batches) {
-  std::vector<PipeOp>& order = pl.gpipe_order;
-  order.clear();
-  for (int k = 0; k < micro_batches; ++k) order.push_back({PipeOpKind::kForward, k, 0, true});
-  for (int k = 0; k < micro_batches; ++k) order.push_back({PipeOpKind::kBackward, k, 0, true});
-  return order;
 }
 
 // The event loop for the makespan-only route with zero-delay transfers, on completions alone:
@@ -192,7 +178,7 @@ double play_completions(Player& pl, const StageCosts* costs, std::size_t stages)
 // and a zero-delay input is delivered at once instead of as an event at the same instant (the
 // same state at the next dispatch: dispatches wait for every event of their instant, and the
 // ready sets do not depend on the order inputs came in).
-double play(Player& pl, ScheduleKind schedule, int pp, int vpp, int micro_batches,
+double play(Player& pl, const PipelineSchedule& schedule, int pp, int vpp, int micro_batches,
             const StageCosts* costs, std::size_t stages, double p2p_s, PlaybackObserver* observer,
             Timeline* t) {
   PipelineRunner& runner = pl.runner;
@@ -281,7 +267,7 @@ double play(Player& pl, ScheduleKind schedule, int pp, int vpp, int micro_batche
 
 }  // namespace
 
-Timeline play_schedule(ScheduleKind schedule, int pp, int vpp, int micro_batches,
+Timeline play_schedule(const PipelineSchedule& schedule, int pp, int vpp, int micro_batches,
                        const std::vector<StageCosts>& costs, double p2p_s,
                        PlaybackObserver* observer) {
   Player pl;
@@ -294,17 +280,23 @@ Timeline play_schedule(ScheduleKind schedule, int pp, int vpp, int micro_batches
   return t;
 }
 
-double play_makespan_s(ScheduleKind schedule, int pp, int vpp, int micro_batches, const StageCosts* costs,
+double play_makespan_s(const PipelineSchedule& schedule, int pp, int vpp, int micro_batches, const StageCosts* costs,
                        std::size_t stages, double p2p_s) {
   thread_local Player pl;
   pl.runner.reset(schedule, pp, vpp, micro_batches);
   if (pl.runner.has_static_order())
     return play_static_order(pl, micro_batches, costs, stages, p2p_s,
                              [&](int d) -> const std::vector<PipeOp>& { return pl.runner.order_of(d); });
-  if (schedule == ScheduleKind::kGpipe) {
-    const std::vector<PipeOp>& order = gpipe_order(pl, std::max(1, micro_batches));
+  if (schedule.has_fixed_delay_order()) {
+    // The order the schedule's ready-op rule reduces to under one fixed delay (its file says why).
+    const int n = pl.runner.devices();
+    if (pl.fixed_orders.size() < static_cast<std::size_t>(n)) pl.fixed_orders.resize(static_cast<std::size_t>(n));
+    for (int d = 0; d < n; ++d) {
+      pl.fixed_orders[d].clear();
+      schedule.fixed_delay_order(n, schedule.layer_chunks(vpp), std::max(1, micro_batches), d, pl.fixed_orders[d]);
+    }
     return play_static_order(pl, micro_batches, costs, stages, p2p_s,
-                             [&](int) -> const std::vector<PipeOp>& { return order; });
+                             [&](int d) -> const std::vector<PipeOp>& { return pl.fixed_orders[d]; });
   }
   if (p2p_s == 0.0) return play_completions(pl, costs, stages);
   return play(pl, schedule, pp, vpp, micro_batches, costs, stages, p2p_s, nullptr, nullptr);

@@ -43,14 +43,14 @@ class PlaybackObserver {
 
 // costs[stage] (one entry per device); p2p_s is the transfer time between neighbouring stages.
 // When a schedule does not split the backward pass, B runs for backward_s + backward_weight_s.
-Timeline play_schedule(ScheduleKind schedule, int pp, int vpp, int micro_batches,
+Timeline play_schedule(const PipelineSchedule& schedule, int pp, int vpp, int micro_batches,
                        const std::vector<StageCosts>& costs, double p2p_s,
                        PlaybackObserver* observer = nullptr);
 
 // The makespan of the same playback (bit for bit), without recording ops: per-thread buffers,
 // no allocation once they are large enough. What the estimate tier needs of a playback.
 // costs[0 .. stages-1], one entry per device (stages >= 1).
-double play_makespan_s(ScheduleKind schedule, int pp, int vpp, int micro_batches, const StageCosts* costs,
+double play_makespan_s(const PipelineSchedule& schedule, int pp, int vpp, int micro_batches, const StageCosts* costs,
                        std::size_t stages, double p2p_s);
 
 }  // namespace trainsim

@@ -48,7 +48,7 @@ struct StageWork {
 };
 
 struct Workload {
-  ScheduleKind schedule = ScheduleKind::k1F1B;
+  const PipelineSchedule* schedule = &default_pipeline_schedule();  // resolved once per plan
   int tp = 1, pp = 1, dp = 1, cp = 1, ep = 1, etp = 1, vpp = 1;
   int micro_batches = 1;
   std::vector<StageWork> stages;        // one per pipeline device

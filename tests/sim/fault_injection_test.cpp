@@ -225,7 +225,7 @@ TEST(Stragglers, SlowStagePlaysLikeTheTimelineWithItsCostsDivided) {
   // 1F1B, 4 stages, 8 micro-batches; stage 2 at 0.5x speed.
   const int p = 4, m = 8;
   Workload wl;
-  wl.schedule = ScheduleKind::k1F1B;
+  wl.schedule = &pipeline_schedule("1f1b");
   wl.pp = p;
   wl.micro_batches = m;
   wl.p2p_bytes = 1;
@@ -238,7 +238,7 @@ TEST(Stragglers, SlowStagePlaysLikeTheTimelineWithItsCostsDivided) {
   testing::give_programs(wl);
   std::vector<StageCosts> costs(p, StageCosts{1e-3, 1e-3, 1e-3});
   costs[2] = StageCosts{2e-3, 2e-3, 2e-3};
-  const Timeline ref = play_schedule(ScheduleKind::k1F1B, p, 1, m, costs, 2e-6);
+  const Timeline ref = play_schedule(pipeline_schedule("1f1b"), p, 1, m, costs, 2e-6);
   const auto got = in_child_process([&] {
     Platform& plat = Platform::create(test_cluster(1, 8, 600e9, 25e9, 8));
     StepOptions o;

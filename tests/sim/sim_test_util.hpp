@@ -25,11 +25,10 @@ namespace trainsim::sim::testing {
 // device's costs evenly; DualPipe's two directions each run a whole stage (device d: stages d
 // and p-1-d).
 inline void give_programs(Workload& wl) {
-  const bool split = wl.schedule == ScheduleKind::kZbH1 || wl.schedule == ScheduleKind::kZbH2 ||
-                     wl.schedule == ScheduleKind::kDualPipe;
+  const bool split = wl.schedule->splits_backward();
   wl.split_backward = split;
-  const bool dual = wl.schedule == ScheduleKind::kDualPipe && wl.pp > 1;
-  const int chunks = dual ? 2 : wl.schedule == ScheduleKind::kInterleaved ? std::max(1, wl.vpp) : 1;
+  const bool dual = wl.schedule->bidirectional() && wl.pp > 1;
+  const int chunks = wl.schedule->chunks_per_device(wl.pp, wl.vpp);
   wl.placement = RankPlacement(1, 1, 1, wl.pp);
   wl.programs.assign(wl.pp, DeviceProgram{});
   auto pass = [](double seconds) {

@@ -30,7 +30,7 @@ using testing::test_cluster;
 
 // A synthetic workload: every stage F, B+W, W (seconds), no data parallelism, 1-byte p2p (its
 // ~2 us latency against millisecond ops makes transfers negligible).
-Workload uniform_workload(ScheduleKind kind, int pp, int vpp, int m, double f, double b, double w) {
+Workload uniform_workload(const PipelineSchedule* kind, int pp, int vpp, int m, double f, double b, double w) {
   Workload wl;
   wl.schedule = kind;
   wl.pp = pp;
@@ -63,9 +63,9 @@ TEST(StepSimulator, Uniform1F1BBubbleMatchesClosedForm) {
   for (auto [p, m] : {std::pair{4, 8}, std::pair{8, 32}, std::pair{4, 4}}) {
     SCOPED_TRACE("p=" + std::to_string(p) + " m=" + std::to_string(m));
     const double expected = double(p - 1) / (m + p - 1);  // REFERENCE.md: (p-1)/(m+p-1)
-    const double got = played_bubble(uniform_workload(ScheduleKind::k1F1B, p, 1, m, 1e-3, 2e-3, 1e-3));
+    const double got = played_bubble(uniform_workload(&pipeline_schedule("1f1b"), p, 1, m, 1e-3, 2e-3, 1e-3));
     EXPECT_NEAR(got, expected, 0.01 * expected);
-    const double gpipe = played_bubble(uniform_workload(ScheduleKind::kGpipe, p, 1, m, 1e-3, 2e-3, 1e-3));
+    const double gpipe = played_bubble(uniform_workload(&pipeline_schedule("gpipe"), p, 1, m, 1e-3, 2e-3, 1e-3));
     EXPECT_NEAR(gpipe, expected, 0.01 * expected);
   }
 }
@@ -74,7 +74,7 @@ TEST(StepSimulator, InterleavedDividesTheBubbleByV) {
   const int p = 4, m = 8, v = 2;
   // Bubble (p-1)(F+B)/v against m(F+B) of work: fraction ((p-1)/v) / (m + (p-1)/v).
   const double expected = (double(p - 1) / v) / (m + double(p - 1) / v);
-  const double got = played_bubble(uniform_workload(ScheduleKind::kInterleaved, p, v, m, 1e-3, 2e-3, 1e-3));
+  const double got = played_bubble(uniform_workload(&pipeline_schedule("interleaved"), p, v, m, 1e-3, 2e-3, 1e-3));
   EXPECT_NEAR(got, expected, 0.02 * expected);
   const double one_f_one_b = double(p - 1) / (m + p - 1);
   EXPECT_LT(got, 0.6 * one_f_one_b);
@@ -83,10 +83,10 @@ TEST(StepSimulator, InterleavedDividesTheBubbleByV) {
 TEST(StepSimulator, ZeroBubbleSchedulesShrinkTheBubble) {
   const int p = 4, m = 12;
   // F = 1, B = 1, W = 1 (B+W = 2): ZB-H1 (p-1)(F+B-2W) = 0 ideal vs 1F1B (p-1)(F+B) = 9.
-  const double f1b = played_bubble(uniform_workload(ScheduleKind::k1F1B, p, 1, m, 1e-3, 2e-3, 1e-3));
-  const double h1 = played_bubble(uniform_workload(ScheduleKind::kZbH1, p, 1, m, 1e-3, 2e-3, 1e-3));
-  const double h2 = played_bubble(uniform_workload(ScheduleKind::kZbH2, p, 1, m, 1e-3, 2e-3, 1e-3));
-  const double dual = played_bubble(uniform_workload(ScheduleKind::kDualPipe, p, 1, m, 1e-3, 2e-3, 1e-3));
+  const double f1b = played_bubble(uniform_workload(&pipeline_schedule("1f1b"), p, 1, m, 1e-3, 2e-3, 1e-3));
+  const double h1 = played_bubble(uniform_workload(&pipeline_schedule("zb-h1"), p, 1, m, 1e-3, 2e-3, 1e-3));
+  const double h2 = played_bubble(uniform_workload(&pipeline_schedule("zb-h2"), p, 1, m, 1e-3, 2e-3, 1e-3));
+  const double dual = played_bubble(uniform_workload(&pipeline_schedule("dualpipe"), p, 1, m, 1e-3, 2e-3, 1e-3));
   std::printf("bubble fraction p=%d m=%d: 1f1b %.4f zb-h1 %.4f zb-h2 %.4f dualpipe %.4f\n", p, m, f1b,
               h1, h2, dual);
   EXPECT_LT(h1, 0.8 * f1b);
@@ -97,14 +97,12 @@ TEST(StepSimulator, ZeroBubbleSchedulesShrinkTheBubble) {
 // Where transfers do not contend, the SimGrid step plays exactly what models' fixed-delay
 // timeline plays (same PipelineRunner rules; the ~2 us transfer as the delay).
 TEST(StepSimulator, MatchesFixedDelayTimelineForEverySchedule) {
-  const ScheduleKind kinds[] = {ScheduleKind::kGpipe, ScheduleKind::k1F1B, ScheduleKind::kInterleaved,
-                                ScheduleKind::kZbH1, ScheduleKind::kZbH2, ScheduleKind::kDualPipe};
-  for (ScheduleKind kind : kinds) {
-    SCOPED_TRACE(static_cast<int>(kind));
-    const int p = 4, m = 16, v = kind == ScheduleKind::kInterleaved ? 2 : 1;
+  for (const PipelineSchedule* kind : pipeline_schedules()) {
+    SCOPED_TRACE(kind->name());
+    const int p = 4, m = 16, v = kind->uses_virtual_stages() ? 2 : 1;
     const Workload wl = uniform_workload(kind, p, v, m, 1e-3, 2.5e-3, 1e-3);
     std::vector<StageCosts> costs(p, StageCosts{1e-3 / v, 1.5e-3 / v, 1e-3 / v});
-    const Timeline ref = play_schedule(kind, p, v, m, costs, 2e-6);
+    const Timeline ref = play_schedule(*kind, p, v, m, costs, 2e-6);
     const double got = played_bubble(wl);
     EXPECT_NEAR(got, ref.bubble_fraction, 0.01 * ref.bubble_fraction + 1e-4);
   }

@@ -75,19 +75,6 @@ TEST(Memory, FlashAttentionRemovesTheScoreMatrix) {
   EXPECT_DOUBLE_EQ(unfused - flash, 5.0 * 32 * 4096 * 4096);
 }
 
-TEST(Memory, InFlightMicroBatchesPerSchedule) {
-  EXPECT_DOUBLE_EQ(in_flight_micro_batches("1f1b", 8, 1, 0, 64), 8);
-  EXPECT_DOUBLE_EQ(in_flight_micro_batches("1f1b", 8, 1, 7, 64), 1);
-  EXPECT_DOUBLE_EQ(in_flight_micro_batches("gpipe", 8, 1, 3, 64), 64);
-  EXPECT_DOUBLE_EQ(in_flight_micro_batches("1f1b", 8, 1, 0, 4), 4);  // fewer than p
-  // Interleaved: stage 0 holds (1 + (p-1)/(p v)) p.
-  EXPECT_DOUBLE_EQ(in_flight_micro_batches("interleaved", 8, 2, 0, 64), 8 * (1 + 7.0 / 16));
-  // Later stages run Megatron's warm-up of 2(p-s-1) + (v-1)p + 1 chunks: stage 7 holds 9 chunks.
-  EXPECT_DOUBLE_EQ(in_flight_micro_batches("interleaved", 8, 2, 7, 64), 4.5);
-  EXPECT_DOUBLE_EQ(in_flight_micro_batches("dualpipe", 8, 1, 0, 64), 9);
-  EXPECT_DOUBLE_EQ(in_flight_micro_batches("zb-h2", 8, 1, 0, 64), 16);
-}
-
 // DeepSpeed's estimators as written in its source; e.g. a 13B model on 8 GPUs with a 325M
 // largest layer (the example users run): ZeRO-3 without offload 4*325M + 18*13B/8 bytes.
 TEST(Memory, ReproducesDeepSpeedEstimators) {

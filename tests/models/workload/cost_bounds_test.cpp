@@ -47,7 +47,7 @@ TEST(CostBounds, TheTimelineRunsTheOpsItCounts) {
     void started(int, const PipeOp&, double, double) override { ops += 1; }
   } count;
   std::vector<StageCosts> costs(4, StageCosts{1.0, 1.0, 0.5});
-  play_schedule(schedule_kind("zb-h1"), 4, 1, static_cast<int>(c.micro_batches), costs, 0.1, &count);
+  play_schedule(pipeline_schedule("zb-h1"), 4, 1, static_cast<int>(c.micro_batches), costs, 0.1, &count);
   EXPECT_EQ(count.ops, c.pipeline_ops);
 }
 

@@ -15,11 +15,11 @@ std::vector<StageCosts> uniform(int p, double f, double b, double w) {
 
 // Bubbles emerge from the dependencies and match the closed forms (REFERENCE.md).
 TEST(Timeline, OneF1BAndGpipeMakespanIsMPlusPMinusOneSlots) {
-  for (auto kind : {ScheduleKind::k1F1B, ScheduleKind::kGpipe}) {
+  for (auto kind : {&pipeline_schedule("1f1b"), &pipeline_schedule("gpipe")}) {
     for (int p : {2, 4, 8}) {
       for (int m : {1, 4, 16}) {
-        SCOPED_TRACE(testing::Message() << "kind " << int(kind) << " p " << p << " m " << m);
-        const Timeline t = play_schedule(kind, p, 1, m, uniform(p, 1.0, 1.5, 0.5), 0.0);
+        SCOPED_TRACE(testing::Message() << "kind " << kind->name() << " p " << p << " m " << m);
+        const Timeline t = play_schedule(*kind, p, 1, m, uniform(p, 1.0, 1.5, 0.5), 0.0);
         EXPECT_DOUBLE_EQ(t.makespan_s, (m + p - 1) * 3.0);
         EXPECT_NEAR(t.bubble_fraction, (p - 1.0) / (m + p - 1.0), 1e-12);
         EXPECT_EQ(t.ops.size(), static_cast<size_t>(2 * m * p));
@@ -30,7 +30,7 @@ TEST(Timeline, OneF1BAndGpipeMakespanIsMPlusPMinusOneSlots) {
 
 TEST(Timeline, OneF1BHoldsAtMostPMinusSMicroBatches) {
   const int p = 4, m = 12;
-  const Timeline t = play_schedule(ScheduleKind::k1F1B, p, 1, m, uniform(p, 1, 2, 0), 0.0);
+  const Timeline t = play_schedule(pipeline_schedule("1f1b"), p, 1, m, uniform(p, 1, 2, 0), 0.0);
   for (int s = 0; s < p; ++s) {
     int in_flight = 0, peak = 0;
     for (const auto& op : t.ops) {
@@ -48,7 +48,7 @@ TEST(Timeline, InterleavedDividesTheBubbleByV) {
     SCOPED_TRACE(v);
     // Per-chunk costs: a chunk is 1/v of the stage.
     const double fc = 1.0 / v, bc = 2.0 / v;
-    const Timeline t = play_schedule(ScheduleKind::kInterleaved, p, v, m, uniform(p, fc, bc, 0), 0.0);
+    const Timeline t = play_schedule(pipeline_schedule("interleaved"), p, v, m, uniform(p, fc, bc, 0), 0.0);
     const double ideal = m * 3.0;
     EXPECT_NEAR(t.makespan_s - ideal, (p - 1) * 3.0 / v, 1e-9);
   }
@@ -58,9 +58,9 @@ TEST(Timeline, ZeroBubbleSchedulesShrinkTheBubble) {
   const int p = 8, m = 32;
   // F = 1, B = 1, W = 1: 1F1B bubble (p-1)(F+B+W) = 21, ZB-H1 (p-1)(F+B-W)... ~ a third.
   const double ideal = m * 3.0;
-  const double b1 = play_schedule(ScheduleKind::k1F1B, p, 1, m, uniform(p, 1, 1, 1), 0).makespan_s - ideal;
-  const double h1 = play_schedule(ScheduleKind::kZbH1, p, 1, m, uniform(p, 1, 1, 1), 0).makespan_s - ideal;
-  const double h2 = play_schedule(ScheduleKind::kZbH2, p, 1, m, uniform(p, 1, 1, 1), 0).makespan_s - ideal;
+  const double b1 = play_schedule(pipeline_schedule("1f1b"), p, 1, m, uniform(p, 1, 1, 1), 0).makespan_s - ideal;
+  const double h1 = play_schedule(pipeline_schedule("zb-h1"), p, 1, m, uniform(p, 1, 1, 1), 0).makespan_s - ideal;
+  const double h2 = play_schedule(pipeline_schedule("zb-h2"), p, 1, m, uniform(p, 1, 1, 1), 0).makespan_s - ideal;
   EXPECT_DOUBLE_EQ(b1, 21.0);
   // ZB-H1's closed form is (p-1)(F+B-2W) = 7, a third of 1F1B; a greedy device-local policy
   // (B first, then F within the in-flight limit, W in the gaps) gets within one slot per stage.
@@ -75,19 +75,19 @@ TEST(Timeline, ZeroBubbleSchedulesShrinkTheBubble) {
 
 TEST(Timeline, DualPipeRunsEveryOpOnceAndBeatsOneF1B) {
   const int p = 8, m = 16;
-  const Timeline t = play_schedule(ScheduleKind::kDualPipe, p, 1, m, uniform(p, 1, 1, 1), 0.0);
+  const Timeline t = play_schedule(pipeline_schedule("dualpipe"), p, 1, m, uniform(p, 1, 1, 1), 0.0);
   std::map<std::tuple<int, int, int>, int> seen;  // (mb, vstage-ish, kind)
   for (const auto& op : t.ops) seen[{op.op.micro_batch, op.stage, int(op.op.kind)}]++;
   EXPECT_EQ(t.ops.size(), static_cast<size_t>(3 * m * p));
   for (const auto& [k, n] : seen) EXPECT_EQ(n, 1);
-  const double b1 = play_schedule(ScheduleKind::k1F1B, p, 1, m, uniform(p, 1, 1, 1), 0).makespan_s;
+  const double b1 = play_schedule(pipeline_schedule("1f1b"), p, 1, m, uniform(p, 1, 1, 1), 0).makespan_s;
   EXPECT_LT(t.makespan_s, b1);
 }
 
 TEST(Timeline, TransfersBetweenStagesLengthenTheFillAndDrain) {
   const int p = 4, m = 8;
   const double d = 0.25;
-  const Timeline t = play_schedule(ScheduleKind::k1F1B, p, 1, m, uniform(p, 1, 2, 0), d);
+  const Timeline t = play_schedule(pipeline_schedule("1f1b"), p, 1, m, uniform(p, 1, 2, 0), d);
   // Fill and drain each cross p-1 links; in the steady state a stage waits for the round trip
   // of its oldest micro-batch, so the delay also stretches the steady state.
   EXPECT_GE(t.makespan_s, (m + p - 1) * 3.0 + 2 * (p - 1) * d - 1e-9);
@@ -100,13 +100,13 @@ TEST(Timeline, TransfersBetweenStagesLengthenTheFillAndDrain) {
 // (m + p - 1)(f + b) where the stages are even.
 TEST(Timeline, MakespanOnlyPlaybackIsTheFullPlaybacksMakespan) {
   struct Case {
-    ScheduleKind kind;
+    const PipelineSchedule* kind;
     int v;
   };
-  const Case cases[] = {{ScheduleKind::kGpipe, 1},       {ScheduleKind::k1F1B, 1},
-                        {ScheduleKind::kInterleaved, 2}, {ScheduleKind::kInterleaved, 3},
-                        {ScheduleKind::kZbH1, 1},        {ScheduleKind::kZbH2, 1},
-                        {ScheduleKind::kDualPipe, 1}};
+  const Case cases[] = {{&pipeline_schedule("gpipe"), 1},       {&pipeline_schedule("1f1b"), 1},
+                        {&pipeline_schedule("interleaved"), 2}, {&pipeline_schedule("interleaved"), 3},
+                        {&pipeline_schedule("zb-h1"), 1},        {&pipeline_schedule("zb-h2"), 1},
+                        {&pipeline_schedule("dualpipe"), 1}};
   int compared = 0;
   for (const Case& c : cases)
     for (int p : {1, 2, 3, 4, 8, 16})
@@ -122,25 +122,25 @@ TEST(Timeline, MakespanOnlyPlaybackIsTheFullPlaybacksMakespan) {
           } else if (shape == 3) {  // every stage different
             for (int k = 0; k < p; ++k) costs[k] = {0.7 + 0.11 * k, 1.3 + 0.07 * ((k * 5) % 3), 0.2 + 0.05 * k};
           }
-          SCOPED_TRACE(testing::Message() << "kind " << int(c.kind) << " v " << c.v << " p " << p << " m " << m
+          SCOPED_TRACE(testing::Message() << "kind " << c.kind->name() << " v " << c.v << " p " << p << " m " << m
                                           << " shape " << shape);
           double full = -1;
           try {
-            full = play_schedule(c.kind, p, c.v, m, costs, 0.0).makespan_s;
+            full = play_schedule(*c.kind, p, c.v, m, costs, 0.0).makespan_s;
           } catch (const std::logic_error&) {  // a combination the schedule cannot run
-            EXPECT_THROW(play_makespan_s(c.kind, p, c.v, m, costs.data(), costs.size(), 0.0), std::logic_error);
+            EXPECT_THROW(play_makespan_s(*c.kind, p, c.v, m, costs.data(), costs.size(), 0.0), std::logic_error);
             continue;
           }
-          const double fast = play_makespan_s(c.kind, p, c.v, m, costs.data(), costs.size(), 0.0);
+          const double fast = play_makespan_s(*c.kind, p, c.v, m, costs.data(), costs.size(), 0.0);
           EXPECT_NEAR(fast, full, 1e-9 * full);
           EXPECT_EQ(fast, full);  // the same arithmetic in the same order
-          if (c.kind == ScheduleKind::k1F1B && shape == 0) {
+          if (c.kind == &pipeline_schedule("1f1b") && shape == 0) {
             EXPECT_NEAR(fast, (m + p - 1) * 3.25, 1e-9);
           }
           // With a transfer delay the makespan-only route keeps its events.
           const double d = 0.125;
-          EXPECT_EQ(play_makespan_s(c.kind, p, c.v, m, costs.data(), costs.size(), d),
-                    play_schedule(c.kind, p, c.v, m, costs, d).makespan_s);
+          EXPECT_EQ(play_makespan_s(*c.kind, p, c.v, m, costs.data(), costs.size(), d),
+                    play_schedule(*c.kind, p, c.v, m, costs, d).makespan_s);
           ++compared;
         }
   EXPECT_GT(compared, 1000);
