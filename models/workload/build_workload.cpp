@@ -41,6 +41,21 @@ CollectiveAlgo plan_algo(const ParallelPlan& p) {
   return collective_algo_from_string(p.collective_algorithm, "plan.collective_algorithm");
 }
 
+// The plan's names parsed once per distinct name per thread (a search sets the same few names on
+// plan after plan): the last name and what it parsed to.
+template <class T, class Parse>
+T parsed(const std::string& name, Parse parse) {
+  thread_local std::string last;
+  thread_local T value{};
+  thread_local bool have = false;
+  if (!have || name != last) {
+    value = parse(name);  // throws before caching a bad name
+    last = name;
+    have = true;
+  }
+  return value;
+}
+
 bool splits_backward(ScheduleKind s) {
   return s == ScheduleKind::kZbH1 || s == ScheduleKind::kZbH2 || s == ScheduleKind::kDualPipe;
 }
@@ -382,7 +397,9 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r, const WorkloadOp
   // ---- placement: the groups each rank talks in, and their shapes on the fabric ----
   const FabricTerms fabric = fabric_terms(c);
   const CollectiveAlgo algo = plan_algo(p);
-  const CollectiveProtocol protocol = collective_protocol_from_string(p.collective_protocol, "plan.collective_protocol");
+  const CollectiveProtocol protocol = parsed<CollectiveProtocol>(p.collective_protocol, [](const std::string& n) {
+    return collective_protocol_from_string(n, "plan.collective_protocol");
+  });
   // The cost-only route memoises every priced part under this environment (memo.hpp).
   const uint32_t env = options.keep_programs ? 0 : memo::environment_id(m, gpu, fabric);
   w.placement = RankPlacement(tp, cp, dp, pp, p.placement, m.moe ? ep : 1, etp, gpn);

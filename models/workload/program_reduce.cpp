@@ -152,21 +152,24 @@ class PassPlayer {
   // The state between two repetitions of the block begun last, appended to `out` as doubles:
   // the clock, the streams, the cost so far, the prefetched copies, the running collectives.
   void save(std::vector<double>& out) const {
-    out.push_back(t_);
-    out.push_back(async_end_);
-    out.insert(out.end(), stream_free_.begin(), stream_free_.end());
-    out.push_back(cost_.time_s);
-    out.push_back(cost_.compute_s);
-    out.push_back(cost_.slowdown_s);
-    out.insert(out.end(), std::begin(cost_.exposed_s), std::end(cost_.exposed_s));
-    out.push_back(cost_.async_tail_s);
-    out.push_back(cost_.async_busy_s);
-    out.insert(out.end(), prefetched_.begin(), prefetched_.end());
-    out.push_back(static_cast<double>(active_.size()));
+    const std::size_t at = out.size();
+    out.resize(at + 2 + kCommStreams + 5 + kCommPurposes + prefetched_.size() + 1 + 3 * active_.size());
+    double* o = out.data() + at;
+    *o++ = t_;
+    *o++ = async_end_;
+    for (double f : stream_free_) *o++ = f;
+    *o++ = cost_.time_s;
+    *o++ = cost_.compute_s;
+    *o++ = cost_.slowdown_s;
+    for (double e : cost_.exposed_s) *o++ = e;
+    *o++ = cost_.async_tail_s;
+    *o++ = cost_.async_busy_s;
+    for (double p : prefetched_) *o++ = p;
+    *o++ = static_cast<double>(active_.size());
     for (const Interval& iv : active_) {
-      out.push_back(iv.start);
-      out.push_back(iv.end);
-      out.push_back(static_cast<double>(iv.purpose));
+      *o++ = iv.start;
+      *o++ = iv.end;
+      *o++ = static_cast<double>(iv.purpose);
     }
   }
   // Back to a state save() wrote for block b (begin_block(b) already called).
@@ -232,8 +235,11 @@ class PassPlayer {
   // streams run.
   double stretched_end(double start, double work) {
     if (work <= 0) return start;
-    active_.erase(std::remove_if(active_.begin(), active_.end(), [&](const Interval& iv) { return iv.end <= start; }),
-                  active_.end());
+    // The collectives still running, in issue order (the order their shares are charged in).
+    std::size_t kept = 0;
+    for (std::size_t i = 0; i < active_.size(); ++i)
+      if (active_[i].end > start) active_[kept++] = active_[i];
+    active_.resize(kept);
     if (active_.empty() || sigma_ <= 0) return start + work;
     std::vector<double>& cuts = cuts_;
     cuts.clear();
@@ -241,7 +247,13 @@ class PassPlayer {
       if (iv.start > start) cuts.push_back(iv.start);
       cuts.push_back(iv.end);
     }
-    std::sort(cuts.begin(), cuts.end());
+    // A handful of instants: insertion sort (the same ascending sequence std::sort gives).
+    for (std::size_t i = 1; i < cuts.size(); ++i) {
+      const double c = cuts[i];
+      std::size_t j = i;
+      for (; j > 0 && cuts[j - 1] > c; --j) cuts[j] = cuts[j - 1];
+      cuts[j] = c;
+    }
     double t = start, left = work;
     for (double cut : cuts) {
       if (cut <= t) continue;
