@@ -254,9 +254,9 @@ OpBlock end_block(const LayerContext& ctx, PassKind pass) {
 
 // The passes of chunks that differ only in their layer count (the stage lengths of a search)
 // share the playing of their layers: a RepeatedPass per (pass context, pass, lead block or not,
-// which kind of layer comes first), and its lead, layer and end blocks, built once. 1024 entries,
+// which kind of layer comes first), and its lead, layer and end blocks, built once. 2048 entries,
 // direct-mapped: an entry taken by another key starts again (the result is the same either way).
-constexpr std::size_t kRepeatEntries = 1024;
+constexpr std::size_t kRepeatEntries = 2048;
 struct RepeatKey {
   uint32_t context;
   uint8_t pass, lead, moe, pad;
@@ -265,7 +265,8 @@ struct RepeatEntry {
   bool used = false;
   RepeatKey key{};
   RepeatedPass pass;
-  OpBlock end;  // the block after the layers, built on first use
+  PassSummary lead;  // the lead block's traffic and weight-gradient compute (its cost unused)
+  OpBlock end;       // the block after the layers, built on first use
   bool end_built = false;
 };
 
@@ -292,7 +293,10 @@ PassSummary repeated_pass(const LayerContext& ctx, uint32_t context, const Chunk
   RepeatEntry& e = entries[memo::hash_bytes(&k, sizeof k) & (kRepeatEntries - 1)];
   if (!e.used || std::memcmp(&e.key, &k, sizeof k) != 0) {
     const OpBlock lb = lead ? lead_block(ctx, pass) : OpBlock{};
-    e.pass.start(lead ? nonempty(lb) : nullptr, layer_block(ctx, first_moe, pass, 1), sigma);
+    const OpBlock* l = lead ? nonempty(lb) : nullptr;
+    e.pass.start(l, layer_block(ctx, first_moe, pass, 1), sigma);
+    e.lead = PassSummary{};
+    if (l) add_block(e.lead, *l, 1);
     e.key = k;
     e.used = true;
     e.end_built = false;
@@ -309,9 +313,9 @@ PassSummary repeated_pass(const LayerContext& ctx, uint32_t context, const Chunk
     tail[tails++] = &second;
   }
   if (end && nonempty(e.end)) tail[tails++] = &e.end;
-  PassSummary s;
+  // The summary's sums in pass order, from the lead's (added to zeros first, as summarize_pass does).
+  PassSummary s = e.lead;
   s.cost = e.pass.reduce(first_n, tail, tails);
-  if (e.pass.has_lead()) add_block(s, e.pass.lead(), 1);
   add_block(s, e.pass.block(), first_n);
   for (std::size_t i = 0; i < tails; ++i) add_block(s, *tail[i], tail[i]->repeat);
   return s;

@@ -103,14 +103,18 @@ class PassPlayer {
     prefetched_.assign(b.comm.size(), -1.0);  // end of the copy issued for the next repetition
     std::vector<int>& first_after = first_after_;  // [i, i+1): ops' ranges in issued_after
     std::vector<int>& issued_after = issued_after_;
+    // A counting sort on `after`, stable in k: ascending k within each op's range.
     first_after.assign(n + 2, 0);
-    issued_after.clear();
-    for (int i = 0; i < n; ++i) {
-      first_after[i] = static_cast<int>(issued_after.size());
-      for (std::size_t k = 0; k < b.comm.size(); ++k)
-        if (!b.comm[k].prefetch && b.comm[k].after == i) issued_after.push_back(static_cast<int>(k));
+    int issued = 0;
+    for (const CommOp& c : b.comm)
+      if (!c.prefetch && c.after >= 0 && c.after < n) ++first_after[c.after + 1], ++issued;
+    for (int i = 0; i < n; ++i) first_after[i + 1] += first_after[i];
+    issued_after.resize(static_cast<std::size_t>(issued));
+    fill_at_ = first_after;
+    for (std::size_t k = 0; k < b.comm.size(); ++k) {
+      const CommOp& c = b.comm[k];
+      if (!c.prefetch && c.after >= 0 && c.after < n) issued_after[fill_at_[c.after]++] = static_cast<int>(k);
     }
-    first_after[n] = static_cast<int>(issued_after.size());
   }
 
   // Repetition r of the block begun last; `more`: another repetition follows (this one issues
@@ -239,7 +243,7 @@ class PassPlayer {
     std::size_t kept = 0;
     for (std::size_t i = 0; i < active_.size(); ++i)
       if (active_[i].end > start) active_[kept++] = active_[i];
-    active_.resize(kept);
+    if (kept < active_.size()) active_.erase(active_.begin() + static_cast<std::ptrdiff_t>(kept), active_.end());
     if (active_.empty() || sigma_ <= 0) return start + work;
     std::vector<double>& cuts = cuts_;
     cuts.clear();
@@ -283,7 +287,7 @@ class PassPlayer {
   std::vector<Interval> active_;
   PassCost cost_;
   std::vector<double> ready_, prefetched_, cuts_;
-  std::vector<int> binding_, first_after_, issued_after_;
+  std::vector<int> binding_, first_after_, issued_after_, fill_at_;
 };
 
 PassPlayer& player() {
@@ -301,29 +305,25 @@ PassCost reduce_pass(const PassProgram& program, double sigma) {
 }
 
 void RepeatedPass::start(const OpBlock* lead, const OpBlock& block, double sigma) {
-  has_lead_ = lead != nullptr;
-  if (lead) lead_ = *lead;
   block_ = block;
   sigma_ = sigma;
   states_.clear();
   at_.clear();
+  // The state after 0 repetitions: the lead played from idle streams.
+  PassPlayer& p = player();
+  p.reset(sigma_);
+  if (lead) p.play_block(*lead);
+  p.begin_block(block_);
+  at_.push_back(states_.size());
+  p.save(states_);
 }
 
 PassCost RepeatedPass::reduce(int repeat, const OpBlock* const* tail, std::size_t tails) {
   PassPlayer& p = player();
   const std::size_t before = static_cast<std::size_t>(std::max(1, repeat)) - 1;  // repetitions before the last
-  if (at_.empty()) {
-    // The state after 0 repetitions: the lead played from idle streams.
-    p.reset(sigma_);
-    if (has_lead_) p.play_block(lead_);
-    p.begin_block(block_);
-    at_.push_back(states_.size());
-    p.save(states_);
-  } else {
-    p.reset(sigma_);
-    p.begin_block(block_);
-    p.restore(states_.data() + at_[std::min(before, at_.size() - 1)]);
-  }
+  p.reset(sigma_);
+  p.begin_block(block_);
+  p.restore(states_.data() + at_[std::min(before, at_.size() - 1)]);
   // Repetitions not played yet by any reduce since start(): each one issues its prefetches (a
   // repetition follows it), and its state is kept.
   for (std::size_t r = at_.size() - 1; r < before; ++r) {

@@ -39,19 +39,17 @@ PassCost reduce_pass(const PassProgram& program, double overlap_slowdown);
 // the same order, as reduce_pass of that program, so the cost is the same bit for bit.
 class RepeatedPass {
  public:
-  // A new pass prefix (forgets the states of the previous one, keeps their buffers). Empty
-  // blocks are the caller's to drop, as a PassProgram holds none.
+  // A new pass prefix (forgets the states of the previous one, keeps their buffers): plays
+  // `lead` (nullptr: none) from idle streams and keeps a copy of `block`. Empty blocks are the
+  // caller's to drop, as a PassProgram holds none.
   void start(const OpBlock* lead, const OpBlock& block, double overlap_slowdown);
   // reduce_pass of {lead, block with repeat = `repeat` (>= 1), tail[0], ..., tail[tails - 1]}.
   PassCost reduce(int repeat, const OpBlock* const* tail, std::size_t tails);
 
-  bool has_lead() const { return has_lead_; }
-  const OpBlock& lead() const { return lead_; }
   const OpBlock& block() const { return block_; }
 
  private:
-  OpBlock lead_, block_;
-  bool has_lead_ = false;
+  OpBlock block_;
   double sigma_ = 0;
   // The states after 0 .. K repetitions, each one after the other in `states_` from `at_[k]`.
   std::vector<double> states_;
