@@ -249,7 +249,9 @@ Result estimate(const Scenario& sc, const EstimateOptions& options) {
     return mix_precision_stages(sc, [&](const Scenario& s) { return estimate(s, options); });
   Result r;
   r.fidelity = "estimate";
-  Workload w;
+  // One workload per thread, refilled plan after plan (build_workload sets every field of a
+  // workload it returns true for): its vectors keep their capacity, no allocation per plan.
+  thread_local Workload w;
   if (!build_workload(sc, w, r, workload_options(options))) return r;
   compose_closed_form(sc, w, r, options);
   return r;

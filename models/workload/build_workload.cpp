@@ -332,7 +332,20 @@ PassSummary memo_pass(const LayerContext& ctx, uint32_t context, const ChunkLaye
   k.layers = cl.layers, k.moe_layers = cl.moe_layers;
   k.first = cl.first, k.last = cl.last;
   k.pass = static_cast<uint8_t>(pass);
-  return table.get(k, [&] { return repeated_pass(ctx, context, cl, pass, sigma); });
+  // The chunks of a plan ask for the same few passes over and over (an interleaved device's
+  // middle chunks, pass after pass): the last answer per pass kind, before the table.
+  struct Last {
+    PassKey key;
+    PassSummary value;
+    bool valid = false;
+  };
+  thread_local Last last[kPassKinds];
+  Last& l = last[static_cast<int>(pass)];
+  if (l.valid && std::memcmp(&l.key, &k, sizeof k) == 0) return l.value;
+  l.value = table.get(k, [&] { return repeated_pass(ctx, context, cl, pass, sigma); });
+  l.key = k;
+  l.valid = true;
+  return l.value;
 }
 
 // The placement's group shapes (worst per kind, and the first pipeline pair), memoised per
