@@ -143,6 +143,7 @@ int run(PlanOptions& o) {
     std::vector<Candidate> best;  // sorted by throughput, then search order; at most `keep`
     std::map<std::string, Rejected> rejected;
     long long searched = 0, feasible = 0;
+    std::string last_reason, last_code;  // the last rejection's message and its reason code
   };
   // Cheapest rejections first: structure, then memory, before any pass is priced or played.
   EstimateOptions search;
@@ -200,7 +201,9 @@ int run(PlanOptions& o) {
                 if (out.best.size() >= keep) opts.rank_floor_tokens_per_s = out.best.back().tokens_per_s;
                 Result r = estimate(s, opts);
                 if (!r.feasible) {
-                  Rejected& rej = out.rejected[reason_code(r.reason)];
+                  // Neighbouring plans are often rejected with the same message: its code once.
+                  if (r.reason != out.last_reason) out.last_reason = r.reason, out.last_code = reason_code(r.reason);
+                  Rejected& rej = out.rejected[out.last_code];
                   if (rej.count++ == 0) rej.example = r.reason, rej.first = order;
                   continue;
                 }

@@ -34,6 +34,35 @@ struct PlaybackKey {
   } run[kMaxCostRuns];
 };
 
+// A lower bound on the makespan the playback gives, for plans the rank floor may skip (0 where
+// none is derived: DualPipe, whose micro-batches enter from both ends, and playbacks too long
+// for the rounding argument below). Every op of device d needs its micro-batch's forward through
+// the chunk-0 stages of the devices before it, so d starts no earlier than the sum of their
+// forwards; d then runs m x chunks x (F + B + W) of ops one after another. Where B carries W
+// (no split schedule), d's last op is a backward of a virtual stage v >= d, after which the
+// backwards of the stages below v run one after another, at least those of devices 0 .. d-1's
+// chunk 0. So makespan >= max over d of (forwards before d) + busy(d) + (backwards before d).
+// Rounding: each end the playback computes is fl(start + duration) >= (start + duration)(1 - u),
+// as if every duration were shorter by at most u x makespan, so the computed makespan is at least
+// the exact bound times 1 - K u (K: the terms of the bound, at most ops + 2p); the bound's own
+// sums are within K u too. K <= 10^6 keeps both under 1e-9, the margin taken off.
+double makespan_lower_bound_s(const Workload& w) {
+  if (w.schedule == ScheduleKind::kDualPipe) return 0.0;
+  const int chunks = w.schedule == ScheduleKind::kInterleaved ? std::max(1, w.vpp) : 1;
+  const bool split = w.split_backward;
+  const double terms = 3.0 * w.micro_batches * chunks * w.pp + 2.0 * w.pp;
+  if (terms > 1e6) return 0.0;
+  double bound = 0, forwards = 0, backwards = 0;
+  for (const StageWork& s : w.stages) {
+    const StageCosts c = stage_costs(w, s);
+    const double busy = static_cast<double>(w.micro_batches) * chunks * (c.forward_s + c.backward_s + c.backward_weight_s);
+    bound = std::max(bound, forwards + busy + (split ? 0.0 : backwards));
+    forwards += c.forward_s;
+    backwards += c.backward_s + c.backward_weight_s;
+  }
+  return bound * (1 - 1e-9);
+}
+
 // The playback without its ops (play_makespan_s: the same makespan, no allocation).
 double makespan_only_s(const Workload& w) {
   thread_local std::vector<StageCosts> costs;
@@ -109,9 +138,11 @@ void compose_closed_form(const Scenario& sc, const Workload& w, Result& r, const
       worst->async_tail_s + (m - 1) * std::max(0.0, worst->async_busy_s - mb_time);
   dp_exposed += async_exposed;
   if (play && options.rank_floor_tokens_per_s > 0) {
-    // The step with no bubble: floating-point addition and division are monotone, so this
-    // sum is at most the step's and the throughput from it at least the plan's.
-    const double step_lb = steady + 0.0 + pp_exposed + dp_exposed + w.optimizer_s + w.offload_s;
+    // The step with the bubble's lower bound (at most the played bubble: floating-point
+    // subtraction is monotone): addition and division are monotone too, so this sum is at most
+    // the step's and the throughput from it at least the plan's.
+    const double bubble_lb = std::max(0.0, makespan_lower_bound_s(w) - steady);
+    const double step_lb = steady + bubble_lb + pp_exposed + dp_exposed + w.optimizer_s + w.offload_s;
     if (step_lb > 0 && r.tokens_per_step / step_lb <= options.rank_floor_tokens_per_s) {
       r.step_time_s = step_lb;
       r.tokens_per_s = r.tokens_per_step / step_lb;
@@ -219,7 +250,9 @@ Result estimate(const Scenario& sc, const EstimateOptions& options) {
     return mix_precision_stages(sc, [&](const Scenario& s) { return estimate(s, options); });
   Result r;
   r.fidelity = "estimate";
-  Workload w;
+  // One workload per thread, refilled plan after plan (build_workload sets every field of a
+  // workload it returns true for): its vectors keep their capacity, no allocation per plan.
+  thread_local Workload w;
   if (!build_workload(sc, w, r, workload_options(options))) return r;
   compose_closed_form(sc, w, r, options);
   return r;

@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <memory>
 #include <string>
 
 #include "models/cost/collectives/collective_cost.hpp"
@@ -38,6 +39,21 @@ std::string gib(double bytes) {
 
 CollectiveAlgo plan_algo(const ParallelPlan& p) {
   return collective_algo_from_string(p.collective_algorithm, "plan.collective_algorithm");
+}
+
+// The plan's names parsed once per distinct name per thread (a search sets the same few names on
+// plan after plan): the last name and what it parsed to.
+template <class T, class Parse>
+T parsed(const std::string& name, Parse parse) {
+  thread_local std::string last;
+  thread_local T value{};
+  thread_local bool have = false;
+  if (!have || name != last) {
+    value = parse(name);  // throws before caching a bad name
+    last = name;
+    have = true;
+  }
+  return value;
 }
 
 // Layers of one model chunk: a contiguous range of the model's layers.
@@ -137,21 +153,25 @@ struct PassSummary {
   double wgrad_compute_s = 0;
 };
 
+// One block's share of the summary, `repeat` times; blocks are added in the pass's order.
+void add_block(PassSummary& s, const OpBlock& b, int repeat) {
+  for (const CommOp& c : b.comm) s.traffic[static_cast<int>(c.purpose)] += c.wire_bytes * repeat;
+  for (std::size_t i = 0; i < b.compute.size(); ++i)
+    if (b.compute[i].pass == Pass::kBackwardWeight) s.wgrad_compute_s += b.compute_s[i] * repeat;
+}
+
 PassSummary summarize_pass(const PassProgram& p, double sigma) {
   PassSummary s;
   s.cost = reduce_pass(p, sigma);
-  for (const OpBlock& b : p.blocks) {
-    for (const CommOp& c : b.comm) s.traffic[static_cast<int>(c.purpose)] += c.wire_bytes * b.repeat;
-    for (std::size_t i = 0; i < b.compute.size(); ++i)
-      if (b.compute[i].pass == Pass::kBackwardWeight) s.wgrad_compute_s += b.compute_s[i] * b.repeat;
-  }
+  for (const OpBlock& b : p.blocks) add_block(s, b, b.repeat);
   return s;
 }
 
-// Everything the passes of a plan depend on besides the memo environment (model, GPU, fabric)
-// and the chunk, normalised so that plans differing only in what the passes ignore share it:
-// ZeRO 0-2 are one (only ZeRO-3 changes the layer programs), the micro-batch count matters only
-// to the unfused gradient accumulation, the DP groups only to ZeRO-3.
+// Everything one pass kind depends on besides the memo environment (model, GPU, fabric) and
+// the chunk, normalised so that plans differing only in what the pass ignores share it: ZeRO
+// 0-2 are one (only ZeRO-3 changes the layer programs), the DP groups matter only to ZeRO-3,
+// the micro-batch count only to the unfused gradient accumulation of the passes with weight
+// gradients (B+W, W), recompute only to the passes with input gradients (B+W, B).
 struct ContextKey {
   uint32_t env;
   int32_t tp, cp, ep, etp;
@@ -159,19 +179,25 @@ struct ContextKey {
   GroupShape shape[5];
   double micro_batch, activation_bytes, param_bytes, grad_bytes;
   char algo[24];
-  uint8_t protocol, sp, precision, recompute, flash, kernel, overlap_tp, zero3, gaf;
+  uint8_t protocol, sp, precision, recompute, flash, kernel, overlap_tp, zero3, gaf, pass;
 };
 
-// A content id (>= 1) for the plan's layer context: passes are keyed on it and the chunk, so one
-// lookup of the large key per plan, small keys per pass. Ids are never reused in a thread; 0 when
-// the context cannot be keyed (an algorithm name longer than the key holds).
-uint32_t context_id(const LayerContext& ctx) {
-  if (std::strlen(ctx.algo.name()) >= sizeof(ContextKey::algo)) return 0;
+bool has_weight_grads(PassKind pass) { return pass == PassKind::kBackward || pass == PassKind::kBackwardWeight; }
+bool has_input_grads(PassKind pass) { return pass == PassKind::kBackward || pass == PassKind::kBackwardInput; }
+
+// A content id (>= 1) per pass kind of the plan's layer context: passes are keyed on it and the
+// chunk, so one lookup of the large key per plan and pass kind, small keys per pass. Ids are
+// never reused in a thread; 0 when the context cannot be keyed (an algorithm name longer than
+// the key holds).
+void context_ids(const LayerContext& ctx, const PassKind* kinds, int count, uint32_t* ids) {
+  if (std::strlen(ctx.algo.name()) >= sizeof(ContextKey::algo)) {
+    std::fill(ids, ids + count, 0u);
+    return;
+  }
   ContextKey k = memo::zeroed<ContextKey>();
   const bool zero3 = ctx.zero_stage >= 3;
   k.env = ctx.memo_env;
   k.tp = ctx.tp, k.cp = ctx.cp, k.ep = ctx.ep, k.etp = ctx.etp;
-  k.micro_batches = ctx.grad_accumulation_fusion ? 0 : ctx.micro_batches;
   for (int g = 0; g < 5; ++g) k.shape[g] = ctx.shape[g];
   if (!zero3) {
     k.shape[static_cast<int>(CommGroup::kDp)] = GroupShape{};
@@ -185,19 +211,25 @@ uint32_t context_id(const LayerContext& ctx) {
   k.protocol = static_cast<uint8_t>(ctx.protocol);
   k.sp = ctx.sp;
   k.precision = static_cast<uint8_t>(ctx.precision);
-  k.recompute = static_cast<uint8_t>(ctx.recompute);
   k.flash = ctx.flash_attention;
   k.kernel = static_cast<uint8_t>(ctx.attention_kernel);
   k.overlap_tp = ctx.overlap_tp;
   k.zero3 = zero3;
-  k.gaf = ctx.grad_accumulation_fusion;
   struct Id {
     uint32_t id;
   };
   thread_local uint32_t next_id = 1;
-  // 1024 slots of ~180 bytes.
-  thread_local memo::Table<ContextKey, Id, 1024> table;
-  return table.get(k, [&] { return Id{next_id++}; }).id;
+  // 2048 slots of ~180 bytes.
+  thread_local memo::Table<ContextKey, Id, 2048> table;
+  for (int i = 0; i < count; ++i) {
+    const PassKind pass = kinds[i];
+    const bool weights = has_weight_grads(pass);
+    k.micro_batches = weights && !ctx.grad_accumulation_fusion ? ctx.micro_batches : 0;
+    k.gaf = weights && ctx.grad_accumulation_fusion;
+    k.recompute = has_input_grads(pass) ? static_cast<uint8_t>(ctx.recompute) : 0;
+    k.pass = static_cast<uint8_t>(pass);
+    ids[i] = table.get(k, [&] { return Id{next_id++}; }).id;
+  }
 }
 
 struct PassKey {
@@ -206,19 +238,111 @@ struct PassKey {
   uint8_t first, last, pass, pad;
 };
 
-// The cost-only route: the same program built and reduced, once per distinct (context, chunk,
-// pass); the program itself is dropped. 8192 slots of ~170 bytes (about 1.4 MB per thread).
+// The blocks of a chunk's pass around its layers: the one before them (forward: the embedding
+// of the first chunk; backward: the head of the last) and the one after; nullptr where the
+// chunk has none or the block has no ops (pass_program drops those).
+const OpBlock* nonempty(const OpBlock& b) { return b.compute.empty() && b.comm.empty() ? nullptr : &b; }
+OpBlock lead_block(const LayerContext& ctx, PassKind pass) {
+  return pass == PassKind::kForward ? embedding_block(ctx, pass) : head_block(ctx, pass);
+}
+OpBlock end_block(const LayerContext& ctx, PassKind pass) {
+  return pass == PassKind::kForward ? head_block(ctx, pass) : embedding_block(ctx, pass);
+}
+
+// The passes of chunks that differ only in their layer count (the stage lengths of a search)
+// share the playing of their layers: a RepeatedPass per (pass context, pass, lead block or not,
+// which kind of layer comes first), and its lead, layer and end blocks, built once. 2048 entries,
+// direct-mapped: an entry taken by another key starts again (the result is the same either way).
+constexpr std::size_t kRepeatEntries = 2048;
+struct RepeatKey {
+  uint32_t context;
+  uint8_t pass, lead, moe, pad;
+};
+struct RepeatEntry {
+  bool used = false;
+  RepeatKey key{};
+  RepeatedPass pass;
+  PassSummary lead;  // the lead block's traffic and weight-gradient compute (its cost unused)
+  OpBlock end;       // the block after the layers, built on first use
+  bool end_built = false;
+};
+
+// pass_program's pass, reduced from the entry's states (the same blocks in the same order):
+// lead, the first kind of layers (dense forward, MoE backward, when the chunk has them), the
+// other kind, the end block.
+PassSummary repeated_pass(const LayerContext& ctx, uint32_t context, const ChunkLayers& cl, PassKind pass,
+                          double sigma) {
+  const bool fwd = pass == PassKind::kForward;
+  const int dense = cl.layers - cl.moe_layers;
+  const bool lead = fwd ? cl.first : cl.last;
+  const bool end = fwd ? cl.last : cl.first;
+  // The layers' two runs in pass order: (moe?, count).
+  const bool first_moe = fwd ? dense == 0 : cl.moe_layers > 0;
+  const int first_n = first_moe ? cl.moe_layers : dense;
+  const int second_n = first_moe ? dense : cl.moe_layers;
+  if (first_n <= 0) return summarize_pass(pass_program(ctx, cl, pass), sigma);
+  thread_local std::unique_ptr<RepeatEntry[]> entries = std::make_unique<RepeatEntry[]>(kRepeatEntries);
+  RepeatKey k = memo::zeroed<RepeatKey>();
+  k.context = context;
+  k.pass = static_cast<uint8_t>(pass);
+  k.lead = lead;
+  k.moe = first_moe;
+  RepeatEntry& e = entries[memo::hash_bytes(&k, sizeof k) & (kRepeatEntries - 1)];
+  if (!e.used || std::memcmp(&e.key, &k, sizeof k) != 0) {
+    const OpBlock lb = lead ? lead_block(ctx, pass) : OpBlock{};
+    const OpBlock* l = lead ? nonempty(lb) : nullptr;
+    e.pass.start(l, layer_block(ctx, first_moe, pass, 1), sigma);
+    e.lead = PassSummary{};
+    if (l) add_block(e.lead, *l, 1);
+    e.key = k;
+    e.used = true;
+    e.end_built = false;
+  }
+  if (end && !e.end_built) {
+    e.end = end_block(ctx, pass);
+    e.end_built = true;
+  }
+  OpBlock second;
+  const OpBlock* tail[2];
+  std::size_t tails = 0;
+  if (second_n > 0) {
+    second = layer_block(ctx, !first_moe, pass, second_n);
+    tail[tails++] = &second;
+  }
+  if (end && nonempty(e.end)) tail[tails++] = &e.end;
+  // The summary's sums in pass order, from the lead's (added to zeros first, as summarize_pass does).
+  PassSummary s = e.lead;
+  s.cost = e.pass.reduce(first_n, tail, tails);
+  add_block(s, e.pass.block(), first_n);
+  for (std::size_t i = 0; i < tails; ++i) add_block(s, *tail[i], tail[i]->repeat);
+  return s;
+}
+
+// The cost-only route: the same program's cost, once per distinct (pass context, chunk, pass);
+// the program itself is not kept. 8192 slots of ~170 bytes (about 1.4 MB per thread).
 PassSummary memo_pass(const LayerContext& ctx, uint32_t context, const ChunkLayers& cl, PassKind pass,
                       double sigma) {
-  auto compute = [&] { return summarize_pass(pass_program(ctx, cl, pass), sigma); };
-  if (context == 0) return compute();
+  if (context == 0) return summarize_pass(pass_program(ctx, cl, pass), sigma);
   thread_local memo::Table<PassKey, PassSummary, 8192> table;
   PassKey k = memo::zeroed<PassKey>();
   k.context = context;
   k.layers = cl.layers, k.moe_layers = cl.moe_layers;
   k.first = cl.first, k.last = cl.last;
   k.pass = static_cast<uint8_t>(pass);
-  return table.get(k, compute);
+  // The chunks of a plan ask for the same few passes over and over (an interleaved device's
+  // middle chunks, pass after pass): the last answer per pass kind, before the table.
+  struct Last {
+    PassKey key;
+    PassSummary value;
+    bool valid = false;
+  };
+  thread_local Last last[kPassKinds];
+  Last& l = last[static_cast<int>(pass)];
+  if (l.valid && std::memcmp(&l.key, &k, sizeof k) == 0) return l.value;
+  l.value = table.get(k, [&] { return repeated_pass(ctx, context, cl, pass, sigma); });
+  l.key = k;
+  l.valid = true;
+  return l.value;
 }
 
 // The placement's group shapes (worst per kind, and the first pipeline pair), memoised per
@@ -287,7 +411,9 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r, const WorkloadOp
   // ---- placement: the groups each rank talks in, and their shapes on the fabric ----
   const FabricTerms fabric = fabric_terms(c);
   const CollectiveAlgo algo = plan_algo(p);
-  const CollectiveProtocol protocol = collective_protocol_from_string(p.collective_protocol, "plan.collective_protocol");
+  const CollectiveProtocol protocol = parsed<CollectiveProtocol>(p.collective_protocol, [](const std::string& n) {
+    return collective_protocol_from_string(n, "plan.collective_protocol");
+  });
   // The cost-only route memoises every priced part under this environment (memo.hpp).
   const uint32_t env = options.keep_programs ? 0 : memo::environment_id(m, gpu, fabric);
   w.placement = RankPlacement(tp, cp, dp, pp, p.placement, m.moe ? ep : 1, etp, gpn);
@@ -484,13 +610,14 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r, const WorkloadOp
   ctx.param_bytes = sb.params;
   ctx.grad_bytes = sb.grads;
   ctx.memo_env = env;
-  const uint32_t context = env != 0 ? context_id(ctx) : 0;
 
   double traffic_per_gpu[kCommPurposes][2] = {};  // [purpose][0: first stage's GPU, 1: all GPUs]
   const double stage_gpus = static_cast<double>(tp) * cp * dp;
   const PassKind kinds[] = {PassKind::kForward, split ? PassKind::kBackwardInput : PassKind::kBackward,
                             PassKind::kBackwardWeight};
   const int passes = split ? 3 : 2;
+  uint32_t contexts[3] = {0, 0, 0};
+  if (env != 0) context_ids(ctx, kinds, passes, contexts);
   // The cost-only route reuses the previous device's passes when its chunks are laid out alike
   // (the middle stages of an even split): the same sums of the same passes.
   double previous_traffic[kCommPurposes] = {};
@@ -534,7 +661,7 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r, const WorkloadOp
           prog = pass_program(ctx, cl, kinds[i]);
           ps = summarize_pass(prog, sigma);
         } else {
-          ps = memo_pass(ctx, context, cl, kinds[i], sigma);
+          ps = memo_pass(ctx, contexts[i], cl, kinds[i], sigma);
         }
         const PassCost& pc = ps.cost;
         for (int t = 0; t < kCommPurposes; ++t) stage_traffic[t] += ps.traffic[t] * micro_batches;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <iterator>
 #include <vector>
 
 namespace trainsim {
@@ -88,54 +89,112 @@ class PassPlayer {
   }
 
   void play_block(const OpBlock& b) {
+    begin_block(b);
+    for (int r = 0; r < b.repeat; ++r) play_repetition(b, r, r + 1 < b.repeat);
+  }
+
+  // Per block: the buffers of its repetitions, and the collectives issued after each op
+  // (ascending index), listed once: each repetition issues them in the order a scan of b.comm
+  // would.
+  void begin_block(const OpBlock& b) {
     const int n = static_cast<int>(b.compute.size());
-    // Per repetition: when each op's inputs are ready and which collective held it last
-    // (buffers of the player, reused from block to block).
-    std::vector<double>& ready = ready_;
-    std::vector<int>& binding = binding_;
-    std::vector<double>& prefetched = prefetched_;  // end of the copy issued for this rep
-    ready.resize(n + 1);
-    binding.resize(n + 1);
-    prefetched.assign(b.comm.size(), -1.0);
-    // The collectives issued after each op (ascending index), listed once per block: each
-    // repetition issues them in the order a scan of b.comm would.
+    ready_.resize(n + 1);
+    binding_.resize(n + 1);
+    prefetched_.assign(b.comm.size(), -1.0);  // end of the copy issued for the next repetition
     std::vector<int>& first_after = first_after_;  // [i, i+1): ops' ranges in issued_after
     std::vector<int>& issued_after = issued_after_;
+    // A counting sort on `after`, stable in k: ascending k within each op's range.
     first_after.assign(n + 2, 0);
-    issued_after.clear();
-    for (int i = 0; i < n; ++i) {
-      first_after[i] = static_cast<int>(issued_after.size());
-      for (std::size_t k = 0; k < b.comm.size(); ++k)
-        if (!b.comm[k].prefetch && b.comm[k].after == i) issued_after.push_back(static_cast<int>(k));
+    int issued = 0;
+    for (const CommOp& c : b.comm)
+      if (!c.prefetch && c.after >= 0 && c.after < n) ++first_after[c.after + 1], ++issued;
+    for (int i = 0; i < n; ++i) first_after[i + 1] += first_after[i];
+    issued_after.resize(static_cast<std::size_t>(issued));
+    fill_at_ = first_after;
+    for (std::size_t k = 0; k < b.comm.size(); ++k) {
+      const CommOp& c = b.comm[k];
+      if (!c.prefetch && c.after >= 0 && c.after < n) issued_after[fill_at_[c.after]++] = static_cast<int>(k);
     }
-    first_after[n] = static_cast<int>(issued_after.size());
-    for (int r = 0; r < b.repeat; ++r) {
-      std::fill(ready.begin(), ready.end(), 0.0);
-      std::fill(binding.begin(), binding.end(), -1);
-      const double rep_start = t_;
-      for (std::size_t k = 0; k < b.comm.size(); ++k) {
-        const CommOp& c = b.comm[k];
-        if (c.prefetch) {
-          // This repetition's copy (issued one repetition ahead, or now for the first).
-          const double end = r == 0 ? issue(c, rep_start) : prefetched[k];
-          need(ready, binding, c, static_cast<int>(k), end);
-          prefetched[k] = r + 1 < b.repeat ? issue(c, rep_start) : -1.0;
-        } else if (c.after < 0) {
-          need(ready, binding, c, static_cast<int>(k), issue(c, rep_start));
-        }
+  }
+
+  // Repetition r of the block begun last; `more`: another repetition follows (this one issues
+  // its prefetches).
+  void play_repetition(const OpBlock& b, int r, bool more) {
+    const int n = static_cast<int>(b.compute.size());
+    // When each op's inputs are ready and which collective held it last.
+    std::vector<double>& ready = ready_;
+    std::vector<int>& binding = binding_;
+    std::vector<double>& prefetched = prefetched_;
+    std::fill(ready.begin(), ready.end(), 0.0);
+    std::fill(binding.begin(), binding.end(), -1);
+    const double rep_start = t_;
+    for (std::size_t k = 0; k < b.comm.size(); ++k) {
+      const CommOp& c = b.comm[k];
+      if (c.prefetch) {
+        // This repetition's copy (issued one repetition ahead, or now for the first).
+        const double end = r == 0 ? issue(c, rep_start) : prefetched[k];
+        need(ready, binding, c, static_cast<int>(k), end);
+        prefetched[k] = more ? issue(c, rep_start) : -1.0;
+      } else if (c.after < 0) {
+        need(ready, binding, c, static_cast<int>(k), issue(c, rep_start));
       }
-      for (int i = 0; i < n; ++i) {
-        wait_for(b, ready[i], binding[i]);
-        const double start = t_;
-        t_ = stretched_end(start, b.compute_s[i]);
-        cost_.compute_s += b.compute_s[i];
-        cost_.slowdown_s += t_ - start - b.compute_s[i];
-        for (int j = first_after[i]; j < first_after[i + 1]; ++j) {
-          const int k = issued_after[j];
-          need(ready, binding, b.comm[k], k, issue(b.comm[k], t_));
-        }
+    }
+    for (int i = 0; i < n; ++i) {
+      wait_for(b, ready[i], binding[i]);
+      const double start = t_;
+      t_ = stretched_end(start, b.compute_s[i]);
+      cost_.compute_s += b.compute_s[i];
+      cost_.slowdown_s += t_ - start - b.compute_s[i];
+      for (int j = first_after_[i]; j < first_after_[i + 1]; ++j) {
+        const int k = issued_after_[j];
+        need(ready, binding, b.comm[k], k, issue(b.comm[k], t_));
       }
-      wait_for(b, ready[n], binding[n]);
+    }
+    wait_for(b, ready[n], binding[n]);
+  }
+
+  // The state between two repetitions of the block begun last, appended to `out` as doubles:
+  // the clock, the streams, the cost so far, the prefetched copies, the running collectives.
+  void save(std::vector<double>& out) const {
+    const std::size_t at = out.size();
+    out.resize(at + 2 + kCommStreams + 5 + kCommPurposes + prefetched_.size() + 1 + 3 * active_.size());
+    double* o = out.data() + at;
+    *o++ = t_;
+    *o++ = async_end_;
+    for (double f : stream_free_) *o++ = f;
+    *o++ = cost_.time_s;
+    *o++ = cost_.compute_s;
+    *o++ = cost_.slowdown_s;
+    for (double e : cost_.exposed_s) *o++ = e;
+    *o++ = cost_.async_tail_s;
+    *o++ = cost_.async_busy_s;
+    for (double p : prefetched_) *o++ = p;
+    *o++ = static_cast<double>(active_.size());
+    for (const Interval& iv : active_) {
+      *o++ = iv.start;
+      *o++ = iv.end;
+      *o++ = static_cast<double>(iv.purpose);
+    }
+  }
+  // Back to a state save() wrote for block b (begin_block(b) already called).
+  void restore(const double* in) {
+    t_ = *in++;
+    async_end_ = *in++;
+    for (double& f : stream_free_) f = *in++;
+    cost_.time_s = *in++;
+    cost_.compute_s = *in++;
+    cost_.slowdown_s = *in++;
+    for (double& e : cost_.exposed_s) e = *in++;
+    cost_.async_tail_s = *in++;
+    cost_.async_busy_s = *in++;
+    for (double& p : prefetched_) p = *in++;
+    const std::size_t active = static_cast<std::size_t>(*in++);
+    active_.resize(active);
+    for (Interval& iv : active_) {
+      iv.start = in[0];
+      iv.end = in[1];
+      iv.purpose = static_cast<CommPurpose>(static_cast<int>(in[2]));
+      in += 3;
     }
   }
 
@@ -180,8 +239,11 @@ class PassPlayer {
   // streams run.
   double stretched_end(double start, double work) {
     if (work <= 0) return start;
-    active_.erase(std::remove_if(active_.begin(), active_.end(), [&](const Interval& iv) { return iv.end <= start; }),
-                  active_.end());
+    // The collectives still running, in issue order (the order their shares are charged in).
+    std::size_t kept = 0;
+    for (std::size_t i = 0; i < active_.size(); ++i)
+      if (active_[i].end > start) active_[kept++] = active_[i];
+    if (kept < active_.size()) active_.erase(active_.begin() + static_cast<std::ptrdiff_t>(kept), active_.end());
     if (active_.empty() || sigma_ <= 0) return start + work;
     std::vector<double>& cuts = cuts_;
     cuts.clear();
@@ -189,7 +251,13 @@ class PassPlayer {
       if (iv.start > start) cuts.push_back(iv.start);
       cuts.push_back(iv.end);
     }
-    std::sort(cuts.begin(), cuts.end());
+    // A handful of instants: insertion sort (the same ascending sequence std::sort gives).
+    for (std::size_t i = 1; i < cuts.size(); ++i) {
+      const double c = cuts[i];
+      std::size_t j = i;
+      for (; j > 0 && cuts[j - 1] > c; --j) cuts[j] = cuts[j - 1];
+      cuts[j] = c;
+    }
     double t = start, left = work;
     for (double cut : cuts) {
       if (cut <= t) continue;
@@ -219,15 +287,52 @@ class PassPlayer {
   std::vector<Interval> active_;
   PassCost cost_;
   std::vector<double> ready_, prefetched_, cuts_;
-  std::vector<int> binding_, first_after_, issued_after_;
+  std::vector<int> binding_, first_after_, issued_after_, fill_at_;
 };
+
+PassPlayer& player() {
+  thread_local PassPlayer p;
+  return p;
+}
 
 }  // namespace
 
 PassCost reduce_pass(const PassProgram& program, double sigma) {
-  thread_local PassPlayer p;
+  PassPlayer& p = player();
   p.reset(sigma);
   for (const OpBlock& b : program.blocks) p.play_block(b);
+  return p.finish(0.0);
+}
+
+void RepeatedPass::start(const OpBlock* lead, const OpBlock& block, double sigma) {
+  block_ = block;
+  sigma_ = sigma;
+  states_.clear();
+  at_.clear();
+  // The state after 0 repetitions: the lead played from idle streams.
+  PassPlayer& p = player();
+  p.reset(sigma_);
+  if (lead) p.play_block(*lead);
+  p.begin_block(block_);
+  at_.push_back(states_.size());
+  p.save(states_);
+}
+
+PassCost RepeatedPass::reduce(int repeat, const OpBlock* const* tail, std::size_t tails) {
+  PassPlayer& p = player();
+  const std::size_t before = static_cast<std::size_t>(std::max(1, repeat)) - 1;  // repetitions before the last
+  p.reset(sigma_);
+  p.begin_block(block_);
+  p.restore(states_.data() + at_[std::min(before, at_.size() - 1)]);
+  // Repetitions not played yet by any reduce since start(): each one issues its prefetches (a
+  // repetition follows it), and its state is kept.
+  for (std::size_t r = at_.size() - 1; r < before; ++r) {
+    p.play_repetition(block_, static_cast<int>(r), true);
+    at_.push_back(states_.size());
+    p.save(states_);
+  }
+  p.play_repetition(block_, static_cast<int>(before), false);
+  for (std::size_t i = 0; i < tails; ++i) p.play_block(*tail[i]);
   return p.finish(0.0);
 }
 

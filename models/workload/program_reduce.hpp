@@ -10,6 +10,9 @@
 // simulate tier applies the same rule to its compute timers, against the flows' real durations.
 #pragma once
 
+#include <cstddef>
+#include <vector>
+
 #include "models/core/specs.hpp"
 #include "models/workload/op_graph.hpp"
 
@@ -25,5 +28,32 @@ double overlap_slowdown(const GpuSpec& gpu);
 
 // The pass's time on one GPU, starting with idle streams.
 PassCost reduce_pass(const PassProgram& program, double overlap_slowdown);
+
+// Passes that differ only in how many times one block repeats (the chunks of L layers of the
+// stage lengths a plan search tries) share the playing of its repetitions. reduce_pass plays a
+// block's repetitions in order, and what repetition r does depends on the repeat count only in
+// whether it issues a prefetch for repetition r + 1 (all but the last do). So the player's state
+// after k repetitions is the same for every repeat count above k. A RepeatedPass keeps the states
+// after 0, 1, ..., K repetitions of `block` (played after `lead`, if any) and reduces
+// lead, block x L, tail from the state after L - 1: the same operations on the same doubles, in
+// the same order, as reduce_pass of that program, so the cost is the same bit for bit.
+class RepeatedPass {
+ public:
+  // A new pass prefix (forgets the states of the previous one, keeps their buffers): plays
+  // `lead` (nullptr: none) from idle streams and keeps a copy of `block`. Empty blocks are the
+  // caller's to drop, as a PassProgram holds none.
+  void start(const OpBlock* lead, const OpBlock& block, double overlap_slowdown);
+  // reduce_pass of {lead, block with repeat = `repeat` (>= 1), tail[0], ..., tail[tails - 1]}.
+  PassCost reduce(int repeat, const OpBlock* const* tail, std::size_t tails);
+
+  const OpBlock& block() const { return block_; }
+
+ private:
+  OpBlock block_;
+  double sigma_ = 0;
+  // The states after 0 .. K repetitions, each one after the other in `states_` from `at_[k]`.
+  std::vector<double> states_;
+  std::vector<std::size_t> at_;
+};
 
 }  // namespace trainsim

@@ -2,6 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
 namespace trainsim {
 namespace {
 
@@ -88,6 +93,111 @@ TEST(ProgramReduce, CollectivesOfOneStreamRunOneAfterAnother) {
   const PassCost r = reduce_pass(program(b), 0.0);
   EXPECT_NEAR(r.time_s, 0.5e-3, 1e-15);
   EXPECT_NEAR(r.async_tail_s, 1.5e-3, 1e-12);
+}
+
+// A layer-like block with every kind of collective the reducer treats differently: an inline
+// TP all-reduce, an overlapped exchange (slows the op beside it), a ZeRO-3 gather prefetched one
+// repetition ahead, an asynchronous reduce-scatter and a collective waited by the end of the
+// repetition. `scale` varies the durations so that communication is hidden or exposed.
+OpBlock layer_like(double scale, bool prefetch) {
+  OpBlock b;
+  b.name = "layer";
+  const double ops[] = {0.4e-3, 1.1e-3, 0.0, 0.7e-3, 0.2e-3};
+  for (double c : ops) {
+    b.compute.push_back(ComputeOp{});
+    b.compute_s.push_back(c);
+  }
+  b.compute[3].pass = Pass::kBackwardWeight;
+  b.comm.push_back(comm(CommStream::kInline, 0.3e-3 * scale, 0, 1));
+  b.comm.push_back(comm(CommStream::kTensor, 0.9e-3 * scale, 1, 3, CommPurpose::kCp));
+  b.comm.push_back(comm(CommStream::kReduceScatter, 1.3e-3 * scale, 3, -1, CommPurpose::kDp));
+  b.comm.push_back(comm(CommStream::kGradients, 0.5e-3 * scale, 2, 5, CommPurpose::kEp));
+  if (prefetch) {
+    CommOp ag = comm(CommStream::kGather, 1.7e-3 * scale, -1, 0, CommPurpose::kDp);
+    ag.prefetch = true;
+    b.comm.push_back(ag);
+  }
+  for (CommOp& c : b.comm) c.wire_bytes = 1e6;
+  return b;
+}
+
+bool same_bits(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+
+void expect_same_cost(const PassCost& fast, const PassCost& full) {
+  auto check = [](double a, double b, const char* what) {
+    EXPECT_TRUE(same_bits(a, b)) << what << ": " << a << " vs " << b;
+    EXPECT_LE(std::abs(a - b), 1e-9 * std::max(std::abs(a), std::abs(b))) << what;
+  };
+  check(fast.time_s, full.time_s, "time");
+  check(fast.compute_s, full.compute_s, "compute");
+  check(fast.slowdown_s, full.slowdown_s, "slowdown");
+  for (int k = 0; k < kCommPurposes; ++k) check(fast.exposed_s[k], full.exposed_s[k], "exposed");
+  check(fast.async_tail_s, full.async_tail_s, "async tail");
+  check(fast.async_busy_s, full.async_busy_s, "async busy");
+}
+
+TEST(ProgramReduce, ARepeatedPassIsReducePassOfTheWholeProgram) {
+  // Reduced from the state after L - 1 repetitions, a pass of L repetitions costs what
+  // reduce_pass of the whole program costs, bit for bit: for every L, asked in any order
+  // (states kept from a longer pass serve a shorter one, a longer one extends them), with and
+  // without a lead block and tail blocks, prefetches, slowdown, hidden and exposed collectives.
+  const std::vector<std::vector<int>> orders = {
+      {1, 2, 3, 5, 8, 13, 96}, {96, 48, 32, 24, 16, 12, 8, 6, 4, 3, 2, 1}, {7, 1, 30, 2, 30, 15, 29, 31}};
+  int checked = 0;
+  for (double scale : {0.2, 1.0, 3.0})
+    for (bool prefetch : {false, true})
+      for (double sigma : {0.0, 16.0 / 92.0})
+        for (int lead = 0; lead < 2; ++lead)
+          for (int tails = 0; tails < 3; ++tails) {
+            OpBlock head = layer_like(0.5 * scale, prefetch);
+            head.name = "lead";
+            head.compute_s[1] = 3e-3;
+            const OpBlock layer = layer_like(scale, prefetch);
+            OpBlock second = layer_like(2 * scale, !prefetch);
+            second.repeat = 3;
+            const OpBlock end = block(2, 0.8e-3);
+            std::vector<const OpBlock*> tail;
+            if (tails >= 1) tail.push_back(&second);
+            if (tails >= 2) tail.push_back(&end);
+            RepeatedPass rp;
+            rp.start(lead ? &head : nullptr, layer, sigma);
+            for (const std::vector<int>& order : orders) {
+              for (int layers : order) {
+                SCOPED_TRACE("scale " + std::to_string(scale) + " prefetch " + std::to_string(prefetch) +
+                             " sigma " + std::to_string(sigma) + " lead " + std::to_string(lead) + " tails " +
+                             std::to_string(tails) + " layers " + std::to_string(layers));
+                PassProgram whole;
+                if (lead) whole.blocks.push_back(head);
+                whole.blocks.push_back(layer);
+                whole.blocks.back().repeat = layers;
+                for (const OpBlock* t : tail) whole.blocks.push_back(*t);
+                expect_same_cost(rp.reduce(layers, tail.data(), tail.size()), reduce_pass(whole, sigma));
+                ++checked;
+              }
+              // A new prefix forgets the states of the old one.
+              rp.start(lead ? &head : nullptr, layer, sigma);
+            }
+          }
+  EXPECT_EQ(checked, 3 * 2 * 2 * 2 * 3 * 27);
+}
+
+TEST(ProgramReduce, ARepeatedPassKeepsThePrefetchedGathersClosedForm) {
+  // From the states of one prefix, every length has the closed form: with a gather longer than the layer's compute
+  // the per-layer time is the gather's, and with a shorter one the compute's (the same figures
+  // PrefetchedGathersHideBehindComputeUntilTheyAreLonger derives), from one kept state each.
+  for (double g : {0.5e-3, 2e-3}) {
+    const double c = 1e-3;
+    OpBlock b = block(1, c);
+    CommOp ag = comm(CommStream::kGather, g, -1, 0, CommPurpose::kDp);
+    ag.prefetch = true;
+    b.comm.push_back(ag);
+    RepeatedPass rp;
+    rp.start(nullptr, b, 0.0);
+    for (int layers : {6, 2, 9}) {
+      const PassCost r = rp.reduce(layers, nullptr, 0);
+      EXPECT_NEAR(r.time_s, g + (layers - 1) * std::max(c, g) + c, 1e-12);
+    }
+  }
 }
 
 TEST(ProgramReduce, OverlapSlowdownIsTheShareOfSmsNcclTakes) {
