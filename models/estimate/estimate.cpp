@@ -47,8 +47,8 @@ struct PlaybackKey {
 // the exact bound times 1 - K u (K: the terms of the bound, at most ops + 2p); the bound's own
 // sums are within K u too. K <= 10^6 keeps both under 1e-9, the margin taken off.
 double makespan_lower_bound_s(const Workload& w) {
-  if (w.schedule == ScheduleKind::kDualPipe) return 0.0;
-  const int chunks = w.schedule == ScheduleKind::kInterleaved ? std::max(1, w.vpp) : 1;
+  if (w.schedule->bidirectional()) return 0.0;  // the argument follows one direction's stages
+  const int chunks = w.schedule->layer_chunks(w.vpp);
   const bool split = w.split_backward;
   const double terms = 3.0 * w.micro_batches * chunks * w.pp + 2.0 * w.pp;
   if (terms > 1e6) return 0.0;
