@@ -98,6 +98,8 @@ struct WorkloadOptions {
 // Fills the workload and the parts of `result` that do not depend on how the step is played
 // (FLOPs, memory per stage, bytes per group, feasibility). Returns false, with result.reason set,
 // when the plan's structure does not allow it (or, with stop_when_infeasible, it does not fit).
+// A workload it fills is reused plan after plan (estimate()): every field of Workload must be
+// set here on the way to `true`, never left from the previous plan.
 bool build_workload(const Scenario& scenario, Workload& workload, Result& result,
                     const WorkloadOptions& options = {});
 
