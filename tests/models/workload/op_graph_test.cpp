@@ -1,7 +1,7 @@
 // The workload's op graph against closed forms it must reproduce: FLOPs (Narayanan et al.
 // SC'21), TP collective bytes (Shoeybi et al.: two all-reduces a layer each way), ZeRO-3's 1.5x a
-// DP all-reduce (Rajbhandari et al.), MoE all-to-all volume, and the behaviour the users
-// measured: ZeRO-3 without model parallelism slows down per GPU as the GPU count grows at a
+// DP all-reduce (Rajbhandari et al.), MoE all-to-all volume, and a behaviour published ZeRO-3
+// runs show: without model parallelism, throughput per GPU falls as the GPU count grows at a
 // fixed global batch.
 #include "models/workload/workload.hpp"
 
