@@ -127,7 +127,6 @@ void ValidationView::redraw() {
       if (reason.is_string()) text += "<br>&bull; " + QString::fromStdString(reason.get<std::string>()).toHtmlEscaped();
   summary_->setText(text);
 
-  const bool judged_run = r["verdict"] == "pass" || r["verdict"] == "fail";
   std::vector<std::pair<const nlohmann::json*, bool>> rows;  // row, is an op class
   for (const auto& m : r["metrics"]) rows.push_back({&m, false});
   for (const auto& m : r["compute_by_op_class"]) rows.push_back({&m, true});
@@ -141,8 +140,12 @@ void ValidationView::redraw() {
     const QString none = tr("n/a");
     QString limit = QStringLiteral("-");
     if (flag(m, "judged", false) && m.contains("limit") && m["limit"].is_number()) {
-      limit = QString::asprintf("±%.0f%%", 100 * m["limit"].get<double>()) + " " +
-              (!judged_run ? tr("not judged") : flag(m, "within", false) ? tr("ok") : tr("FAIL"));
+      // The report says whether the row is within its limit; null when the run was not judged.
+      const auto within = m.find("within");
+      const QString mark = within == m.end() || !within->is_boolean() ? tr("not judged")
+                           : within->get<bool>()                      ? tr("ok")
+                                                                      : tr("FAIL");
+      limit = QString::asprintf("±%.0f%%", 100 * m["limit"].get<double>()) + " " + mark;
     } else if (!flag(m, "modelled", true)) {
       limit = tr("not modelled");
     }
