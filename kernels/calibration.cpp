@@ -191,9 +191,24 @@ void time_model_ops(Backend& be, Communicator& comm, const ModelOpShape& ms, dou
     for (int i = 0; i < T; ++i) t[i] = (i * 37) % 256;
     tokens.upload(t);
   }
-  DeviceArray<float> pw = rnd(opt_n, 26), pg = rnd(opt_n, 27), pm(be, opt_n), pv(be, opt_n), zero_buf(be, n_params);
-  pm.zero();
-  pv.zero();
+  // The optimizer's weights and moments were last touched a step earlier: when it runs they are
+  // no longer in the core's caches, which one state updated in a loop would keep them in. So it
+  // is timed cycling through as many states as the step's working set (the sets above) spans, at
+  // least two. The gradient it reads was written just before (the reduction, or the last
+  // backward), and the trainer zeroes the gradients right after the optimizer read them: those
+  // stay one buffer each.
+  struct OptState { DeviceArray<float> w, m, v; };
+  const double opt_bytes = 4.0 * 3.0 * opt_n;
+  const int opt_states = std::clamp(
+      std::min(int(std::ceil(n_sets * set_bytes / opt_bytes)) + 1, int(256.0 * (1 << 20) / opt_bytes)), 2, 8);
+  std::vector<OptState> opt;
+  for (int i = 0; i < opt_states; ++i) {
+    opt.push_back({rnd(opt_n, 26 + 100 * uint64_t(i)), DeviceArray<float>(be, opt_n), DeviceArray<float>(be, opt_n)});
+    opt.back().m.zero();
+    opt.back().v.zero();
+  }
+  DeviceArray<float> pg = rnd(opt_n, 27), zero_buf(be, n_params);
+  int next_opt = 0;
 
   struct Timed { std::string op; double count; bool flops; double time_s; int disturbed_windows; };
   std::vector<Timed> ops;
@@ -290,7 +305,8 @@ void time_model_ops(Backend& be, Communicator& comm, const ModelOpShape& ms, dou
   time("copy", double(Th), false, [&](Set& b) { be.copy_device(b.y.data(), b.x.data(), Th * sizeof(float)); });
   time("fill_zero", double(n_params), false, [&](Set&) { be.fill_zero(zero_buf.data(), n_params * sizeof(float)); });
   time("adamw", double(opt_n), false, [&](Set&) {
-    be.adamw(opt_n, pw.data(), pg.data(), pm.data(), pv.data(), 1e-4f, 0.9f, 0.95f, 1e-8f, 0.0f, 1);
+    OptState& o = opt[next_opt++ % opt_states];
+    be.adamw(opt_n, o.w.data(), pg.data(), o.m.data(), o.v.data(), 1e-4f, 0.9f, 0.95f, 1e-8f, 0.0f, 1);
   });
   // The DP gradient compression kernels, over the stage's gradient (what the trainer compresses
   // each step), one pair per method.
@@ -327,6 +343,7 @@ void time_model_ops(Backend& be, Communicator& comm, const ModelOpShape& ms, dou
       .kv("tokens", T).kv("hidden_per_rank", hl).kv("ffn_hidden_per_rank", fl).kv("heads_per_rank", heads_l)
       .kv("head_dim", d).kv("stage_params", uint64_t(n_params)).kv("optimizer_params", uint64_t(opt_n)).end_object();
   w.kv("ranks_timed_together", p).kv("peak_f32_flop_per_s", peak).kv("windows_per_op", kWindows)
+      .kv("sets_cycled", n_sets).kv("optimizer_states_cycled", opt_states)
       .kv("disturbed_windows", disturbed_total);
   w.key("gemm_efficiency").begin_object().kv("forward", eff("gemm_forward"))
       .kv("backward_input", eff("gemm_backward_input")).kv("backward_weight", eff("gemm_backward_weight"))
@@ -637,6 +654,16 @@ CalibrationOutcome run_calibration(Backend& be, Communicator& comm, const Calibr
     if (opts.check_only) cap = std::min<size_t>(cap, 64u << 10);
     for (size_t b = 8; b <= cap; b *= (quick || opts.check_only ? 16 : 4)) sizes.push_back(b);
     if (sizes.back() != cap) sizes.push_back(cap);
+    // And the messages the train job sends, so that its collectives are priced at sizes measured
+    // rather than between the sweep's points: an activation (TP all-reduce, pipeline send) and a
+    // stage's gradient (the DP reduction; ZeRO-1's reduce-scatter input and all-gather output).
+    const ModelOpShape& ms = opts.model_shape;
+    if (!opts.check_only && ms.layers > 0) {
+      sizes.push_back(size_t(ms.micro_batch) * ms.seq * ms.hidden * sizeof(float));
+      for (int st = 0; st < ms.pp; ++st) sizes.push_back(stage_param_count(ms, st) * sizeof(float));
+      std::sort(sizes.begin(), sizes.end());
+      sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+    }
     const std::string fabric = fabric_of(comm);
     if (root) {
       w.key("collectives").begin_array();

@@ -1,6 +1,9 @@
 // The cpu backend (declaration; see cpu_backend.cpp).
 #pragma once
 
+#include <unordered_map>
+#include <vector>
+
 #include "kernels/backend.hpp"
 
 namespace trainsim::kernels {
@@ -8,6 +11,7 @@ namespace trainsim::kernels {
 class CpuBackend final : public Backend {
  public:
   explicit CpuBackend(const BackendOptions& opts = {});
+  ~CpuBackend() override;
   std::string name() const override { return "cpu"; }
   std::string device_name() const override;
   void copy_to_device(void* dst, const void* src, size_t bytes) override;
@@ -54,6 +58,8 @@ class CpuBackend final : public Backend {
   void* raw_alloc(size_t bytes) override;
   void raw_free(void* p) override;
   std::string cpu_model_;
+  std::unordered_map<void*, size_t> block_sizes_;               // live blocks
+  std::unordered_map<size_t, std::vector<void*>> free_blocks_;  // freed, by size, for reuse
 };
 
 }  // namespace trainsim::kernels

@@ -181,6 +181,16 @@ struct NetworkSpec {
   int dragonfly_nodes_per_router = 0;
 };
 
+// One collective as a calibration measured it on this cluster's communicator, inside one node:
+// the op by the calibration's name ("all_reduce", "reduce_scatter", "all_gather", "all_to_all",
+// "send_recv"), the group size, and (bytes as nccl-tests counts them, seconds) ascending in bytes.
+struct MeasuredCollective {
+  std::string op;
+  int ranks = 0;
+  std::vector<std::pair<double, double>> bytes_seconds;
+  bool operator==(const MeasuredCollective&) const = default;
+};
+
 struct ClusterSpec {
   std::string name;
   GpuSpec gpu;
@@ -190,6 +200,9 @@ struct ClusterSpec {
   NetworkSpec network;
   double pcie_bandwidth_bytes_per_s = 0;
   double host_memory_bytes = 0;
+  // From `trainsim calibrate` (apply_calibration): these ops on groups of these sizes inside a
+  // node are priced from what the communicator measured, not from NCCL's tuning model.
+  std::vector<MeasuredCollective> measured_collectives;
   int total_gpus() const { return nodes * gpus_per_node; }
 };
 
@@ -251,6 +264,10 @@ struct ParallelPlan {
   // The weight-gradient GEMM accumulates into the fp32 gradient buffer itself (Megatron-Core
   // --gradient-accumulation-fusion); otherwise a memory-bound pass adds each micro-batch in.
   bool grad_accumulation_fusion = false;
+  // The embedding and the output layer split over the TP ranks by vocabulary (Megatron's
+  // VocabParallelEmbedding and vocab-parallel cross-entropy); false: every TP rank holds them whole
+  // and computes the logits and the loss itself, with no TP collective (simpler TP codes do).
+  bool vocab_parallel = true;
 };
 
 // training.faults: what goes wrong over a long run, and the checkpoint policy that

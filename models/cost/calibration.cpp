@@ -292,6 +292,45 @@ std::vector<std::string> apply_calibration(const json& cal, Scenario& s) {
                             s.cluster.intra_node.latency_s));
       break;
     }
+    // Every op the communicator ran, as it ran it: the first curve per (op, group size) is the
+    // communicator's own (calibrate writes those before its own ring and compressed variants).
+    std::string curves;
+    s.cluster.measured_collectives.clear();
+    for (std::size_t i = 0; i < colls.size(); ++i) {
+      const json& c = colls[i];
+      const std::string path = "calibration.collectives[" + std::to_string(i) + "]";
+      const std::string op = string_of(c, "op", path);
+      if (op != "all_reduce" && op != "reduce_scatter" && op != "all_gather" && op != "all_to_all" &&
+          op != "send_recv")
+        continue;
+      if (string_of(c, "fabric", path) == "inter_node") continue;
+      const json* ranks_v = member(c, "ranks");
+      const int ranks = ranks_v ? static_cast<int>(json_to_integer(*ranks_v, path + ".ranks", 0, 1 << 24)) : 0;
+      if (ranks < 2) continue;
+      bool seen = false;
+      for (const MeasuredCollective& m : s.cluster.measured_collectives) seen = seen || (m.op == op && m.ranks == ranks);
+      const json* samples = member(c, "samples");
+      if (seen || !samples) continue;
+      if (!samples->is_array()) throw ScenarioError(path + ".samples", "expected a list");
+      MeasuredCollective m;
+      m.op = op;
+      m.ranks = ranks;
+      for (std::size_t k = 0; k < samples->size(); ++k) {
+        const std::string sp = path + ".samples[" + std::to_string(k) + "]";
+        const json& row = (*samples)[k];
+        if (!row.is_object()) throw ScenarioError(sp, "expected an object");
+        const double bytes = in_range(member(row, "bytes"), sp + ".bytes", 0, 1e13);
+        const double t = in_range(member(row, "time_s"), sp + ".time_s", 0, 1e3);
+        if (!m.bytes_seconds.empty() && !(bytes > m.bytes_seconds.back().first))
+          throw ScenarioError(sp + ".bytes", "expected sizes in ascending order (a size above the previous row's)");
+        m.bytes_seconds.emplace_back(bytes, t);
+      }
+      if (m.bytes_seconds.empty()) continue;
+      curves += (curves.empty() ? "" : ", ") + op;
+      s.cluster.measured_collectives.push_back(std::move(m));
+    }
+    if (!curves.empty())
+      applied.push_back("measured collectives price these ops inside a node, on groups of the sizes measured: " + curves);
   }
   {
     const GpuKernelParams before = g.kernel;

@@ -31,6 +31,7 @@ struct ActivationOptions {
   Recompute recompute = Recompute::kNone;
   bool flash_attention = true;
   double micro_batch = 1;
+  bool vocab_parallel = true;  // logits split over TP (plan.vocab_parallel)
 };
 
 // Activation bytes of one transformer layer for one micro-batch (16-bit activations,

@@ -376,6 +376,7 @@ ParallelPlan parse_plan(const json& j, const std::string& path) {
   }
   p.flash_attention = r.boolean_or("flash_attention", true);
   p.grad_accumulation_fusion = r.boolean_or("grad_accumulation_fusion", false);
+  p.vocab_parallel = r.boolean_or("vocab_parallel", true);
   p.attention_kernel = r.choice_or("attention_kernel", {"flash2", "flash3", "flash1", "triton"}, "flash2");
   r.finish(kDocKeys);
   return p;
@@ -754,7 +755,8 @@ json to_json(const Scenario& s) {
                {"placement", p.placement},
                {"flash_attention", p.flash_attention},
                {"attention_kernel", p.attention_kernel},
-               {"grad_accumulation_fusion", p.grad_accumulation_fusion}};
+               {"grad_accumulation_fusion", p.grad_accumulation_fusion},
+               {"vocab_parallel", p.vocab_parallel}};
   if (!p.layers_per_stage.empty()) plan["layers_per_stage"] = p.layers_per_stage;
   if (!p.precision_stages.empty()) {
     json stages = json::array();

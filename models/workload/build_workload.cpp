@@ -179,7 +179,7 @@ struct ContextKey {
   GroupShape shape[5];
   double micro_batch, activation_bytes, param_bytes, grad_bytes;
   char algo[24];
-  uint8_t protocol, sp, precision, recompute, flash, kernel, overlap_tp, zero3, gaf, pass;
+  uint8_t protocol, sp, precision, recompute, flash, kernel, overlap_tp, zero3, gaf, pass, vocab_parallel;
 };
 
 bool has_weight_grads(PassKind pass) { return pass == PassKind::kBackward || pass == PassKind::kBackwardWeight; }
@@ -215,6 +215,7 @@ void context_ids(const LayerContext& ctx, const PassKind* kinds, int count, uint
   k.kernel = static_cast<uint8_t>(ctx.attention_kernel);
   k.overlap_tp = ctx.overlap_tp;
   k.zero3 = zero3;
+  k.vocab_parallel = ctx.vocab_parallel;
   struct Id {
     uint32_t id;
   };
@@ -441,8 +442,9 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r, const WorkloadOp
     const int dense_n = cl.layers - cl.moe_layers;
     double params = dense_n * ((dense_lp.attention + dense_lp.mlp_dense) / tp + dense_lp.norms) +
                     cl.moe_layers * ((moe_lp.attention + moe_lp.mlp_dense) / tp + moe_lp.norms);
-    if (cl.first) params += v * h / tp;
-    if (cl.last && (pp > 1 || !m.tied_embeddings)) params += v * h / tp;
+    const double vocab_split = p.vocab_parallel ? tp : 1;  // plan.vocab_parallel
+    if (cl.first) params += v * h / vocab_split;
+    if (cl.last && (pp > 1 || !m.tied_embeddings)) params += v * h / vocab_split;
     return params;
   };
   auto chunk_expert_params = [&](const ChunkLayers& cl) {
@@ -482,6 +484,7 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r, const WorkloadOp
   ao.recompute = p.recompute;
   ao.flash_attention = p.flash_attention;
   ao.micro_batch = static_cast<double>(p.micro_batch);
+  ao.vocab_parallel = p.vocab_parallel;
   const double act_dense = layer_activation_bytes(m, false, ao);
   const double act_moe = m.moe ? layer_activation_bytes(m, true, ao) : act_dense;
   r.per_stage.resize(pp);
@@ -605,6 +608,7 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r, const WorkloadOp
   ctx.overlap_tp = p.overlap.tp;
   ctx.zero_stage = p.zero_stage;
   ctx.grad_accumulation_fusion = p.grad_accumulation_fusion;
+  ctx.vocab_parallel = p.vocab_parallel;
   ctx.micro_batches = micro_batches;
   ctx.activation_bytes = activation_bytes(p.precision);
   ctx.param_bytes = sb.params;

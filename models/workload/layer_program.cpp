@@ -511,14 +511,15 @@ OpBlock embedding_block(const LayerContext& c, PassKind pass) {
   const Dims d = dims(c);
   const ModelSpec& m = *c.model;
   BlockBuilder b(c, "embedding", 1);
-  const double params = static_cast<double>(m.vocab) * d.h / c.tp;
+  const double params = static_cast<double>(m.vocab) * d.h / (c.vocab_parallel ? c.tp : 1);
   b.params(params, 0);
   if (pass == PassKind::kForward) {
     if (c.zero_stage >= 3) b.prefetch_gather(CommGroup::kDp, params * c.param_bytes);
     // Vocab-parallel embedding: each rank gathers the rows it holds, an all-reduce (or, with
-    // sequence parallel, a reduce-scatter) sums the partial embeddings.
+    // sequence parallel, a reduce-scatter) sums the partial embeddings. A replicated one gathers
+    // every row itself.
     b.mem(OpRole::kEmbedding, Pass::kForward, 2 * d.A * d.T * d.h, d.T * d.h);
-    b.tp_comm(c.sp ? CollectiveOp::kReduceScatter : CollectiveOp::kAllReduce, d.T * d.h * d.A);
+    if (c.vocab_parallel) b.tp_comm(c.sp ? CollectiveOp::kReduceScatter : CollectiveOp::kAllReduce, d.T * d.h * d.A);
     b.mem(OpRole::kResidual, Pass::kForward, 2 * d.A * d.Te * d.h, d.Te * d.h);
   } else if (pass != PassKind::kBackwardInput) {
     // The embedding's gradient is a scatter-add of the incoming gradient (its weight gradient).
@@ -537,7 +538,9 @@ OpBlock head_block(const LayerContext& c, PassKind pass) {
   const Dims d = dims(c);
   const ModelSpec& m = *c.model;
   BlockBuilder b(c, "output layer", 1);
-  const double v = static_cast<double>(m.vocab) / c.tp;
+  // A replicated output layer (plan.vocab_parallel false) computes every logit on each TP rank;
+  // its input and its input gradient are then whole on every rank, and no TP collective runs.
+  const double v = static_cast<double>(m.vocab) / (c.vocab_parallel ? c.tp : 1);
   const double params = v * d.h + d.h;
   b.params(params, 0);
   if (pass == PassKind::kForward) {
@@ -549,7 +552,7 @@ OpBlock head_block(const LayerContext& c, PassKind pass) {
     // it runs in float32; Megatron's _VocabParallelCrossEntropy casts the logits to fp32 and
     // all-reduces max and sum over TP): read the 16-bit logits and write them in fp32, a max and
     // a sum-exp pass over them, write the log-probabilities.
-    b.inline_comm(CollectiveOp::kAllReduce, CommPurpose::kTp, CommGroup::kTp, 2 * 4 * d.T);
+    if (c.vocab_parallel) b.inline_comm(CollectiveOp::kAllReduce, CommPurpose::kTp, CommGroup::kTp, 2 * 4 * d.T);
     b.mem(OpRole::kSoftmaxXent, Pass::kForward, loss_forward_bytes(d.A) * d.T * v, d.T * v, 3);
     return b.finish();
   }
@@ -558,7 +561,7 @@ OpBlock head_block(const LayerContext& c, PassKind pass) {
     b.mem(OpRole::kSoftmaxXent, Pass::kBackwardInput, loss_backward_bytes(d.A) * d.T * v, d.T * v, 3);
   linear_backward(b, OpRole::kLmHead, pass, d.T, v, d.h);
   if (has_input_grad(pass)) {
-    b.tp_comm(c.sp ? CollectiveOp::kReduceScatter : CollectiveOp::kAllReduce, d.T * d.h * d.A);
+    if (c.vocab_parallel) b.tp_comm(c.sp ? CollectiveOp::kReduceScatter : CollectiveOp::kAllReduce, d.T * d.h * d.A);
     b.mem(OpRole::kNorm, Pass::kBackwardInput, norm_bytes(d, true) * d.Te * d.h, d.Te * d.h);
   }
   if (c.zero_stage >= 3 && pass != PassKind::kBackwardInput)

@@ -42,6 +42,7 @@ struct LayerContext {
   bool overlap_tp = false;
   int zero_stage = 0;
   bool grad_accumulation_fusion = false;
+  bool vocab_parallel = true;  // plan.vocab_parallel: embedding and output layer split over TP
   int micro_batches = 1;  // per pipeline per step
   double activation_bytes = 2;  // one element of an activation between layers
   double param_bytes = 2;       // one element of a 16-bit parameter copy

@@ -73,6 +73,9 @@ std::string check_plan_structure(const Scenario& sc) {
     return "plan.cp: " + str(p.cp) + " does not divide model.seq_len (" + str(m.seq_len) + ")";
   if (p.sp && (m.seq_len / p.cp) % p.tp != 0)
     return "plan.sp needs model.seq_len / plan.cp to be a multiple of plan.tp";
+  if (p.sp && p.tp > 1 && !p.vocab_parallel)
+    return "plan.vocab_parallel = false needs plan.sp off: a replicated output layer reads the whole "
+           "sequence, which sequence parallelism splits";
   if (p.ep > 1) {
     if (!m.moe) return "plan.ep = " + str(p.ep) + " but the model has no experts (model.moe)";
     if (m.moe->experts % p.ep != 0)

@@ -142,7 +142,36 @@ FabricTerms fabric_terms(const ClusterSpec& c) {
                                   : (f.arch >= GpuArch::kHopper && f.intra_fabric == IntraFabric::kNvSwitch &&
                                      c.gpus_per_node >= 2);
   f.collnet = c.network.collnet;
+  for (const MeasuredCollective& m : c.measured_collectives) {
+    CollectiveOp op;
+    if (m.op == "all_reduce") op = CollectiveOp::kAllReduce;
+    else if (m.op == "reduce_scatter") op = CollectiveOp::kReduceScatter;
+    else if (m.op == "all_gather") op = CollectiveOp::kAllGather;
+    else if (m.op == "all_to_all") op = CollectiveOp::kAllToAll;
+    else if (m.op == "send_recv") op = CollectiveOp::kSendRecv;
+    else continue;
+    if (m.ranks < 2 || m.bytes_seconds.empty()) continue;
+    f.measured.push_back({op, m.ranks, m.bytes_seconds});
+  }
   return f;
+}
+
+double measured_collective_time_s(const std::vector<std::pair<double, double>>& pts, double bytes) {
+  if (pts.empty()) return 0;
+  if (bytes <= pts.front().first || pts.size() == 1) return pts.front().second;
+  if (bytes >= pts.back().first) {
+    const auto& [b0, t0] = pts[pts.size() - 2];
+    const auto& [b1, t1] = pts.back();
+    const double per_byte = b1 > b0 ? std::max(0.0, (t1 - t0) / (b1 - b0)) : 0.0;
+    return t1 + per_byte * (bytes - b1);
+  }
+  std::size_t i = 1;
+  while (pts[i].first < bytes) ++i;
+  const auto& [b0, t0] = pts[i - 1];
+  const auto& [b1, t1] = pts[i];
+  if (!(b1 > b0) || !(t0 > 0) || !(t1 > 0)) return t1;
+  const double f = std::log(bytes / b0) / std::log(b1 / b0);
+  return t0 * std::pow(t1 / t0, f);
 }
 
 GroupShape group_shape_of(const std::vector<int>& gpus, const ClusterSpec& cluster) {
@@ -196,6 +225,17 @@ CollectiveCost collective_cost(CollectiveOp op, CollectiveAlgo algo, CollectiveP
   out.protocol = best.protocol;
   out.channels = best.cost.channels;
   if (group.ranks <= 1 || !(bytes > 0)) return out;  // nothing moves: the choice, no time
+  if (group.nodes == 1)
+    for (const FabricTerms::Measured& m : fabric.measured)
+      if (m.op == op && m.ranks == group.ranks) {
+        // What this communicator took for the op on this group, measured; its smallest message
+        // is the per-call floor (the latency term), the rest moves bytes.
+        out.time_s = measured_collective_time_s(m.bytes_seconds, bytes);
+        out.latency_s = std::min(out.time_s, m.bytes_seconds.front().second);
+        out.bandwidth_s = out.time_s - out.latency_s;
+        out.measured = true;
+        return out;
+      }
   out.latency_s = best.cost.latency_s;
   out.bandwidth_s = bytes / best.cost.algbw_bytes_per_s;
   out.time_s = out.latency_s + out.bandwidth_s;

@@ -110,6 +110,14 @@ struct FabricTerms {
   IntraFabric intra_fabric = IntraFabric::kNvSwitch;
   bool nvls = false;     // NVLink SHARP (NVSwitch multicast / in-switch reduction)
   bool collnet = false;  // in-network reduction (InfiniBand SHARP) on the inter-node fabric
+  // The communicator's measured curves (ClusterSpec::measured_collectives), by op.
+  struct Measured {
+    CollectiveOp op = CollectiveOp::kAllReduce;
+    int ranks = 0;
+    std::vector<std::pair<double, double>> bytes_seconds;
+    bool operator==(const Measured&) const = default;
+  };
+  std::vector<Measured> measured;
   bool operator==(const FabricTerms&) const = default;
 };
 FabricTerms fabric_terms(const ClusterSpec& cluster);
@@ -121,12 +129,20 @@ struct CollectiveCost {
   CollectiveAlgo algo = CollectiveAlgo::kRing;              // what runs (auto resolved)
   CollectiveProtocol protocol = CollectiveProtocol::kSimple;  // what runs (auto resolved)
   int channels = 1;
+  bool measured = false;  // the time is the communicator's measured curve (FabricTerms::measured)
 };
+
+// The time of `bytes` on a measured curve: log-log between its points (calibration sweeps grow
+// geometrically), the first point's time below it (the per-call floor), and beyond the last point
+// the last segment's seconds per byte (the bandwidth regime). 0 for an empty curve.
+double measured_collective_time_s(const std::vector<std::pair<double, double>>& bytes_seconds, double bytes);
 
 // Time of one collective of `bytes` (the per-rank buffer as nccl-tests counts it: the full
 // vector for all-reduce, reduce-scatter input, all-gather output, all-to-all send buffer).
 // kAuto / CollectiveProtocol::kAuto pick the fastest (algorithm, protocol) as NCCL's tuner does
-// (collective_tuner.cpp); a forced choice is priced as NCCL_ALGO / NCCL_PROTO run it, and one the
+// (collective_tuner.cpp). Where the fabric carries a measured curve for the op on a group of this
+// size inside one node, the time is that curve's (the choice is still reported; the simulator lays
+// its flows and paces them by the measured time); a forced choice is priced as NCCL_ALGO / NCCL_PROTO run it, and one the
 // op cannot run falls back to ring (direct for all-to-all and send/recv), reported in `algo`.
 CollectiveCost collective_cost(CollectiveOp op, CollectiveAlgo algo, CollectiveProtocol protocol,
                                double bytes, const GroupShape& group, const FabricTerms& fabric);

@@ -2,8 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "models/estimate/estimate.hpp"
 #include "models/cost/flops.hpp"
+#include "models/cost/collectives/collective_cost.hpp"
 #include "models/core/scenario_error.hpp"
 #include "models/scenario/scenario_loader.hpp"
 
@@ -234,6 +237,60 @@ TEST(CalibrationOpRates, TheEstimateTierUsesThemOpByOp) {
   bool noted = false;
   for (const auto& a : applied) noted = noted || a.find("per-op rates") != std::string::npos;
   EXPECT_TRUE(noted);
+}
+
+}  // namespace
+}  // namespace trainsim
+
+namespace trainsim {
+namespace {
+
+// What a communicator measured prices its own collectives: at a measured size exactly the
+// measured time, between two sizes the power law through them, on groups of the measured size
+// inside a node only.
+TEST(CalibrationCollectives, MeasuredCurvesPriceTheOpsTheyMeasured) {
+  Scenario s = base();
+  json cal = calibration();
+  cal["collectives"][0]["samples"] = json::parse(R"([{"bytes": 8, "time_s": 1e-6}, {"bytes": 32768, "time_s": 1e-5},
+                                                      {"bytes": 524288, "time_s": 8e-5}])");
+  cal["collectives"].push_back(json::parse(R"({"op": "all_reduce", "algorithm": "ring", "fabric": "intra_node",
+      "ranks": 4, "samples": [{"bytes": 8, "time_s": 1.0}]})"));
+  cal["collectives"].push_back(json::parse(R"({"op": "all_gather", "algorithm": "mpi", "fabric": "intra_node",
+      "ranks": 4, "samples": [{"bytes": 1024, "time_s": 2e-6}, {"bytes": 4096, "time_s": 5e-6}]})"));
+  apply_calibration(cal, s);
+  ASSERT_EQ(s.cluster.measured_collectives.size(), 2u);  // the communicator's own all-reduce, not the ring
+  const FabricTerms f = fabric_terms(s.cluster);
+  const GroupShape in_node{4, 1, 4, 0};
+  const CollectiveCost at = collective_cost(CollectiveOp::kAllReduce, CollectiveAlgo::kAuto, 32768, in_node, f);
+  EXPECT_TRUE(at.measured);
+  EXPECT_DOUBLE_EQ(at.time_s, 1e-5);
+  EXPECT_DOUBLE_EQ(at.latency_s, 1e-6);  // the smallest message's time is the per-call floor
+  // 131072 B is half-way between 32 KiB and 512 KiB in log2: the geometric mean of their times.
+  EXPECT_NEAR(collective_cost(CollectiveOp::kAllReduce, CollectiveAlgo::kAuto, 131072, in_node, f).time_s,
+              std::sqrt(1e-5 * 8e-5), 1e-12);
+  // Beyond the last size, the last segment's seconds per byte.
+  EXPECT_NEAR(collective_cost(CollectiveOp::kAllReduce, CollectiveAlgo::kAuto, 1048576, in_node, f).time_s,
+              8e-5 + (8e-5 - 1e-5) / (524288 - 32768) * 524288, 1e-12);
+  EXPECT_DOUBLE_EQ(collective_cost(CollectiveOp::kAllReduce, CollectiveAlgo::kAuto, 1, in_node, f).time_s, 1e-6);
+  EXPECT_DOUBLE_EQ(collective_cost(CollectiveOp::kAllGather, CollectiveAlgo::kAuto, 4096, in_node, f).time_s, 5e-6);
+  // Not measured: another group size, a group across nodes, another op.
+  EXPECT_FALSE(collective_cost(CollectiveOp::kAllReduce, CollectiveAlgo::kAuto, 32768, GroupShape{2, 1, 2, 0}, f).measured);
+  EXPECT_FALSE(collective_cost(CollectiveOp::kAllReduce, CollectiveAlgo::kAuto, 32768, GroupShape{4, 2, 2, 0}, f).measured);
+  EXPECT_FALSE(collective_cost(CollectiveOp::kReduceScatter, CollectiveAlgo::kAuto, 32768, in_node, f).measured);
+}
+
+TEST(CalibrationCollectives, SamplesOutOfOrderNameTheField) {
+  Scenario s = base();
+  json cal = calibration();
+  cal["collectives"][0]["samples"] = json::parse(R"([{"bytes": 64, "time_s": 1e-6}, {"bytes": 8, "time_s": 1e-6}])");
+  try {
+    apply_calibration(cal, s);
+    FAIL();
+  } catch (const ScenarioError& e) {
+    EXPECT_NE(std::string(e.what()).find("calibration.collectives[0].samples[1].bytes"), std::string::npos) << e.what();
+  }
+  cal["collectives"][0]["samples"] = json::parse(R"([{"bytes": 64, "time_s": -1}])");
+  EXPECT_THROW(apply_calibration(cal, s), ScenarioError);
 }
 
 }  // namespace

@@ -96,6 +96,34 @@ TEST(OpGraph, TensorParallelLayersAllReduceTwiceEachWay) {
   }
 }
 
+TEST(OpGraph, AReplicatedOutputLayerHoldsTheVocabularyWholeAndSendsNothingForIt) {
+  // plan.vocab_parallel false: every TP rank holds the embedding and the LM head whole (2 V h
+  // parameters instead of 2 V h / t) and computes the logits and the loss itself, so the TP
+  // traffic is the layers' four all-reduces alone. Sequence parallelism splits what such an
+  // output layer reads, so that plan is refused, naming the field.
+  const int t = 8, m = 4;
+  json plan = {{"tp", t}, {"pp", 1}, {"dp", 8}, {"global_batch", 8 * m}, {"vocab_parallel", false}};
+  const Scenario sc = make(plan);
+  Result r;
+  const Workload w = build(sc, r);
+  const double act = static_cast<double>(sc.model.seq_len) * sc.model.hidden * 2;
+  const double expected = m * sc.model.layers * 4 * 2.0 * (t - 1) / t * act;
+  EXPECT_NEAR(r.tp_bytes, expected, 1e-9 * expected);
+  plan["vocab_parallel"] = true;
+  Result rv;
+  const Workload wv = build(make(plan), rv);
+  EXPECT_GT(rv.tp_bytes, r.tp_bytes);
+  const double copies = sc.model.tied_embeddings ? 1 : 2;  // one shared matrix when tied, on one stage
+  const double extra = copies * static_cast<double>(sc.model.vocab) * sc.model.hidden * (1.0 - 1.0 / t);
+  EXPECT_NEAR(w.stages[0].dense_params - wv.stages[0].dense_params, extra, 1e-9 * extra);
+  plan["vocab_parallel"] = false;
+  plan["sp"] = true;
+  Workload ws;
+  Result rs;
+  EXPECT_FALSE(build_workload(make(plan), ws, rs));
+  EXPECT_NE(rs.reason.find("plan.vocab_parallel"), std::string::npos) << rs.reason;
+}
+
 TEST(OpGraph, ZeroThreeMovesOneAndAHalfTimesADataParallelAllReduce) {
   // ZeRO paper sec. 7.2.2: parameters gathered for the forward and again for the backward, and
   // gradients reduce-scattered: 3 x (n-1)/n Psi against the all-reduce's 2 x (n-1)/n Psi (one
