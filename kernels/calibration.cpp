@@ -150,41 +150,57 @@ void time_model_ops(Backend& be, Communicator& comm, const ModelOpShape& ms, dou
     a.upload(v);
     return a;
   };
-  // Buffers at the trainer's shapes, in as many sets as the trainer has distinct ones (its
-  // layers' weights and its micro-batches' activations; at most 256 MiB, 64 sets): the op is timed cycling
-  // through them, so its operands come from where the trainer's do (the last-level cache or
-  // memory after the other layers and micro-batches ran, not the core's own cache as one set
-  // reused in a loop would give).
-  struct Set {
-    DeviceArray<float> x, y, dy, a, wq, wo, w1, w2, wlm, gw, q, k, v, o, dq, dk, dv, u, g, du, lse, mean, rstd, gamma,
-        beta, dgamma, dbeta, logits, losses, wte, wpe;
+  // Buffers at the trainer's shapes, in as many sets as the trainer has distinct ones: one
+  // layer's weights (and their gradients) per layer of the stage, one micro-batch's activations
+  // per layer and micro-batch (at most 256 MiB, 64 sets). The op is timed cycling through them,
+  // so its operands come from where the trainer's do (the last-level cache or memory after the
+  // other layers and micro-batches ran, not the core's own cache as one set reused in a loop
+  // would give), and the weights are shared by the micro-batches as they are in the step.
+  struct Weights {
+    DeviceArray<float> wq, wo, w1, w2, wlm, gw, gamma, beta, dgamma, dbeta, wte, wpe;
   };
-  auto make_set = [&](uint64_t s0) {
-    Set b;
-    b.x = rnd(Th, s0 + 1), b.y = rnd(Th, s0 + 2), b.dy = rnd(Th, s0 + 3), b.a = rnd(Th, s0 + 4);
+  struct Set {
+    Weights* wt = nullptr;
+    DeviceArray<float> x, y, dy, a, q, k, v, o, dq, dk, dv, u, g, du, lse, mean, rstd, logits, losses;
+  };
+  auto make_weights = [&](uint64_t s0) {
+    Weights b;
     b.wq = rnd(size_t(h) * hl, s0 + 5), b.wo = rnd(size_t(hl) * h, s0 + 6), b.w1 = rnd(size_t(h) * fl, s0 + 7);
     b.w2 = rnd(size_t(fl) * h, s0 + 8), b.wlm = rnd(size_t(h) * V, s0 + 9), b.gw = rnd(size_t(h) * std::max(fl, V), s0 + 10);
+    b.gamma = rnd(h, s0 + 21), b.beta = rnd(h, s0 + 22);
+    b.dgamma = DeviceArray<float>(be, h), b.dbeta = DeviceArray<float>(be, h);
+    b.wte = rnd(size_t(V) * h, s0 + 24), b.wpe = rnd(size_t(S) * h, s0 + 25);
+    return b;
+  };
+  auto make_set = [&](uint64_t s0, Weights* wt) {
+    Set b;
+    b.wt = wt;
+    b.x = rnd(Th, s0 + 1), b.y = rnd(Th, s0 + 2), b.dy = rnd(Th, s0 + 3), b.a = rnd(Th, s0 + 4);
     b.q = rnd(size_t(T) * hl, s0 + 11), b.k = rnd(size_t(T) * hl, s0 + 12), b.v = rnd(size_t(T) * hl, s0 + 13);
     b.o = rnd(size_t(T) * hl, s0 + 14), b.dq = rnd(size_t(T) * hl, s0 + 15), b.dk = rnd(size_t(T) * hl, s0 + 16);
     b.dv = rnd(size_t(T) * hl, s0 + 17);
     b.u = rnd(size_t(T) * fl, s0 + 18), b.g = rnd(size_t(T) * fl, s0 + 19), b.du = rnd(size_t(T) * fl, s0 + 20);
     b.lse = DeviceArray<float>(be, size_t(mb) * heads_l * S), b.mean = DeviceArray<float>(be, T);
-    b.rstd = DeviceArray<float>(be, T), b.gamma = rnd(h, s0 + 21), b.beta = rnd(h, s0 + 22);
-    b.dgamma = DeviceArray<float>(be, h), b.dbeta = DeviceArray<float>(be, h);
+    b.rstd = DeviceArray<float>(be, T);
     b.logits = rnd(size_t(T) * V, s0 + 23), b.losses = DeviceArray<float>(be, T);
-    b.wte = rnd(size_t(V) * h, s0 + 24), b.wpe = rnd(size_t(S) * h, s0 + 25);
     be.attention_fwd(mb, S, heads_l, d, b.q.data(), b.k.data(), b.v.data(), b.o.data(), b.lse.data());  // a valid lse
-    be.layernorm_fwd(T, h, b.x.data(), b.gamma.data(), b.beta.data(), 1e-5f, b.a.data(), b.mean.data(), b.rstd.data());
+    be.layernorm_fwd(T, h, b.x.data(), wt->gamma.data(), wt->beta.data(), 1e-5f, b.a.data(), b.mean.data(), b.rstd.data());
     return b;
   };
-  const double set_bytes = 4.0 * (5.0 * Th + 2.0 * h * hl + 2.0 * h * fl + 2.0 * h * V + h * std::max(fl, V) +
-                                  7.0 * T * hl + 3.0 * T * fl + 2.0 * T * V + S * h);
+  const double weight_bytes = 4.0 * (2.0 * h * hl + 2.0 * h * fl + 2.0 * h * V + h * std::max(fl, V) + S * h);
+  const double act_bytes = 4.0 * (5.0 * Th + 7.0 * T * hl + 3.0 * T * fl + 2.0 * T * V);
   // The stage's layers times 4 micro-batches (the default --micro-batches; the shape does not
   // carry the count, and beyond the last-level cache more sets change nothing).
-  const int wanted_sets = std::max(1, ms.layers / ms.pp) * 4;
-  const int n_sets = std::clamp(int(std::min<double>(wanted_sets, 256.0 * (1 << 20) / set_bytes)), 1, 64);
+  const int layers_here = std::max(1, ms.layers / ms.pp);
+  const int wanted_sets = layers_here * 4;
+  const int n_sets =
+      std::clamp(int(std::min<double>(wanted_sets, 256.0 * (1 << 20) / (act_bytes + weight_bytes))), 1, 64);
+  const int n_weights = std::min(layers_here, n_sets);
+  std::vector<Weights> weights;
+  for (int i = 0; i < n_weights; ++i) weights.push_back(make_weights(1000 * uint64_t(i)));
   std::vector<Set> sets;
-  for (int i = 0; i < n_sets; ++i) sets.push_back(make_set(1000 * uint64_t(i)));
+  for (int i = 0; i < n_sets; ++i) sets.push_back(make_set(1000 * uint64_t(i), &weights[i % n_weights]));
+  const double set_bytes = act_bytes + weight_bytes * n_weights / n_sets;  // per set, weights shared
   DeviceArray<int32_t> tokens(be, T);
   {
     std::vector<int32_t> t(T);
@@ -222,13 +238,56 @@ void time_model_ops(Backend& be, Communicator& comm, const ModelOpShape& ms, dou
   constexpr double kMinCpuShare = 0.97;
   int disturbed_total = 0;
   int next_set = 0;
-  auto time = [&](const std::string& op, double count, bool flops, const std::function<void(Set&)>& fn_set) {
-    auto fn = [&] { fn_set(sets[next_set++ % n_sets]); };
-    fn();
+  // Each op is timed as the trainer runs it: right after the op that precedes it in the step,
+  // on the same set (untimed). Two effects make that differ from a loop of the op alone:
+  // - a core that has just run AVX-512 code (OpenBLAS's sgemm) keeps a lower clock for a while
+  //   after it (Intel's AVX-512 frequency licences, which relax over about a millisecond), so an
+  //   elementwise op timed alone runs at a full clock it does not have in the step, and a GEMM
+  //   timed in a loop of GEMMs starts at the lowered clock it would not have after an
+  //   elementwise op;
+  // - the preceding op wrote the input: the forward GEMMs read the layer norm's output and the
+  //   backward GEMMs the incoming gradient from the cache, not from wherever cycling the sets
+  //   left them.
+  // So on the cpu backend the ops are timed one call at a time, each after its prelude: the
+  // layer norm (forward GEMMs), the layer norm's backward writing the incoming gradient
+  // (backward GEMMs), the projection GEMM whose output the residual add reads, the layer's fc1
+  // GEMM (everything else that follows a GEMM in the step). A GPU keeps no such state between
+  // kernels worth a synchronisation per call, so cuda keeps the plain loop.
+  const auto F = DType::kF32;
+  enum class Prelude { kNone, kLayerNorm, kLayerNormBackward, kGemm, kProjectionGemm };
+  auto run_prelude = [&](Prelude kind, Set& b) {
+    switch (kind) {
+      case Prelude::kNone: break;
+      case Prelude::kLayerNorm:
+        be.layernorm_fwd(T, h, b.x.data(), b.wt->gamma.data(), b.wt->beta.data(), 1e-5f, b.a.data(), b.mean.data(), b.rstd.data());
+        break;
+      case Prelude::kLayerNormBackward:
+        be.layernorm_bwd(T, h, b.y.data(), b.x.data(), b.wt->gamma.data(), b.mean.data(), b.rstd.data(), b.dy.data(),
+                         b.wt->dgamma.data(), b.wt->dbeta.data());
+        break;
+      case Prelude::kGemm: be.gemm(F, false, false, T, fl, h, 1.0f, b.a.data(), b.wt->w1.data(), 0.0f, b.u.data()); break;
+      case Prelude::kProjectionGemm:
+        be.gemm(F, false, false, T, h, hl, 1.0f, b.o.data(), b.wt->wo.data(), 0.0f, b.y.data());
+        break;
+    }
+  };
+  auto time = [&](const std::string& op, double count, bool flops, const std::function<void(Set&)>& fn_set,
+                  Prelude prelude_kind = Prelude::kNone) {
+    const bool prelude = prelude_kind != Prelude::kNone && !cuda;
+    // One call; returns the seconds the op itself took (the prelude excluded).
+    auto call = [&]() -> double {
+      Set& b = sets[next_set++ % n_sets];
+      if (prelude) run_prelude(prelude_kind, b);
+      const auto c0 = Clock::now();
+      fn_set(b);
+      if (prelude) be.synchronize();
+      return std::chrono::duration<double>(Clock::now() - c0).count();
+    };
+    call();
     be.synchronize();
     comm.barrier();
     auto t0 = Clock::now();
-    fn();
+    call();
     be.synchronize();
     double once = std::chrono::duration<double>(Clock::now() - t0).count();
     comm.all_reduce_f64(&once, 1, ReduceOp::kMax);
@@ -238,11 +297,12 @@ void time_model_ops(Backend& be, Communicator& comm, const ModelOpShape& ms, dou
       comm.barrier();
       const ThreadUsage u0 = thread_usage();
       t0 = Clock::now();
-      for (int i = 0; i < reps; ++i) fn();
+      double op_s = 0;
+      for (int i = 0; i < reps; ++i) op_s += call();
       be.synchronize();
       const double wall = std::chrono::duration<double>(Clock::now() - t0).count();
       const ThreadUsage u1 = thread_usage();
-      double t = wall / reps, lost = -(wall > 0 ? (u1.cpu_s - u0.cpu_s) / wall : 1.0);
+      double t = (prelude ? op_s : wall) / reps, lost = -(wall > 0 ? (u1.cpu_s - u0.cpu_s) / wall : 1.0);
       comm.all_reduce_f64(&t, 1, ReduceOp::kSum);
       comm.all_reduce_f64(&lost, 1, ReduceOp::kMax);
       all.push_back(t / p);
@@ -255,59 +315,58 @@ void time_model_ops(Backend& be, Communicator& comm, const ModelOpShape& ms, dou
     disturbed_total += disturbed;
     ops.push_back({op, count, flops, v[v.size() / 2], disturbed});
   };
-  const auto F = DType::kF32;
   const double gemm_layer_flop = 2.0 * T * h * (4.0 * hl + 2.0 * fl);  // per pass
   time("gemm_forward", gemm_layer_flop, true, [&](Set& b) {
-    for (int i = 0; i < 3; ++i) be.gemm(F, false, false, T, hl, h, 1.0f, b.a.data(), b.wq.data(), 0.0f, b.q.data());
-    be.gemm(F, false, false, T, h, hl, 1.0f, b.o.data(), b.wo.data(), 0.0f, b.y.data());
-    be.gemm(F, false, false, T, fl, h, 1.0f, b.a.data(), b.w1.data(), 0.0f, b.u.data());
-    be.gemm(F, false, false, T, h, fl, 1.0f, b.g.data(), b.w2.data(), 0.0f, b.y.data());
-  });
+    for (int i = 0; i < 3; ++i) be.gemm(F, false, false, T, hl, h, 1.0f, b.a.data(), b.wt->wq.data(), 0.0f, b.q.data());
+    be.gemm(F, false, false, T, h, hl, 1.0f, b.o.data(), b.wt->wo.data(), 0.0f, b.y.data());
+    be.gemm(F, false, false, T, fl, h, 1.0f, b.a.data(), b.wt->w1.data(), 0.0f, b.u.data());
+    be.gemm(F, false, false, T, h, fl, 1.0f, b.g.data(), b.wt->w2.data(), 0.0f, b.y.data());
+  }, Prelude::kLayerNorm);
   time("gemm_backward_input", gemm_layer_flop, true, [&](Set& b) {
-    be.gemm(F, false, true, T, fl, h, 1.0f, b.dy.data(), b.w2.data(), 0.0f, b.g.data());
-    be.gemm(F, false, true, T, h, fl, 1.0f, b.du.data(), b.w1.data(), 0.0f, b.y.data());
-    be.gemm(F, false, true, T, hl, h, 1.0f, b.dy.data(), b.wo.data(), 0.0f, b.dq.data());
-    for (int i = 0; i < 3; ++i) be.gemm(F, false, true, T, h, hl, 1.0f, b.dq.data(), b.wq.data(), i ? 1.0f : 0.0f, b.y.data());
-  });
+    be.gemm(F, false, true, T, fl, h, 1.0f, b.dy.data(), b.wt->w2.data(), 0.0f, b.g.data());
+    be.gemm(F, false, true, T, h, fl, 1.0f, b.du.data(), b.wt->w1.data(), 0.0f, b.y.data());
+    be.gemm(F, false, true, T, hl, h, 1.0f, b.dy.data(), b.wt->wo.data(), 0.0f, b.dq.data());
+    for (int i = 0; i < 3; ++i) be.gemm(F, false, true, T, h, hl, 1.0f, b.dq.data(), b.wt->wq.data(), i ? 1.0f : 0.0f, b.y.data());
+  }, Prelude::kLayerNormBackward);
   time("gemm_backward_weight", gemm_layer_flop, true, [&](Set& b) {
-    be.gemm(F, true, false, fl, h, T, 1.0f, b.g.data(), b.dy.data(), 1.0f, b.gw.data());
-    be.gemm(F, true, false, h, fl, T, 1.0f, b.a.data(), b.du.data(), 1.0f, b.gw.data());
-    be.gemm(F, true, false, hl, h, T, 1.0f, b.o.data(), b.dy.data(), 1.0f, b.gw.data());
-    for (int i = 0; i < 3; ++i) be.gemm(F, true, false, h, hl, T, 1.0f, b.a.data(), b.dq.data(), 1.0f, b.gw.data());
-  });
+    be.gemm(F, true, false, fl, h, T, 1.0f, b.g.data(), b.dy.data(), 1.0f, b.wt->gw.data());
+    be.gemm(F, true, false, h, fl, T, 1.0f, b.a.data(), b.du.data(), 1.0f, b.wt->gw.data());
+    be.gemm(F, true, false, hl, h, T, 1.0f, b.o.data(), b.dy.data(), 1.0f, b.wt->gw.data());
+    for (int i = 0; i < 3; ++i) be.gemm(F, true, false, h, hl, T, 1.0f, b.a.data(), b.dq.data(), 1.0f, b.wt->gw.data());
+  }, Prelude::kLayerNormBackward);
   time("gemm_lm_head", 3 * 2.0 * T * h * V, true, [&](Set& b) {
-    be.gemm(F, false, false, T, V, h, 1.0f, b.a.data(), b.wlm.data(), 0.0f, b.logits.data());
-    be.gemm(F, true, false, h, V, T, 1.0f, b.a.data(), b.logits.data(), 1.0f, b.gw.data());
-    be.gemm(F, false, true, T, h, V, 1.0f, b.logits.data(), b.wlm.data(), 0.0f, b.y.data());
+    be.gemm(F, false, false, T, V, h, 1.0f, b.a.data(), b.wt->wlm.data(), 0.0f, b.logits.data());
+    be.gemm(F, true, false, h, V, T, 1.0f, b.a.data(), b.logits.data(), 1.0f, b.wt->gw.data());
+    be.gemm(F, false, true, T, h, V, 1.0f, b.logits.data(), b.wt->wlm.data(), 0.0f, b.y.data());
   });
   const double attn_flop = 2.0 * mb * heads_l * double(S) * S * d;  // causal convention, as "ops"
   time("attention_fwd", attn_flop, true, [&](Set& b) {
     be.attention_fwd(mb, S, heads_l, d, b.q.data(), b.k.data(), b.v.data(), b.o.data(), b.lse.data());
-  });
+  }, Prelude::kGemm);
   time("attention_bwd", 2.5 * attn_flop, true, [&](Set& b) {
     be.attention_bwd(mb, S, heads_l, d, b.q.data(), b.k.data(), b.v.data(), b.o.data(), b.lse.data(), b.o.data(), b.dq.data(),
                      b.dk.data(), b.dv.data());
-  });
+  }, Prelude::kGemm);
   time("layernorm_fwd", double(Th), false, [&](Set& b) {
-    be.layernorm_fwd(T, h, b.x.data(), b.gamma.data(), b.beta.data(), 1e-5f, b.a.data(), b.mean.data(), b.rstd.data());
-  });
+    be.layernorm_fwd(T, h, b.x.data(), b.wt->gamma.data(), b.wt->beta.data(), 1e-5f, b.a.data(), b.mean.data(), b.rstd.data());
+  }, Prelude::kGemm);
   time("layernorm_bwd", double(Th), false, [&](Set& b) {
-    be.layernorm_bwd(T, h, b.dy.data(), b.x.data(), b.gamma.data(), b.mean.data(), b.rstd.data(), b.y.data(), b.dgamma.data(), b.dbeta.data());
-  });
-  time("gelu_fwd", double(T) * fl, false, [&](Set& b) { be.gelu_fwd(size_t(T) * fl, b.u.data(), b.g.data()); });
-  time("gelu_bwd", double(T) * fl, false, [&](Set& b) { be.gelu_bwd(size_t(T) * fl, b.u.data(), b.g.data(), b.du.data()); });
-  time("residual_add", double(Th), false, [&](Set& b) { be.axpy(Th, 1.0f, b.x.data(), b.y.data()); });
+    be.layernorm_bwd(T, h, b.dy.data(), b.x.data(), b.wt->gamma.data(), b.mean.data(), b.rstd.data(), b.y.data(), b.wt->dgamma.data(), b.wt->dbeta.data());
+  }, Prelude::kGemm);
+  time("gelu_fwd", double(T) * fl, false, [&](Set& b) { be.gelu_fwd(size_t(T) * fl, b.u.data(), b.g.data()); }, Prelude::kGemm);
+  time("gelu_bwd", double(T) * fl, false, [&](Set& b) { be.gelu_bwd(size_t(T) * fl, b.u.data(), b.g.data(), b.du.data()); }, Prelude::kGemm);
+  time("residual_add", double(Th), false, [&](Set& b) { be.axpy(Th, 1.0f, b.x.data(), b.y.data()); }, Prelude::kProjectionGemm);
   time("softmax_xent", double(T) * V, false, [&](Set& b) {
     be.softmax_xent(T, V, b.logits.data(), tokens.data(), b.losses.data(), b.logits.data(), 1e-3f);
-  });
-  time("embedding_fwd", double(Th), false, [&](Set& b) { be.embedding_fwd(T, S, h, tokens.data(), b.wte.data(), b.wpe.data(), b.y.data()); });
-  time("embedding_bwd", double(Th), false, [&](Set& b) { be.embedding_bwd(T, S, h, tokens.data(), b.dy.data(), b.wte.data(), b.wpe.data()); });
-  time("copy", double(Th), false, [&](Set& b) { be.copy_device(b.y.data(), b.x.data(), Th * sizeof(float)); });
+  }, Prelude::kGemm);
+  time("embedding_fwd", double(Th), false, [&](Set& b) { be.embedding_fwd(T, S, h, tokens.data(), b.wt->wte.data(), b.wt->wpe.data(), b.y.data()); }, Prelude::kGemm);
+  time("embedding_bwd", double(Th), false, [&](Set& b) { be.embedding_bwd(T, S, h, tokens.data(), b.dy.data(), b.wt->wte.data(), b.wt->wpe.data()); }, Prelude::kGemm);
+  time("copy", double(Th), false, [&](Set& b) { be.copy_device(b.y.data(), b.x.data(), Th * sizeof(float)); }, Prelude::kGemm);
   time("fill_zero", double(n_params), false, [&](Set&) { be.fill_zero(zero_buf.data(), n_params * sizeof(float)); });
   time("adamw", double(opt_n), false, [&](Set&) {
     OptState& o = opt[next_opt++ % opt_states];
     be.adamw(opt_n, o.w.data(), pg.data(), o.m.data(), o.v.data(), 1e-4f, 0.9f, 0.95f, 1e-8f, 0.0f, 1);
-  });
+  }, Prelude::kGemm);
   // The DP gradient compression kernels, over the stage's gradient (what the trainer compresses
   // each step), one pair per method.
   struct CompressionTimed { const char* plan_name; std::string compress_op, decompress_op; };
@@ -325,9 +384,9 @@ void time_model_ops(Backend& be, Communicator& comm, const ModelOpShape& ms, dou
     compression_ops.push_back({kind == CompressionKind::kSparse24 ? "2:4" : to_string(kind), "compress_" + name,
                                "decompress_add_" + name});
     time(compression_ops.back().compress_op, double(cn), false,
-         [&](Set&) { compress(be, spec, grad_values.data(), cn, payload.data()); });
+         [&](Set&) { compress(be, spec, grad_values.data(), cn, payload.data()); }, Prelude::kGemm);
     time(compression_ops.back().decompress_op, double(cn), false,
-         [&](Set&) { decompress_add(be, spec, payload.data(), cn, accumulator.data()); });
+         [&](Set&) { decompress_add(be, spec, payload.data(), cn, accumulator.data()); }, Prelude::kGemm);
   }
   if (comm.rank() != 0) return;
   auto find = [&](const std::string& op) -> const Timed& {
@@ -343,7 +402,7 @@ void time_model_ops(Backend& be, Communicator& comm, const ModelOpShape& ms, dou
       .kv("tokens", T).kv("hidden_per_rank", hl).kv("ffn_hidden_per_rank", fl).kv("heads_per_rank", heads_l)
       .kv("head_dim", d).kv("stage_params", uint64_t(n_params)).kv("optimizer_params", uint64_t(opt_n)).end_object();
   w.kv("ranks_timed_together", p).kv("peak_f32_flop_per_s", peak).kv("windows_per_op", kWindows)
-      .kv("sets_cycled", n_sets).kv("optimizer_states_cycled", opt_states)
+      .kv("sets_cycled", n_sets).kv("weight_sets_cycled", n_weights).kv("optimizer_states_cycled", opt_states)
       .kv("disturbed_windows", disturbed_total);
   w.key("gemm_efficiency").begin_object().kv("forward", eff("gemm_forward"))
       .kv("backward_input", eff("gemm_backward_input")).kv("backward_weight", eff("gemm_backward_weight"))
@@ -703,7 +762,11 @@ CalibrationOutcome run_calibration(Backend& be, Communicator& comm, const Calibr
       std::vector<CollectiveRun> runs;
       for (size_t b : sizes) {
         int iters = b <= (64u << 10) ? 20 : (b <= (4u << 20) ? 5 : 2);
-        runs.push_back(run_collective(be, comm, kind, b, 2, iters));
+        // On the cpu backend each call is timed alone, as the trainer issues it (see
+        // CollectiveTiming); cuda keeps nccl-tests' back-to-back loop, so that its bus
+        // bandwidths compare with nccl-tests reports.
+        runs.push_back(cuda ? run_collective(be, comm, kind, b, 2, iters, CollectiveTiming::kBackToBack)
+                            : run_collective(be, comm, kind, b, 2, std::max(iters, 7), CollectiveTiming::kIsolated));
         wrong += root ? runs.back().wrong : 0;
       }
       emit(to_string(kind), runs, kind, comm.name());

@@ -13,7 +13,7 @@ uint8_t byte_value(int rank, int dest, size_t i) { return uint8_t((rank * 7 + de
 }  // namespace
 
 CollectiveRun run_collective(Backend& be, Communicator& comm, CollectiveKind kind, size_t bytes,
-                             int warmup, int iters) {
+                             int warmup, int iters, CollectiveTiming timing) {
   const int n = comm.size(), r = comm.rank();
   CollectiveRun run;
   const bool reduction = kind == CollectiveKind::kAllReduce || kind == CollectiveKind::kReduceScatter;
@@ -66,11 +66,25 @@ CollectiveRun run_collective(Backend& be, Communicator& comm, CollectiveKind kin
   };
   for (int i = 0; i < warmup; ++i) once();
   be.synchronize();
-  comm.barrier();
-  auto t0 = std::chrono::steady_clock::now();
-  for (int i = 0; i < iters; ++i) once();
-  be.synchronize();
-  double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / std::max(1, iters);
+  double t = 0.0;
+  if (timing == CollectiveTiming::kBackToBack) {
+    comm.barrier();
+    auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < iters; ++i) once();
+    be.synchronize();
+    t = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / std::max(1, iters);
+  } else {
+    std::vector<double> calls;
+    for (int i = 0; i < std::max(1, iters); ++i) {
+      comm.barrier();
+      auto t0 = std::chrono::steady_clock::now();
+      once();
+      be.synchronize();
+      calls.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    }
+    std::sort(calls.begin(), calls.end());
+    t = calls[calls.size() / 2];
+  }
   double tmax = t;
   comm.all_reduce_f64(&tmax, 1, ReduceOp::kMax);
   run.time_s = tmax;

@@ -19,12 +19,14 @@ TEST(MpiCollectives, EveryCollectiveIsCorrectAtEverySize) {
   CpuBackend be;
   for (auto kind : {CollectiveKind::kAllReduce, CollectiveKind::kReduceScatter, CollectiveKind::kAllGather,
                     CollectiveKind::kAllToAll, CollectiveKind::kSendRecv})
-    for (size_t bytes : {8ul, 1000ul, 65536ul, 1ul << 20}) {
-      SCOPED_TRACE(std::string(to_string(kind)) + " " + std::to_string(bytes));
-      auto run = run_collective(be, *g_world, kind, bytes, 1, 2);
-      EXPECT_EQ(run.wrong, 0u);
-      EXPECT_GT(run.time_s, 0.0);
-    }
+    for (size_t bytes : {8ul, 1000ul, 65536ul, 1ul << 20})
+      for (auto timing : {CollectiveTiming::kBackToBack, CollectiveTiming::kIsolated}) {
+        SCOPED_TRACE(std::string(to_string(kind)) + " " + std::to_string(bytes) +
+                     (timing == CollectiveTiming::kIsolated ? " isolated" : " back to back"));
+        auto run = run_collective(be, *g_world, kind, bytes, 1, 3, timing);
+        EXPECT_EQ(run.wrong, 0u);
+        EXPECT_GT(run.time_s, 0.0);
+      }
 }
 
 TEST(MpiCollectives, CompressedAllReduceIsCloseToTheExactSum) {
