@@ -189,10 +189,10 @@ void time_model_ops(Backend& be, Communicator& comm, const ModelOpShape& ms, dou
   };
   const double weight_bytes = 4.0 * (2.0 * h * hl + 2.0 * h * fl + 2.0 * h * V + h * std::max(fl, V) + S * h);
   const double act_bytes = 4.0 * (5.0 * Th + 7.0 * T * hl + 3.0 * T * fl + 2.0 * T * V);
-  // The stage's layers times 4 micro-batches (the default --micro-batches; the shape does not
-  // carry the count, and beyond the last-level cache more sets change nothing).
+  // The stage's layers times the micro-batches whose activations are alive at once (beyond the
+  // last-level cache more sets change nothing).
   const int layers_here = std::max(1, ms.layers / ms.pp);
-  const int wanted_sets = layers_here * 4;
+  const int wanted_sets = layers_here * ms.micro_batches_in_flight();
   const int n_sets =
       std::clamp(int(std::min<double>(wanted_sets, 256.0 * (1 << 20) / (act_bytes + weight_bytes))), 1, 64);
   const int n_weights = std::min(layers_here, n_sets);
@@ -200,7 +200,6 @@ void time_model_ops(Backend& be, Communicator& comm, const ModelOpShape& ms, dou
   for (int i = 0; i < n_weights; ++i) weights.push_back(make_weights(1000 * uint64_t(i)));
   std::vector<Set> sets;
   for (int i = 0; i < n_sets; ++i) sets.push_back(make_set(1000 * uint64_t(i), &weights[i % n_weights]));
-  const double set_bytes = act_bytes + weight_bytes * n_weights / n_sets;  // per set, weights shared
   DeviceArray<int32_t> tokens(be, T);
   {
     std::vector<int32_t> t(T);
@@ -209,14 +208,15 @@ void time_model_ops(Backend& be, Communicator& comm, const ModelOpShape& ms, dou
   }
   // The optimizer's weights and moments were last touched a step earlier: when it runs they are
   // no longer in the core's caches, which one state updated in a loop would keep them in. So it
-  // is timed cycling through as many states as the step's working set (the sets above) spans, at
-  // least two. The gradient it reads was written just before (the reduction, or the last
+  // is timed cycling through as many states as what a step touches in between spans (every
+  // micro-batch's activations of every layer, and the layers' weights), at least two. The gradient it reads was written just before (the reduction, or the last
   // backward), and the trainer zeroes the gradients right after the optimizer read them: those
   // stay one buffer each.
   struct OptState { DeviceArray<float> w, m, v; };
   const double opt_bytes = 4.0 * 3.0 * opt_n;
+  const double step_bytes = layers_here * (ms.micro_batches * act_bytes + weight_bytes);  // what a step touches
   const int opt_states = std::clamp(
-      std::min(int(std::ceil(n_sets * set_bytes / opt_bytes)) + 1, int(256.0 * (1 << 20) / opt_bytes)), 2, 8);
+      std::min(int(std::ceil(step_bytes / opt_bytes)) + 1, int(256.0 * (1 << 20) / opt_bytes)), 2, 8);
   std::vector<OptState> opt;
   for (int i = 0; i < opt_states; ++i) {
     opt.push_back({rnd(opt_n, 26 + 100 * uint64_t(i)), DeviceArray<float>(be, opt_n), DeviceArray<float>(be, opt_n)});
@@ -400,7 +400,8 @@ void time_model_ops(Backend& be, Communicator& comm, const ModelOpShape& ms, dou
   w.key("shape").begin_object().kv("layers", ms.layers).kv("hidden", h).kv("heads", ms.heads).kv("seq", S)
       .kv("vocab", V).kv("micro_batch", mb).kv("tp", ms.tp).kv("pp", ms.pp).kv("dp", ms.dp).kv("zero", ms.zero)
       .kv("tokens", T).kv("hidden_per_rank", hl).kv("ffn_hidden_per_rank", fl).kv("heads_per_rank", heads_l)
-      .kv("head_dim", d).kv("stage_params", uint64_t(n_params)).kv("optimizer_params", uint64_t(opt_n)).end_object();
+      .kv("head_dim", d).kv("stage_params", uint64_t(n_params)).kv("optimizer_params", uint64_t(opt_n))
+      .kv("micro_batches", ms.micro_batches).kv("micro_batches_in_flight", ms.micro_batches_in_flight()).end_object();
   w.kv("ranks_timed_together", p).kv("peak_f32_flop_per_s", peak).kv("windows_per_op", kWindows)
       .kv("sets_cycled", n_sets).kv("weight_sets_cycled", n_weights).kv("optimizer_states_cycled", opt_states)
       .kv("disturbed_windows", disturbed_total);
@@ -466,13 +467,15 @@ ModelOpShape parse_model_op_shape(const std::string& text) {
     else if (key == "seq") m.seq = value;
     else if (key == "vocab") m.vocab = value;
     else if (key == "micro_batch") m.micro_batch = value;
+    else if (key == "micro_batches") m.micro_batches = value;
     else if (key == "tp") m.tp = value;
     else if (key == "pp") m.pp = value;
     else if (key == "dp") m.dp = value;
     else if (key == "zero") m.zero = value;
+    else if (key == "in_flight") m.in_flight = value;
     else
       throw std::invalid_argument("unknown key \"" + key +
-                                  "\" (expected layers, hidden, heads, seq, vocab, micro_batch, tp, pp, dp, zero)");
+                                  "\" (expected layers, hidden, heads, seq, vocab, micro_batch, micro_batches, tp, pp, dp, zero, in_flight)");
   }
   if (m.hidden % m.heads || m.heads % m.tp || m.layers % m.pp || m.vocab < 256)
     throw std::invalid_argument("heads must divide hidden, tp heads, pp layers; vocab >= 256");
@@ -757,14 +760,14 @@ CalibrationOutcome run_calibration(Backend& be, Communicator& comm, const Calibr
                     fit.beta_s_per_byte > 0 ? 1e-9 * bf / fit.beta_s_per_byte : 0.0, fit.max_rel_error);
       sum << line;
     };
+    // On the cpu backend each call is timed alone, as the trainer issues it (see
+    // CollectiveTiming); cuda keeps nccl-tests' back-to-back loop, so that its bus bandwidths
+    // compare with nccl-tests reports.
     for (auto kind : {CollectiveKind::kAllReduce, CollectiveKind::kReduceScatter, CollectiveKind::kAllGather,
                       CollectiveKind::kAllToAll, CollectiveKind::kSendRecv}) {
       std::vector<CollectiveRun> runs;
       for (size_t b : sizes) {
         int iters = b <= (64u << 10) ? 20 : (b <= (4u << 20) ? 5 : 2);
-        // On the cpu backend each call is timed alone, as the trainer issues it (see
-        // CollectiveTiming); cuda keeps nccl-tests' back-to-back loop, so that its bus
-        // bandwidths compare with nccl-tests reports.
         runs.push_back(cuda ? run_collective(be, comm, kind, b, 2, iters, CollectiveTiming::kBackToBack)
                             : run_collective(be, comm, kind, b, 2, std::max(iters, 7), CollectiveTiming::kIsolated));
         wrong += root ? runs.back().wrong : 0;

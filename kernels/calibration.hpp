@@ -2,6 +2,8 @@
 // timed, written as a calibration JSON (format in kernels/README.md).
 #pragma once
 
+#include <algorithm>
+
 #include <cstddef>
 #include <array>
 #include <string>
@@ -19,10 +21,15 @@ struct ModelOpShape {
   int hidden = 64, heads = 4, seq = 32, vocab = 256;
   int micro_batch = 2;
   int tp = 1, pp = 1, dp = 1, zero = 1;
+  int micro_batches = 4;  // per replica per step (the trainer's default)
+  // Micro-batches whose activations are alive at once on the stage that holds the most: 1F1B
+  // min(m, pp), GPipe m. 0: min(m, pp), 1F1B.
+  int in_flight = 0;
+  int micro_batches_in_flight() const { return in_flight > 0 ? in_flight : std::min(micro_batches, pp); }
 };
 
-// "layers=4,hidden=128,heads=4,seq=64,vocab=256,micro_batch=2,tp=1,pp=2,dp=1,zero=1" (any subset;
-// the rest keep their defaults). Throws std::invalid_argument naming the bad part.
+// "layers=4,hidden=128,heads=4,seq=64,vocab=256,micro_batch=2,micro_batches=4,tp=1,pp=2,dp=1,zero=1,in_flight=2"
+// (any subset; the rest keep their defaults). Throws std::invalid_argument naming the bad part.
 ModelOpShape parse_model_op_shape(const std::string& text);
 
 struct CalibrationOptions {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <stdexcept>
@@ -627,14 +628,24 @@ struct Player {
     b.ready_s = ready_s;
     const auto& groups = expert ? expert_groups[d] : dense_groups[d];
     b.groups = static_cast<int>(groups.size());
-    b.closed_form_s = collective_cost(CollectiveOp::kAllReduce, w.algo, w.protocol, b.bytes,
-                                      group_shape(plat.topology(), groups.front()), w.fabric)
-                          .time_s;
+    const GroupShape shape = group_shape(plat.topology(), groups.front());
+    const int members = static_cast<int>(groups.front().size());
+    double wire = 0;
+    if (w.dp_sharded) {
+      // Reduce-scatter of the gradients, then all-gather of the updated parameters (workload.hpp).
+      const double gather_bytes = params * w.param_bytes_per_param;
+      b.closed_form_s = collective_cost(CollectiveOp::kReduceScatter, w.algo, w.protocol, b.bytes, shape, w.fabric).time_s +
+                        collective_cost(CollectiveOp::kAllGather, w.algo, w.protocol, gather_bytes, shape, w.fabric).time_s;
+      wire = (b.bytes * bus_bandwidth_factor(CollectiveOp::kReduceScatter, members) +
+              gather_bytes * bus_bandwidth_factor(CollectiveOp::kAllGather, members)) *
+             members * groups.size();
+    } else {
+      b.closed_form_s = collective_cost(CollectiveOp::kAllReduce, w.algo, w.protocol, b.bytes, shape, w.fabric).time_s;
+      wire = b.bytes * bus_bandwidth_factor(CollectiveOp::kAllReduce, members) * members * groups.size();
+    }
     const int bi = static_cast<int>(tl.buckets.size());
     tl.buckets.push_back(b);
     bucket_outstanding.push_back(0);
-    const double wire = b.bytes * bus_bandwidth_factor(CollectiveOp::kAllReduce, static_cast<int>(groups.front().size())) *
-                        groups.front().size() * groups.size();
     tl.traffic_bytes_as_flows[static_cast<int>(CommPurpose::kDp)] += wire;
     tl.traffic_bytes[static_cast<int>(CommPurpose::kDp)] += wire;
     plat.after(std::max(0.0, ready_s - plat.now_s()), [this, d, expert, bi] {
@@ -653,24 +664,40 @@ struct Player {
     q.running = true;
     const int bi = q.ready.front();
     q.ready.pop_front();
-    StepBucketRecord& b = tl.buckets[bi];
-    b.start_s = plat.now_s();
+    tl.buckets[bi].start_s = plat.now_s();
+    if (w.dp_sharded) {
+      const double gather_bytes = tl.buckets[bi].params * w.param_bytes_per_param;
+      play_bucket(d, expert, bi, CollectiveOp::kReduceScatter, tl.buckets[bi].bytes, [this, d, expert, bi, gather_bytes] {
+        play_bucket(d, expert, bi, CollectiveOp::kAllGather, gather_bytes, [this, d, expert, bi] { bucket_done(d, expert, bi); });
+      });
+    } else {
+      play_bucket(d, expert, bi, CollectiveOp::kAllReduce, tl.buckets[bi].bytes, [this, d, expert, bi] { bucket_done(d, expert, bi); });
+    }
+  }
+
+  // One collective of bucket `bi` on every group of its kind; `then` runs when the last is over.
+  void play_bucket(int d, bool expert, int bi, CollectiveOp op, double bytes, std::function<void()> then) {
     const auto& groups = expert ? expert_groups[d] : dense_groups[d];
     bucket_outstanding[bi] = static_cast<int>(groups.size());
+    auto shared_then = std::make_shared<std::function<void()>>(std::move(then));
     for (const auto& g : groups) {
       PlanRequest req;
-      req.op = CollectiveOp::kAllReduce;
+      req.op = op;
       req.algo = w.algo;
       req.protocol = w.protocol;
-      req.bytes = b.bytes;
+      req.bytes = bytes;
       req.group = g;
       req.granularity = Granularity::kFlow;
-      engine.start(req, [this, d, expert, bi](const CollectiveResult&) {
+      engine.start(req, [this, bi, shared_then](const CollectiveResult&) {
         if (--bucket_outstanding[bi] > 0) return;
-        tl.buckets[bi].end_s = plat.now_s();
-        start_next(d, expert);
+        (*shared_then)();
       });
     }
+  }
+
+  void bucket_done(int d, bool expert, int bi) {
+    tl.buckets[bi].end_s = plat.now_s();
+    start_next(d, expert);
   }
 
   std::vector<int> tl_comm_records_;  // outstanding groups of each started collective

@@ -57,8 +57,9 @@ std::string check_cpu_job(const CpuJob& j) {
 
 std::string model_shape_arg(const CpuJob& j) {
   return "layers=" + s(j.layers) + ",hidden=" + s(j.hidden) + ",heads=" + s(j.heads) + ",seq=" + s(j.seq) +
-         ",vocab=" + s(j.vocab) + ",micro_batch=" + s(j.micro_batch) + ",tp=" + s(j.tp) + ",pp=" + s(j.pp) +
-         ",dp=" + s(j.dp) + ",zero=" + s(j.zero);
+         ",vocab=" + s(j.vocab) + ",micro_batch=" + s(j.micro_batch) + ",micro_batches=" + s(j.micro_batches) + ",tp=" + s(j.tp) + ",pp=" + s(j.pp) +
+         ",dp=" + s(j.dp) + ",zero=" + s(j.zero) + ",in_flight=" +
+         s(j.schedule == "gpipe" ? j.micro_batches : std::min(j.micro_batches, j.pp));
 }
 
 std::vector<std::string> train_args(const CpuJob& j, const std::string& backend) {

@@ -139,19 +139,42 @@ std::vector<json> export_chakra(const Scenario& sc) {
   }
 
   // Data-parallel gradient reduction of each stage after its last backward (one bucketed
-  // all-reduce here; bucketing and overlap are the estimate's business).
+  // all-reduce here, or ZeRO-1/2's reduce-scatter and all-gather, workload.hpp; bucketing and
+  // overlap are the estimate's business). The closed form's time is split between the two in
+  // proportion to their bytes.
   std::vector<json> out;
   for (int d = 0; d < n; ++d) {
     const StageWork& s = w.stages[std::min<std::size_t>(d, w.stages.size() - 1)];
     if (w.dp * w.cp > 1) {
-      json ar = {{"name", "dp_allreduce_grads"},
-                 {"type", kChakraCommColl},
-                 {"comm_type", "ALL_REDUCE"},
-                 {"comm_size", (s.dense_params + s.expert_params) * w.grad_bytes_per_param},
-                 {"comm_group_size", w.dp * w.cp},
-                 {"duration_micros", micros(s.dp_reduce_s)}};
-      add(d, ar, ranks[d].last_backward_id >= 0 ? std::vector<int64_t>{ranks[d].last_backward_id}
-                                                : std::vector<int64_t>{});
+      const double params = s.dense_params + s.expert_params;
+      const std::vector<int64_t> after_backward =
+          ranks[d].last_backward_id >= 0 ? std::vector<int64_t>{ranks[d].last_backward_id} : std::vector<int64_t>{};
+      if (w.dp_sharded) {
+        const double rs_bytes = params * w.grad_bytes_per_param, ag_bytes = params * w.param_bytes_per_param;
+        const double rs_share = rs_bytes / std::max(1.0, rs_bytes + ag_bytes);
+        json rs = {{"name", "dp_reduce_scatter_grads"},
+                   {"type", kChakraCommColl},
+                   {"comm_type", "REDUCE_SCATTER"},
+                   {"comm_size", rs_bytes},
+                   {"comm_group_size", w.dp * w.cp},
+                   {"duration_micros", micros(s.dp_reduce_s * rs_share)}};
+        const int64_t rs_id = add(d, rs, after_backward);
+        json ag = {{"name", "dp_all_gather_params"},
+                   {"type", kChakraCommColl},
+                   {"comm_type", "ALL_GATHER"},
+                   {"comm_size", ag_bytes},
+                   {"comm_group_size", w.dp * w.cp},
+                   {"duration_micros", micros(s.dp_reduce_s * (1 - rs_share))}};
+        add(d, ag, std::vector<int64_t>{rs_id});
+      } else {
+        json ar = {{"name", "dp_allreduce_grads"},
+                   {"type", kChakraCommColl},
+                   {"comm_type", "ALL_REDUCE"},
+                   {"comm_size", params * w.grad_bytes_per_param},
+                   {"comm_group_size", w.dp * w.cp},
+                   {"duration_micros", micros(s.dp_reduce_s)}};
+        add(d, ar, after_backward);
+      }
     }
     // Fill comm_src of receives from their tag's send.
     std::map<int64_t, int> src_of_tag;

@@ -713,14 +713,23 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r, const WorkloadOp
   }
 
   // ---- data parallel gradient reduction (ZeRO-0/1/2), per compression stage ----
+  // ZeRO-0 all-reduces the gradients. ZeRO-1/2 reduce-scatter them to the ranks that own their
+  // optimizer shard and all-gather the updated parameters (ZeRO paper sec. 5; Megatron's
+  // distributed optimizer; DeepSpeed stage 1/2), in the parameters' own precision. A compressed
+  // reduction stays one compressed all-reduce.
+  const bool sharded_dp = p.zero_stage >= 1;
   auto dp_time = [&](const CompressionStage* stage) {
     CompressionEffect ce;
     if (stage) ce = compression_effect(*stage, h, sb.grads);
+    const bool compressed = stage && stage->method != "none";
     auto reduce = [&](double params, const GroupShape& g) {
       if (g.ranks <= 1 || params <= 0) return 0.0;
       const double grad_bytes = params * sb.grads;
       double s = 0;
-      if (ce.needs_allgather) {
+      if (sharded_dp && !compressed) {
+        s = memo::collective_cost(env, CollectiveOp::kReduceScatter, algo, protocol, grad_bytes, g, fabric).time_s +
+            memo::collective_cost(env, CollectiveOp::kAllGather, algo, protocol, params * sb.params, g, fabric).time_s;
+      } else if (ce.needs_allgather) {
         s = memo::collective_cost(env, CollectiveOp::kAllGather, algo, protocol, grad_bytes * ce.wire_ratio * g.ranks, g, fabric).time_s;
       } else {
         s = ce.all_reduces *
@@ -736,7 +745,11 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r, const WorkloadOp
   auto stage_dp_bytes = [&](const CompressionStage* stage, double dense, double expert) {
     CompressionEffect ce;
     if (stage) ce = compression_effect(*stage, h, sb.grads);
-    auto part = [&](double params, double n) { return n > 1 ? params * sb.grads * ce.wire_ratio * 2 * (n - 1) / n : 0.0; };
+    const bool compressed = stage && stage->method != "none";
+    // A ring all-reduce sends 2 (n-1)/n of the buffer; a reduce-scatter and an all-gather
+    // (n-1)/n of theirs each.
+    const double buffers = sharded_dp && !compressed ? sb.grads + sb.params : 2 * sb.grads * ce.wire_ratio;
+    auto part = [&](double params, double n) { return n > 1 ? params * buffers * (n - 1) / n : 0.0; };
     return part(dense, dp_group.ranks) + part(expert, expert_dp_group.ranks);
   };
   auto dp_bytes = [&](const CompressionStage* stage) { return stage_dp_bytes(stage, max_stage_dense, max_stage_expert); };
@@ -821,6 +834,9 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r, const WorkloadOp
   w.dp_group = dp_group;
   w.expert_dp_group = expert_dp_group;
   w.grad_bytes_per_param = sb.grads;
+  w.param_bytes_per_param = sb.params;
+  w.dp_sharded = sharded_dp && std::all_of(p.compression.begin(), p.compression.end(),
+                                           [](const CompressionStage& st) { return st.method == "none"; });
   w.dp_bucket_params = dp_bucket_params(dp);
   w.overlap_dp = p.overlap.dp;
   w.zero_stage = p.zero_stage;

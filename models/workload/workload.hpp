@@ -70,6 +70,10 @@ struct Workload {
   GroupShape dp_group;         // dense gradients: dp x cp ranks
   GroupShape expert_dp_group;  // expert gradients: the EDP ranks
   double grad_bytes_per_param = 2;
+  double param_bytes_per_param = 2;
+  // ZeRO-1/2 without compression: each reduction is a reduce-scatter of the gradients and an
+  // all-gather of the updated parameters; otherwise one all-reduce of the gradients.
+  bool dp_sharded = false;
   double dp_wire_ratio = 1;  // compression and sync interval, averaged over the run
   double dp_bucket_params = 40e6;
   bool overlap_dp = true;

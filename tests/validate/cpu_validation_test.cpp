@@ -93,7 +93,12 @@ TEST(CpuValidation, JobChecksAndArguments) {
   j.steps = 11;
   EXPECT_NE(check_cpu_job(j).find("--steps"), std::string::npos);
   j.steps = 60;
-  EXPECT_EQ(model_shape_arg(j), "layers=4,hidden=128,heads=4,seq=64,vocab=256,micro_batch=2,tp=1,pp=2,dp=1,zero=1");
+  // 1F1B keeps min(m, pp) micro-batches' activations alive on the first stage, GPipe all m.
+  EXPECT_NE(model_shape_arg(j).find(",in_flight=4"), std::string::npos) << model_shape_arg(j);
+  CpuJob f = j;
+  f.schedule = "1f1b";
+  EXPECT_EQ(model_shape_arg(f),
+            "layers=4,hidden=128,heads=4,seq=64,vocab=256,micro_batch=2,micro_batches=4,tp=1,pp=2,dp=1,zero=1,in_flight=2");
   EXPECT_EQ(j.global_batch(), 8);
   const std::vector<std::string> a = train_args(j, "cpu");
   EXPECT_NE(std::find(a.begin(), a.end(), "gpipe"), a.end());

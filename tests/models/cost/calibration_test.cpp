@@ -9,6 +9,7 @@
 #include "models/cost/collectives/collective_cost.hpp"
 #include "models/core/scenario_error.hpp"
 #include "models/scenario/scenario_loader.hpp"
+#include "models/workload/workload.hpp"
 
 namespace trainsim {
 namespace {
@@ -277,6 +278,36 @@ TEST(CalibrationCollectives, MeasuredCurvesPriceTheOpsTheyMeasured) {
   EXPECT_FALSE(collective_cost(CollectiveOp::kAllReduce, CollectiveAlgo::kAuto, 32768, GroupShape{2, 1, 2, 0}, f).measured);
   EXPECT_FALSE(collective_cost(CollectiveOp::kAllReduce, CollectiveAlgo::kAuto, 32768, GroupShape{4, 2, 2, 0}, f).measured);
   EXPECT_FALSE(collective_cost(CollectiveOp::kReduceScatter, CollectiveAlgo::kAuto, 32768, in_node, f).measured);
+}
+
+TEST(CalibrationCollectives, ShardedDataParallelPaysTheReduceScatterAndTheAllGatherItIssues) {
+  // ZeRO-0 all-reduces the gradients; ZeRO-1/2 reduce-scatter them and all-gather the updated
+  // parameters (ZeRO paper sec. 5). With measured curves proportional to the bytes (AR 1e-10,
+  // RS 3e-10, AG 0.5e-10 s/B, as Open MPI's shared-memory reduce-scatter is slower than its
+  // all-reduce), ZeRO-1's reduction costs (3 + 0.5) / 1 of ZeRO-0's at the same gradient bytes.
+  json cal = calibration();
+  auto samples = [](double s_per_byte) {
+    return json::array({{{"bytes", 1e6}, {"time_s", 1e6 * s_per_byte}}, {{"bytes", 2e6}, {"time_s", 2e6 * s_per_byte}}});
+  };
+  cal["collectives"][0]["ranks"] = 8;
+  cal["collectives"][0]["samples"] = samples(1e-10);
+  for (const auto& [op, s_per_byte] : {std::pair<const char*, double>{"reduce_scatter", 3e-10}, {"all_gather", 0.5e-10}})
+    cal["collectives"].push_back(
+        {{"op", op}, {"algorithm", "mpi"}, {"fabric", "intra_node"}, {"ranks", 8}, {"samples", samples(s_per_byte)}});
+  auto dp_reduce_s = [&](int zero_stage) {
+    Scenario s = base();
+    s.plan.zero_stage = zero_stage;
+    apply_calibration(cal, s);
+    Workload w;
+    Result r;
+    EXPECT_TRUE(build_workload(s, w, r)) << r.reason;
+    EXPECT_EQ(w.dp_sharded, zero_stage >= 1);
+    return w.stages.front().dp_reduce_s;
+  };
+  const double z0 = dp_reduce_s(0), z1 = dp_reduce_s(1), z2 = dp_reduce_s(2);
+  ASSERT_GT(z0, 0);
+  EXPECT_NEAR(z1 / z0, 3.5, 1e-6);
+  EXPECT_NEAR(z2 / z0, 3.5, 1e-6);
 }
 
 TEST(CalibrationCollectives, SamplesOutOfOrderNameTheField) {

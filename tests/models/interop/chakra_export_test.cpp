@@ -47,7 +47,8 @@ Counts check_trace(const json& t) {
       ++c.recv;
     } else if (type == "COMM_COLL_NODE") {
       ++c.coll;
-      EXPECT_EQ(n["comm_type"], "ALL_REDUCE");
+      const std::string kind = n["comm_type"];
+      EXPECT_TRUE(kind == "ALL_REDUCE" || kind == "REDUCE_SCATTER" || kind == "ALL_GATHER") << kind;
     } else {
       ADD_FAILURE() << "unknown node type " << type;
     }
@@ -98,6 +99,29 @@ TEST(ChakraExport, InterleavedAndZeroBubbleSchedules) {
     const Counts c = check_trace(t);
     EXPECT_EQ(c.forward, 4);
     EXPECT_EQ(c.backward, 8);  // B and W apart
+  }
+}
+
+TEST(ChakraExport, ShardedOptimizerReduceScattersGradientsThenAllGathersParameters) {
+  // ZeRO-1 (Megatron's distributed optimizer): after the last backward each stage reduce-scatters
+  // its gradients, and the all-gather of the updated parameters depends on it; both move the
+  // stage's parameters' bytes (bf16: 2 bytes each).
+  const Scenario s = scenario({{"tp", 1}, {"pp", 4}, {"dp", 8}, {"micro_batch", 2}, {"global_batch", 64},
+                               {"schedule", "1f1b"}, {"zero_stage", 1}});
+  for (const auto& t : export_chakra(s)) {
+    const Counts c = check_trace(t);
+    EXPECT_EQ(c.coll, 2);
+    const json* rs = nullptr;
+    const json* ag = nullptr;
+    for (const json& n : t["nodes"]) {
+      if (n["type"] != "COMM_COLL_NODE") continue;
+      (n["comm_type"] == "REDUCE_SCATTER" ? rs : ag) = &n;
+    }
+    ASSERT_TRUE(rs && ag);
+    EXPECT_EQ((*ag)["comm_type"], "ALL_GATHER");
+    EXPECT_EQ((*ag)["data_deps"], json::array({(*rs)["id"]}));
+    EXPECT_DOUBLE_EQ((*rs)["comm_size"].get<double>(), (*ag)["comm_size"].get<double>());
+    EXPECT_GT((*rs)["comm_size"].get<double>(), 0);
   }
 }
 
