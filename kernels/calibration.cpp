@@ -226,7 +226,10 @@ void time_model_ops(Backend& be, Communicator& comm, const ModelOpShape& ms, dou
   DeviceArray<float> pg = rnd(opt_n, 27), zero_buf(be, n_params);
   int next_opt = 0;
 
-  struct Timed { std::string op; double count; bool flops; double time_s; int disturbed_windows; };
+  // time_cv: the call-to-call spread of the op's time over its mean (the calls in undisturbed
+  // windows; a normal-equivalent sigma from Gini's mean difference, below), per rank, averaged
+  // over ranks; 0 where calls are not timed one at a time (cuda, ops without a prelude).
+  struct Timed { std::string op; double count; bool flops; double time_s; int disturbed_windows; double time_cv; };
   std::vector<Timed> ops;
   // Every rank runs the op the same number of times in aligned windows, so the ranks load the
   // machine together as they do in training (on shared cores a lone rank runs faster). Within a
@@ -292,13 +295,17 @@ void time_model_ops(Backend& be, Communicator& comm, const ModelOpShape& ms, dou
     double once = std::chrono::duration<double>(Clock::now() - t0).count();
     comm.all_reduce_f64(&once, 1, ReduceOp::kMax);
     const int reps = int(std::clamp(std::ceil(mt / kWindows / std::max(once, 1e-9)), 2.0, 10000.0));
-    std::vector<double> clean, all;
+    std::vector<double> clean, all, calls, clean_calls;
     for (int win = 0; win < kWindows; ++win) {
       comm.barrier();
       const ThreadUsage u0 = thread_usage();
       t0 = Clock::now();
       double op_s = 0;
-      for (int i = 0; i < reps; ++i) op_s += call();
+      calls.clear();
+      for (int i = 0; i < reps; ++i) {
+        calls.push_back(call());
+        op_s += calls.back();
+      }
       be.synchronize();
       const double wall = std::chrono::duration<double>(Clock::now() - t0).count();
       const ThreadUsage u1 = thread_usage();
@@ -307,13 +314,33 @@ void time_model_ops(Backend& be, Communicator& comm, const ModelOpShape& ms, dou
       comm.all_reduce_f64(&lost, 1, ReduceOp::kMax);
       all.push_back(t / p);
       // On cuda the host thread waits in synchronize, so its CPU share says nothing there.
-      if (cuda || -lost >= kMinCpuShare) clean.push_back(t / p);
+      if (cuda || -lost >= kMinCpuShare) {
+        clean.push_back(t / p);
+        clean_calls.insert(clean_calls.end(), calls.begin(), calls.end());
+      }
     }
     std::vector<double>& v = clean.empty() ? all : clean;
     std::sort(v.begin(), v.end());
     const int disturbed = kWindows - int(clean.size());
     disturbed_total += disturbed;
-    ops.push_back({op, count, flops, v[v.size() / 2], disturbed});
+    double cv = 0;
+    if (prelude && clean_calls.size() >= 5) {
+      // Gini's mean difference E|X - X'| of the calls (sorted: 2 sum (2i - n + 1) x_i / (n (n-1))):
+      // two ranks running the op wait E|X - X'| / 2 for each other whatever the distribution,
+      // and sqrt(pi) / 2 of it is sigma for a normal one (arrival_wait.hpp then takes it for n).
+      std::sort(clean_calls.begin(), clean_calls.end());
+      const double n = double(clean_calls.size());
+      double gmd = 0, mean = 0;
+      for (std::size_t i = 0; i < clean_calls.size(); ++i) {
+        gmd += (2.0 * double(i) - n + 1) * clean_calls[i];
+        mean += clean_calls[i];
+      }
+      gmd *= 2.0 / (n * (n - 1));
+      mean /= n;
+      cv = mean > 0 ? std::sqrt(M_PI) / 2 * gmd / mean : 0;
+    }
+    comm.all_reduce_f64(&cv, 1, ReduceOp::kSum);  // every rank calls: the windows are aligned
+    ops.push_back({op, count, flops, v[v.size() / 2], disturbed, cv / p});
   };
   const double gemm_layer_flop = 2.0 * T * h * (4.0 * hl + 2.0 * fl);  // per pass
   time("gemm_forward", gemm_layer_flop, true, [&](Set& b) {
@@ -416,6 +443,18 @@ void time_model_ops(Backend& be, Communicator& comm, const ModelOpShape& ms, dou
     w.kv(op, per(op));
   w.end_object();
   w.kv("adamw_seconds_per_param", per("adamw"));
+  {
+    // One layer's ops, each once, weighted by their squared time as a segment's spread sums
+    // them: sqrt(sum cv_i^2 t_i^2 / sum t_i^2) (arrival_wait.hpp in the models).
+    double num = 0, den = 0;
+    for (const char* op : {"gemm_forward", "gemm_backward_input", "gemm_backward_weight", "attention_fwd", "attention_bwd",
+                           "layernorm_fwd", "layernorm_bwd", "gelu_fwd", "gelu_bwd", "residual_add"}) {
+      const Timed& t = find(op);
+      num += t.time_cv * t.time_cv * t.time_s * t.time_s;
+      den += t.time_s * t.time_s;
+    }
+    w.kv("op_time_cv", den > 0 ? std::sqrt(num / den) : 0.0);
+  }
   w.key("compression_seconds_per_element").begin_object();
   for (const auto& c : compression_ops)
     w.key(c.plan_name).begin_object().kv("compress", per(c.compress_op)).kv("decompress_add", per(c.decompress_op))
@@ -426,7 +465,7 @@ void time_model_ops(Backend& be, Communicator& comm, const ModelOpShape& ms, dou
       << p << " rank(s) timed together)\n";
   for (const auto& t : ops) {
     w.begin_object().kv("op", t.op).kv("time_s", t.time_s).kv(t.flops ? "flop" : "elements", t.count)
-        .kv("disturbed_windows", t.disturbed_windows).end_object();
+        .kv("disturbed_windows", t.disturbed_windows).kv("time_cv", t.time_cv).end_object();
     char line[200];
     if (t.flops)
       std::snprintf(line, sizeof line, "  %-22s %10.3f us  %8.3f GFLOP/s  eff %5.3f\n", t.op.c_str(), t.time_s * 1e6,

@@ -425,6 +425,20 @@ struct Player {
     const double per_group = c.wire_bytes * static_cast<double>(groups.front().size());
     tl.traffic_bytes_as_flows[static_cast<int>(c.purpose)] += per_group * played;
     tl.traffic_bytes[static_cast<int>(c.purpose)] += per_group * static_cast<double>(groups.size());
+    // The group's members reach it apart (CommOp::arrival_wait_s): the flows start when the
+    // last one does.
+    if (c.arrival_wait_s > 0) {
+      plat.after(c.arrival_wait_s, [this, d, s, job, rec, start, beside, played] {
+        start_flows(d, s, job, rec, start, beside, played);
+      });
+    } else {
+      start_flows(d, s, job, rec, start, beside, played);
+    }
+  }
+
+  void start_flows(int d, int s, const CommJob& job, int rec, double start, bool beside, int played) {
+    const CommOp& c = *job.comm;
+    const auto& groups = comm_groups[d][static_cast<int>(c.group)];
     for (int g = 0; g < played; ++g) {
       PlanRequest req;
       req.op = c.op;
@@ -625,7 +639,7 @@ struct Player {
     b.chunk = chunk_i;
     b.params = params;
     b.bytes = params * w.grad_bytes_per_param * w.dp_wire_ratio;
-    b.ready_s = ready_s;
+    b.ready_s = ready_s + w.dp_arrival_wait_s;  // the replicas reach it apart (workload.hpp)
     const auto& groups = expert ? expert_groups[d] : dense_groups[d];
     b.groups = static_cast<int>(groups.size());
     const GroupShape shape = group_shape(plat.topology(), groups.front());
@@ -648,7 +662,7 @@ struct Player {
     bucket_outstanding.push_back(0);
     tl.traffic_bytes_as_flows[static_cast<int>(CommPurpose::kDp)] += wire;
     tl.traffic_bytes[static_cast<int>(CommPurpose::kDp)] += wire;
-    plat.after(std::max(0.0, ready_s - plat.now_s()), [this, d, expert, bi] {
+    plat.after(std::max(0.0, b.ready_s - plat.now_s()), [this, d, expert, bi] {
       Queue& q = queues[2 * d + expert];
       q.ready.push_back(bi);
       if (!q.running) start_next(d, expert);

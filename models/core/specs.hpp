@@ -50,6 +50,10 @@ struct OpRates {
   double embedding_fwd_s_per_element = 0, embedding_bwd_s_per_element = 0;
   double copy_s_per_element = 0, fill_zero_s_per_element = 0;  // fp32 elements
   double adamw_s_per_param = 0;
+  // Coefficient of variation of one op's time from call to call (the calibration's per-call
+  // dispersion); the ranks of a group then reach each collective apart (arrival_wait.hpp).
+  // 0: not measured, no wait modelled.
+  double op_time_cv = 0;
   // Per compression method, by its plan name (int8, int4, fp8, 2:4, topk); absent methods are
   // priced as memory-bound kernels.
   std::vector<std::pair<std::string, CompressionKernelRates>> compression;

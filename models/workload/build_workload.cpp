@@ -4,6 +4,7 @@
 #include <memory>
 #include <string>
 
+#include "models/cost/arrival_wait.hpp"
 #include "models/cost/collectives/collective_cost.hpp"
 #include "models/cost/compression.hpp"
 #include "models/cost/compute_cost.hpp"
@@ -151,13 +152,16 @@ struct PassSummary {
   PassCost cost;
   double traffic[kCommPurposes] = {0, 0, 0, 0, 0};
   double wgrad_compute_s = 0;
+  double compute_sq_s2 = 0;  // sum of the compute ops' squared times
 };
 
 // One block's share of the summary, `repeat` times; blocks are added in the pass's order.
 void add_block(PassSummary& s, const OpBlock& b, int repeat) {
   for (const CommOp& c : b.comm) s.traffic[static_cast<int>(c.purpose)] += c.wire_bytes * repeat;
-  for (std::size_t i = 0; i < b.compute.size(); ++i)
+  for (std::size_t i = 0; i < b.compute.size(); ++i) {
     if (b.compute[i].pass == Pass::kBackwardWeight) s.wgrad_compute_s += b.compute_s[i] * repeat;
+    s.compute_sq_s2 += b.compute_s[i] * b.compute_s[i] * repeat;
+  }
 }
 
 PassSummary summarize_pass(const PassProgram& p, double sigma) {
@@ -643,6 +647,7 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r, const WorkloadOp
       sw.cp_comm_s = prev.cp_comm_s;
       sw.ep_comm_s = prev.ep_comm_s;
       sw.zero3_comm_s = prev.zero3_comm_s;
+      sw.compute_sq_s2 = prev.compute_sq_s2;
       std::copy(previous_traffic, previous_traffic + kCommPurposes, stage_traffic);
     }
     for (int k = 0; k < chunks && !reuse; ++k) {
@@ -668,6 +673,7 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r, const WorkloadOp
           ps = memo_pass(ctx, contexts[i], cl, kinds[i], sigma);
         }
         const PassCost& pc = ps.cost;
+        sw.compute_sq_s2 += ps.compute_sq_s2;
         for (int t = 0; t < kCommPurposes; ++t) stage_traffic[t] += ps.traffic[t] * micro_batches;
         const bool fwd = kinds[i] == PassKind::kForward;
         if (fwd) {
@@ -846,9 +852,14 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r, const WorkloadOp
   {
     const double base = dp_time(nullptr);
     w.dp_wire_ratio = base > 0 ? dp_s / base : 1.0;
+    // The replicas reach the reduction apart: each ran the step's micro-batches alone since the
+    // step began (a DP group synchronises nowhere else), so the wait is for the slowest of them.
+    double sq = 0;
+    for (const StageWork& sw : w.stages) sq = std::max(sq, sw.compute_sq_s2 * micro_batches);
+    w.dp_arrival_wait_s = dp_s > 0 ? arrival_wait_s(gpu.op_rates.op_time_cv, sq, dp_group.ranks) : 0;
     for (int s = 0; s < pp; ++s) {
       const double scale = max_stage_params > 0 ? (w.stages[s].dense_params + w.stages[s].expert_params) / max_stage_params : 0;
-      w.stages[s].dp_reduce_s = dp_s * scale;
+      w.stages[s].dp_reduce_s = dp_s * scale + (scale > 0 ? w.dp_arrival_wait_s : 0);
     }
   }
   for (int k = 0; k < kCommPurposes; ++k) w.traffic_bytes[k] = traffic_per_gpu[k][1];

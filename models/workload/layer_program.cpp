@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "models/cost/arrival_wait.hpp"
 #include "models/cost/compute/launch_model.hpp"
 #include "models/cost/compute/precision.hpp"
 #include "models/cost/flops.hpp"
@@ -174,7 +175,47 @@ class BlockBuilder {
     for (double t : b_.compute_s) gpu_s += t;
     if (gpu_s > 0 && host_s_ > gpu_s)
       for (double& t : b_.compute_s) t *= host_s_ / gpu_s;
+    add_arrival_waits();
     return std::move(b_);
+  }
+
+  // Each collective issued after an op waits for the group's last member: the segment is the
+  // ops since the group's previous collective in the block, or, for its first, since its last
+  // one in the previous repetition (the block repeats layer after layer; a single collective's
+  // segment is the whole block).
+  void add_arrival_waits() {
+    const double cv = ctx_.gpu->op_rates.op_time_cv;
+    if (!(cv > 0)) return;
+    const int n = static_cast<int>(b_.compute_s.size());
+    auto synchronising = [&](const CommOp& o) { return !o.prefetch && o.after >= 0 && o.after < n; };
+    for (std::size_t k = 0; k < b_.comm.size(); ++k) {
+      CommOp& c = b_.comm[k];
+      if (!synchronising(c)) continue;
+      // A second collective of the group after the same op finds its members together.
+      bool second = false;
+      for (std::size_t j = 0; j < k; ++j)
+        second |= synchronising(b_.comm[j]) && b_.comm[j].group == c.group && b_.comm[j].after == c.after;
+      if (second) continue;
+      int prev = -1;  // the latest `after` of the group before c's, else the group's last
+      int last = -1;
+      for (const CommOp& o : b_.comm) {
+        if (o.group != c.group || !synchronising(o)) continue;
+        if (o.after < c.after) prev = std::max(prev, o.after);
+        last = std::max(last, o.after);
+      }
+      double sum_sq = 0;
+      auto add_ops = [&](int from, int to) {  // ops (from, to]
+        for (int i = from + 1; i <= to; ++i) sum_sq += b_.compute_s[i] * b_.compute_s[i];
+      };
+      if (prev >= 0) {
+        add_ops(prev, c.after);
+      } else {
+        add_ops(last, n - 1);  // the previous repetition's tail (the whole block when c is alone)
+        add_ops(-1, c.after);
+      }
+      c.arrival_wait_s = arrival_wait_s(cv, sum_sq, shape_of(ctx_, c.group).ranks);
+      c.time_s += c.arrival_wait_s;
+    }
   }
 
  private:

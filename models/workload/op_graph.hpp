@@ -52,7 +52,11 @@ struct CommOp {
   // ZeRO-3 prefetch: issued at the start of repetition r for repetition r + 1 (repetition 0's own
   // copy is issued at the block's start); waited_by refers to the repetition it is for.
   bool prefetch = false;
-  double time_s = 0;  // closed form, contention-free (priced once)
+  double time_s = 0;  // closed form, contention-free (priced once), arrival_wait_s included
+  // Of time_s: the expected wait for the group's last member (models/cost/arrival_wait.hpp),
+  // from the block's ops since the group's previous collective; the simulate tier plays it as a
+  // delay before the flows.
+  double arrival_wait_s = 0;
   CollectiveAlgo algo = CollectiveAlgo::kAuto;                 // what runs (the tuner's choice)
   CollectiveProtocol protocol = CollectiveProtocol::kSimple;  // what runs (the tuner's choice)
   double wire_bytes = 0;  // bytes each rank of the group sends (traffic accounting)

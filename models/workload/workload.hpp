@@ -45,6 +45,9 @@ struct StageWork {
   double dense_params = 0;   // parameters on this GPU outside the experts
   double expert_params = 0;  // routed-expert parameters on this GPU
   double dp_reduce_s = 0;    // closed-form gradient reduction of this stage (ZeRO-0/1/2, one step average)
+  // Sum of the squared times of the compute ops of one micro-batch (forward and backward): the
+  // spread of a replica's arrival at the gradient reduction (models/cost/arrival_wait.hpp).
+  double compute_sq_s2 = 0;
 };
 
 struct Workload {
@@ -74,6 +77,9 @@ struct Workload {
   // ZeRO-1/2 without compression: each reduction is a reduce-scatter of the gradients and an
   // all-gather of the updated parameters; otherwise one all-reduce of the gradients.
   bool dp_sharded = false;
+  // The gradient reduction's wait for the last replica (arrival_wait.hpp), in dp_reduce_s; the
+  // simulate tier delays the first bucket by it.
+  double dp_arrival_wait_s = 0;
   double dp_wire_ratio = 1;  // compression and sync interval, averaged over the run
   double dp_bucket_params = 40e6;
   bool overlap_dp = true;

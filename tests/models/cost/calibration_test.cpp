@@ -128,6 +128,20 @@ TEST(CalibrationOpRates, ReadsTheSectionAndItsShape) {
   EXPECT_NO_THROW(apply_calibration(with_op_rates(), s));
 }
 
+TEST(CalibrationOpRates, TheOpsSpreadIsOptionalAndChecked) {
+  EXPECT_EQ(read_op_rates(with_op_rates()).op_time_cv, 0.0);  // older files: no wait modelled
+  json c = with_op_rates();
+  c["op_rates"]["op_time_cv"] = 0.07;
+  EXPECT_DOUBLE_EQ(read_op_rates(c).op_time_cv, 0.07);
+  c["op_rates"]["op_time_cv"] = 3;
+  try {
+    read_op_rates(c);
+    FAIL() << "no error";
+  } catch (const ScenarioError& e) {
+    EXPECT_NE(std::string(e.what()).find("op_rates.op_time_cv"), std::string::npos) << e.what();
+  }
+}
+
 TEST(CalibrationOpRates, CompressionKernelRatesAreOptionalAndChecked) {
   EXPECT_TRUE(read_op_rates(with_op_rates()).compression.empty());
   json c = with_op_rates();

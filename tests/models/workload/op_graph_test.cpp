@@ -5,6 +5,8 @@
 // fixed global batch.
 #include "models/workload/workload.hpp"
 
+#include <cmath>
+
 #include <gtest/gtest.h>
 
 #include "models/cost/flops.hpp"
@@ -122,6 +124,59 @@ TEST(OpGraph, AReplicatedOutputLayerHoldsTheVocabularyWholeAndSendsNothingForIt)
   Result rs;
   EXPECT_FALSE(build_workload(make(plan), ws, rs));
   EXPECT_NE(rs.reason.find("plan.vocab_parallel"), std::string::npos) << rs.reason;
+}
+
+TEST(OpGraph, CollectivesWaitForTheGroupsLastMemberBySegment) {
+  // With a measured call-to-call spread cv, each TP collective waits e_2 cv sqrt(sum t^2) over
+  // the ops since the group's previous one (arrival_wait.hpp). A block's TP collectives split
+  // its ops into segments that cover it once (the first wraps round to the last), so the waits'
+  // squares add up to (e_2 cv)^2 times the block's sum of squared op times; without a spread
+  // there is no wait. The DP reduction waits for the slowest replica over the whole step.
+  const json plan = {{"tp", 2}, {"pp", 1}, {"dp", 4}, {"global_batch", 16}, {"recompute", "none"}};
+  Scenario sc = make(plan, "gpt-1.7b", 1);
+  Result r0;
+  const Workload w0 = build(sc, r0);
+  const double cv = 0.05, e2 = 1 / std::sqrt(M_PI);
+  sc.cluster.gpu.op_rates.op_time_cv = cv;
+  Result r;
+  const Workload w = build(sc, r);
+  int blocks = 0;
+  for (std::size_t c = 0; c < w.programs[0].chunks.size(); ++c)
+    for (int k = 0; k < kPassKinds; ++k) {
+      const PassProgram& p = w.programs[0].chunks[c].pass[k];
+      const PassProgram& p0 = w0.programs[0].chunks[c].pass[k];
+      for (std::size_t b = 0; b < p.blocks.size(); ++b) {
+        const OpBlock& blk = p.blocks[b];
+        double waits_sq = 0, ops_sq = 0;
+        int tp = 0;
+        for (std::size_t i = 0; i < blk.comm.size(); ++i) {
+          const CommOp& op = blk.comm[i];
+          EXPECT_DOUBLE_EQ(p0.blocks[b].comm[i].arrival_wait_s, 0.0);
+          EXPECT_NEAR(op.time_s - op.arrival_wait_s, p0.blocks[b].comm[i].time_s, 1e-15);
+          if (op.group != CommGroup::kTp || op.after < 0) continue;
+          ++tp;
+          waits_sq += op.arrival_wait_s * op.arrival_wait_s;
+        }
+        if (tp == 0) continue;
+        for (double t : blk.compute_s) ops_sq += t * t;
+        bool shared_after = false;  // two collectives after one op: the second does not wait
+        for (std::size_t i = 0; i < blk.comm.size(); ++i)
+          for (std::size_t j = 0; j < i; ++j)
+            shared_after |= blk.comm[i].group == CommGroup::kTp && blk.comm[j].group == CommGroup::kTp &&
+                            blk.comm[i].after >= 0 && blk.comm[i].after == blk.comm[j].after;
+        if (shared_after) continue;
+        EXPECT_NEAR(waits_sq, e2 * e2 * cv * cv * ops_sq, 1e-9 * waits_sq) << blk.name;
+        ++blocks;
+      }
+    }
+  EXPECT_GT(blocks, 0);
+  double sq = 0;
+  for (const ChunkProgram& ch : w.programs[0].chunks)
+    for (const PassProgram& p : ch.pass)
+      for (const OpBlock& blk : p.blocks)
+        for (double t : blk.compute_s) sq += t * t * blk.repeat;
+  EXPECT_NEAR(w.dp_arrival_wait_s, 1.02938 * cv * std::sqrt(sq * w.micro_batches), 1e-5 * w.dp_arrival_wait_s);
+  EXPECT_GT(w.stages[0].tp_comm_s, w0.stages[0].tp_comm_s);  // the blocking TP collectives waited longer
 }
 
 TEST(OpGraph, ZeroThreeMovesOneAndAHalfTimesADataParallelAllReduce) {
