@@ -164,6 +164,29 @@ TEST(StepSimulator, AgreesWithEstimateWithoutContention) {
   }
 }
 
+TEST(StepSimulator, PlaysTheArrivalWaitsTheEstimatePrices) {
+  // With a measured call-to-call spread, each collective waits for its group's last member
+  // (arrival_wait.hpp): the simulate tier delays the flows by the same wait the estimate adds,
+  // so the two still agree, and both are slower than without it.
+  nlohmann::json raw = base_raw();
+  raw["plan"]["tp"] = 2;
+  raw["plan"]["pp"] = 2;
+  raw["plan"]["dp"] = 2;
+  raw["plan"]["global_batch"] = 32;
+  raw["plan"]["overlap"] = {{"dp", false}};
+  const Scenario plain = scenario(raw);
+  Scenario noisy = plain;
+  noisy.cluster.gpu.op_rates.op_time_cv = 0.1;
+  const Result est0 = estimate(plain), est = estimate(noisy);
+  const auto sim0 = nlohmann::json::parse(simulate_json(plain));
+  const auto sim = nlohmann::json::parse(simulate_json(noisy));
+  std::printf("estimate %.6f -> %.6f s, simulate %.6f -> %.6f s\n", est0.step_time_s, est.step_time_s,
+              sim0["step_time_s"].get<double>(), sim["step_time_s"].get<double>());
+  EXPECT_GT(est.step_time_s, est0.step_time_s * 1.001);
+  EXPECT_GT(sim["step_time_s"].get<double>(), sim0["step_time_s"].get<double>() * 1.001);
+  EXPECT_NEAR(sim["step_time_s"].get<double>(), est.step_time_s, 0.02 * est.step_time_s);
+}
+
 TEST(StepSimulator, DpContentionOnOversubscribedFatTree) {
   nlohmann::json raw = base_raw();
   raw["cluster"] = {{"base", "dgx-a100-superpod"},
