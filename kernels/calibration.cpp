@@ -759,12 +759,44 @@ CalibrationOutcome run_calibration(Backend& be, Communicator& comm, const Calibr
     // rather than between the sweep's points: an activation (TP all-reduce, pipeline send) and a
     // stage's gradient (the DP reduction; ZeRO-1's reduce-scatter input and all-gather output).
     const ModelOpShape& ms = opts.model_shape;
+    const size_t activation_size = ms.layers > 0 ? size_t(ms.micro_batch) * ms.seq * ms.hidden * sizeof(float) : 0;
+    std::vector<size_t> gradient_sizes;
     if (!opts.check_only && ms.layers > 0) {
-      sizes.push_back(size_t(ms.micro_batch) * ms.seq * ms.hidden * sizeof(float));
-      for (int st = 0; st < ms.pp; ++st) sizes.push_back(stage_param_count(ms, st) * sizeof(float));
+      sizes.push_back(activation_size);
+      for (int st = 0; st < ms.pp; ++st) gradient_sizes.push_back(stage_param_count(ms, st) * sizeof(float));
+      sizes.insert(sizes.end(), gradient_sizes.begin(), gradient_sizes.end());
       std::sort(sizes.begin(), sizes.end());
       sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
     }
+    // On the cpu backend the job's own messages are timed after the compute the trainer runs
+    // before them: an activation after one layer's GEMMs, a gradient after a step's (the stage's
+    // layers x micro-batches x 3 passes). A core's clock after sustained AVX-512 work slows the
+    // communicator's copies and reductions until it recovers: a 3.45 MB reduce-scatter on 2 ranks
+    // takes about 1.6 ms alone, 2.2 ms after 5 ms of GEMMs and 2.9 ms after 20 ms (Open MPI 4.1,
+    // vader); the same holds for all-reduce and all-gather, small messages included.
+    const bool job_bursts = !cuda && !opts.check_only && ms.layers > 0;
+    const int bT = job_bursts ? ms.micro_batch * ms.seq : 1, bh = job_bursts ? ms.hidden : 1;
+    const int bhl = job_bursts ? ms.hidden / ms.tp : 1, bfl = job_bursts ? 4 * ms.hidden / ms.tp : 1;
+    DeviceArray<float> ba(be, size_t(bT) * bh), bwq(be, size_t(bh) * bhl), bq(be, size_t(bT) * bhl),
+        bwo(be, size_t(bhl) * bh), by(be, size_t(bT) * bh), bw1(be, size_t(bh) * bfl), bu(be, size_t(bT) * bfl),
+        bw2(be, size_t(bfl) * bh);
+    for (DeviceArray<float>* a : {&ba, &bwq, &bq, &bwo, &by, &bw1, &bu, &bw2}) a->zero();
+    const auto layer_gemms = [&](int times) {
+      for (int t = 0; t < times; ++t) {
+        for (int i = 0; i < 3; ++i) be.gemm(DType::kF32, false, false, bT, bhl, bh, 1.0f, ba.data(), bwq.data(), 0.0f, bq.data());
+        be.gemm(DType::kF32, false, false, bT, bh, bhl, 1.0f, bq.data(), bwo.data(), 0.0f, by.data());
+        be.gemm(DType::kF32, false, false, bT, bfl, bh, 1.0f, ba.data(), bw1.data(), 0.0f, bu.data());
+        be.gemm(DType::kF32, false, false, bT, bh, bfl, 1.0f, bu.data(), bw2.data(), 0.0f, by.data());
+      }
+    };
+    const int step_layers = std::max(1, ms.layers / std::max(1, ms.pp)) * ms.micro_batches * 3;
+    auto burst_before = [&](size_t b) -> std::function<void()> {
+      if (!job_bursts) return {};
+      if (std::find(gradient_sizes.begin(), gradient_sizes.end(), b) != gradient_sizes.end())
+        return [&, step_layers] { layer_gemms(step_layers); };
+      if (b == activation_size) return [&] { layer_gemms(1); };
+      return {};
+    };
     const std::string fabric = fabric_of(comm);
     if (root) {
       w.key("collectives").begin_array();
@@ -808,7 +840,8 @@ CalibrationOutcome run_calibration(Backend& be, Communicator& comm, const Calibr
       for (size_t b : sizes) {
         int iters = b <= (64u << 10) ? 20 : (b <= (4u << 20) ? 5 : 2);
         runs.push_back(cuda ? run_collective(be, comm, kind, b, 2, iters, CollectiveTiming::kBackToBack)
-                            : run_collective(be, comm, kind, b, 2, std::max(iters, 7), CollectiveTiming::kIsolated));
+                            : run_collective(be, comm, kind, b, 2, std::max(iters, 7), CollectiveTiming::kIsolated,
+                                             burst_before(b)));
         wrong += root ? runs.back().wrong : 0;
       }
       emit(to_string(kind), runs, kind, comm.name());

@@ -13,7 +13,8 @@ uint8_t byte_value(int rank, int dest, size_t i) { return uint8_t((rank * 7 + de
 }  // namespace
 
 CollectiveRun run_collective(Backend& be, Communicator& comm, CollectiveKind kind, size_t bytes,
-                             int warmup, int iters, CollectiveTiming timing) {
+                             int warmup, int iters, CollectiveTiming timing,
+                             const std::function<void()>& before_each) {
   const int n = comm.size(), r = comm.rank();
   CollectiveRun run;
   const bool reduction = kind == CollectiveKind::kAllReduce || kind == CollectiveKind::kReduceScatter;
@@ -76,6 +77,10 @@ CollectiveRun run_collective(Backend& be, Communicator& comm, CollectiveKind kin
   } else {
     std::vector<double> calls;
     for (int i = 0; i < std::max(1, iters); ++i) {
+      if (before_each) {
+        before_each();
+        be.synchronize();
+      }
       comm.barrier();
       auto t0 = std::chrono::steady_clock::now();
       once();

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 
 #include "kernels/backend.hpp"
 #include "kernels/bus_bandwidth.hpp"
@@ -24,13 +25,15 @@ struct CollectiveRun {
 // ranks met at a barrier, the median of `iters`: how a training step issues its collectives,
 // one at a time between compute. Over MPI shared memory they can differ twofold for a
 // megabyte reduce-scatter (Open MPI 4.1, vader and tuned), while all-reduce and all-gather time
-// the same either way.
+// the same either way. `before_each` (kIsolated only) runs before each call's barrier, untimed:
+// the compute the trainer runs before it.
 enum class CollectiveTiming { kBackToBack, kIsolated };
 
 // `bytes` is rounded down to whole elements (floats for the reductions, a multiple of size()).
 // For send/recv, ranks pair up (0<->1, 2<->3, ...); an odd last rank idles. All ranks of `comm`
 // must call with the same arguments.
 CollectiveRun run_collective(Backend& be, Communicator& comm, CollectiveKind kind, size_t bytes,
-                             int warmup, int iters, CollectiveTiming timing = CollectiveTiming::kBackToBack);
+                             int warmup, int iters, CollectiveTiming timing = CollectiveTiming::kBackToBack,
+                             const std::function<void()>& before_each = {});
 
 }  // namespace trainsim::kernels
