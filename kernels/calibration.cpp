@@ -128,6 +128,18 @@ size_t stage_param_count(const ModelOpShape& m, int pp_rank) {
   return (n + pad - 1) / pad * pad;
 }
 
+// The layer's six forward GEMMs at the trainer's shapes (T tokens, hidden h, hl = h/tp, fl =
+// 4h/tp): Q, K, V (a W_q, three times), the output projection (o W_o), fc1 (a W_1), fc2 (g W_2).
+void layer_forward_gemms(Backend& be, int T, int h, int hl, int fl, const float* a, const float* wq, float* q,
+                         const float* o, const float* wo, float* y, const float* w1, float* u, const float* g,
+                         const float* w2) {
+  const auto F = DType::kF32;
+  for (int i = 0; i < 3; ++i) be.gemm(F, false, false, T, hl, h, 1.0f, a, wq, 0.0f, q);
+  be.gemm(F, false, false, T, h, hl, 1.0f, o, wo, 0.0f, y);
+  be.gemm(F, false, false, T, fl, h, 1.0f, a, w1, 0.0f, u);
+  be.gemm(F, false, false, T, h, fl, 1.0f, g, w2, 0.0f, y);
+}
+
 // The "op_rates" section: every op of one rank's training step at the trainer's shapes, timed on
 // all ranks at once (the machine is shared as in training: caches, memory bandwidth, cores), the
 // per-rank medians averaged over ranks. Each op was checked against the float64 reference in
@@ -303,8 +315,9 @@ void time_model_ops(Backend& be, Communicator& comm, const ModelOpShape& ms, dou
       double op_s = 0;
       calls.clear();
       for (int i = 0; i < reps; ++i) {
-        calls.push_back(call());
-        op_s += calls.back();
+        const double c = call();
+        op_s += c;
+        if (prelude) calls.push_back(c);
       }
       be.synchronize();
       const double wall = std::chrono::duration<double>(Clock::now() - t0).count();
@@ -344,10 +357,8 @@ void time_model_ops(Backend& be, Communicator& comm, const ModelOpShape& ms, dou
   };
   const double gemm_layer_flop = 2.0 * T * h * (4.0 * hl + 2.0 * fl);  // per pass
   time("gemm_forward", gemm_layer_flop, true, [&](Set& b) {
-    for (int i = 0; i < 3; ++i) be.gemm(F, false, false, T, hl, h, 1.0f, b.a.data(), b.wt->wq.data(), 0.0f, b.q.data());
-    be.gemm(F, false, false, T, h, hl, 1.0f, b.o.data(), b.wt->wo.data(), 0.0f, b.y.data());
-    be.gemm(F, false, false, T, fl, h, 1.0f, b.a.data(), b.wt->w1.data(), 0.0f, b.u.data());
-    be.gemm(F, false, false, T, h, fl, 1.0f, b.g.data(), b.wt->w2.data(), 0.0f, b.y.data());
+    layer_forward_gemms(be, T, h, hl, fl, b.a.data(), b.wt->wq.data(), b.q.data(), b.o.data(), b.wt->wo.data(), b.y.data(),
+                        b.wt->w1.data(), b.u.data(), b.g.data(), b.wt->w2.data());
   }, Prelude::kLayerNorm);
   time("gemm_backward_input", gemm_layer_flop, true, [&](Set& b) {
     be.gemm(F, false, true, T, fl, h, 1.0f, b.dy.data(), b.wt->w2.data(), 0.0f, b.g.data());
@@ -782,12 +793,9 @@ CalibrationOutcome run_calibration(Backend& be, Communicator& comm, const Calibr
         bw2(be, size_t(bfl) * bh);
     for (DeviceArray<float>* a : {&ba, &bwq, &bq, &bwo, &by, &bw1, &bu, &bw2}) a->zero();
     const auto layer_gemms = [&](int times) {
-      for (int t = 0; t < times; ++t) {
-        for (int i = 0; i < 3; ++i) be.gemm(DType::kF32, false, false, bT, bhl, bh, 1.0f, ba.data(), bwq.data(), 0.0f, bq.data());
-        be.gemm(DType::kF32, false, false, bT, bh, bhl, 1.0f, bq.data(), bwo.data(), 0.0f, by.data());
-        be.gemm(DType::kF32, false, false, bT, bfl, bh, 1.0f, ba.data(), bw1.data(), 0.0f, bu.data());
-        be.gemm(DType::kF32, false, false, bT, bh, bfl, 1.0f, bu.data(), bw2.data(), 0.0f, by.data());
-      }
+      for (int t = 0; t < times; ++t)
+        layer_forward_gemms(be, bT, bh, bhl, bfl, ba.data(), bwq.data(), bq.data(), bq.data(), bwo.data(), by.data(),
+                            bw1.data(), bu.data(), bu.data(), bw2.data());
     };
     const int step_layers = std::max(1, ms.layers / std::max(1, ms.pp)) * ms.micro_batches * 3;
     auto burst_before = [&](size_t b) -> std::function<void()> {

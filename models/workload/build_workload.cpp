@@ -723,16 +723,18 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r, const WorkloadOp
   // optimizer shard and all-gather the updated parameters (ZeRO paper sec. 5; Megatron's
   // distributed optimizer; DeepSpeed stage 1/2), in the parameters' own precision. A compressed
   // reduction stays one compressed all-reduce.
-  const bool sharded_dp = p.zero_stage >= 1;
+  auto sharded_reduction = [&](const CompressionStage* stage) {
+    return p.zero_stage >= 1 && !(stage && stage->method != "none");
+  };
   auto dp_time = [&](const CompressionStage* stage) {
     CompressionEffect ce;
     if (stage) ce = compression_effect(*stage, h, sb.grads);
-    const bool compressed = stage && stage->method != "none";
+    const bool sharded = sharded_reduction(stage);
     auto reduce = [&](double params, const GroupShape& g) {
       if (g.ranks <= 1 || params <= 0) return 0.0;
       const double grad_bytes = params * sb.grads;
       double s = 0;
-      if (sharded_dp && !compressed) {
+      if (sharded) {
         s = memo::collective_cost(env, CollectiveOp::kReduceScatter, algo, protocol, grad_bytes, g, fabric).time_s +
             memo::collective_cost(env, CollectiveOp::kAllGather, algo, protocol, params * sb.params, g, fabric).time_s;
       } else if (ce.needs_allgather) {
@@ -751,10 +753,9 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r, const WorkloadOp
   auto stage_dp_bytes = [&](const CompressionStage* stage, double dense, double expert) {
     CompressionEffect ce;
     if (stage) ce = compression_effect(*stage, h, sb.grads);
-    const bool compressed = stage && stage->method != "none";
     // A ring all-reduce sends 2 (n-1)/n of the buffer; a reduce-scatter and an all-gather
     // (n-1)/n of theirs each.
-    const double buffers = sharded_dp && !compressed ? sb.grads + sb.params : 2 * sb.grads * ce.wire_ratio;
+    const double buffers = sharded_reduction(stage) ? sb.grads + sb.params : 2 * sb.grads * ce.wire_ratio;
     auto part = [&](double params, double n) { return n > 1 ? params * buffers * (n - 1) / n : 0.0; };
     return part(dense, dp_group.ranks) + part(expert, expert_dp_group.ranks);
   };
@@ -841,8 +842,9 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r, const WorkloadOp
   w.expert_dp_group = expert_dp_group;
   w.grad_bytes_per_param = sb.grads;
   w.param_bytes_per_param = sb.params;
-  w.dp_sharded = sharded_dp && std::all_of(p.compression.begin(), p.compression.end(),
-                                           [](const CompressionStage& st) { return st.method == "none"; });
+  w.dp_sharded = sharded_reduction(nullptr) &&
+                 std::all_of(p.compression.begin(), p.compression.end(),
+                             [&](const CompressionStage& st) { return sharded_reduction(&st); });
   w.dp_bucket_params = dp_bucket_params(dp);
   w.overlap_dp = p.overlap.dp;
   w.zero_stage = p.zero_stage;

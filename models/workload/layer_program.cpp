@@ -191,18 +191,17 @@ class BlockBuilder {
     for (std::size_t k = 0; k < b_.comm.size(); ++k) {
       CommOp& c = b_.comm[k];
       if (!synchronising(c)) continue;
-      // A second collective of the group after the same op finds its members together.
-      bool second = false;
-      for (std::size_t j = 0; j < k; ++j)
-        second |= synchronising(b_.comm[j]) && b_.comm[j].group == c.group && b_.comm[j].after == c.after;
-      if (second) continue;
       int prev = -1;  // the latest `after` of the group before c's, else the group's last
       int last = -1;
-      for (const CommOp& o : b_.comm) {
+      bool second = false;  // a collective of the group after the same op found its members together
+      for (std::size_t j = 0; j < b_.comm.size(); ++j) {
+        const CommOp& o = b_.comm[j];
         if (o.group != c.group || !synchronising(o)) continue;
         if (o.after < c.after) prev = std::max(prev, o.after);
         last = std::max(last, o.after);
+        second |= j < k && o.after == c.after;
       }
+      if (second) continue;
       double sum_sq = 0;
       auto add_ops = [&](int from, int to) {  // ops (from, to]
         for (int i = from + 1; i <= to; ++i) sum_sq += b_.compute_s[i] * b_.compute_s[i];
