@@ -647,11 +647,11 @@ struct Player {
     double wire = 0;
     if (w.dp_sharded) {
       // Reduce-scatter of the gradients, then all-gather of the updated parameters (workload.hpp).
-      const double gather_bytes = params * w.param_bytes_per_param;
+      b.gather_bytes = params * w.param_bytes_per_param;
       b.closed_form_s = collective_cost(CollectiveOp::kReduceScatter, w.algo, w.protocol, b.bytes, shape, w.fabric).time_s +
-                        collective_cost(CollectiveOp::kAllGather, w.algo, w.protocol, gather_bytes, shape, w.fabric).time_s;
+                        collective_cost(CollectiveOp::kAllGather, w.algo, w.protocol, b.gather_bytes, shape, w.fabric).time_s;
       wire = (b.bytes * bus_bandwidth_factor(CollectiveOp::kReduceScatter, members) +
-              gather_bytes * bus_bandwidth_factor(CollectiveOp::kAllGather, members)) *
+              b.gather_bytes * bus_bandwidth_factor(CollectiveOp::kAllGather, members)) *
              members * groups.size();
     } else {
       b.closed_form_s = collective_cost(CollectiveOp::kAllReduce, w.algo, w.protocol, b.bytes, shape, w.fabric).time_s;
@@ -680,7 +680,7 @@ struct Player {
     q.ready.pop_front();
     tl.buckets[bi].start_s = plat.now_s();
     if (w.dp_sharded) {
-      const double gather_bytes = tl.buckets[bi].params * w.param_bytes_per_param;
+      const double gather_bytes = tl.buckets[bi].gather_bytes;
       play_bucket(d, expert, bi, CollectiveOp::kReduceScatter, tl.buckets[bi].bytes, [this, d, expert, bi, gather_bytes] {
         play_bucket(d, expert, bi, CollectiveOp::kAllGather, gather_bytes, [this, d, expert, bi] { bucket_done(d, expert, bi); });
       });

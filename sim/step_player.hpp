@@ -82,7 +82,8 @@ struct StepBucketRecord {
   bool expert = false;
   int chunk = 0;
   double params = 0;
-  double bytes = 0;  // per rank
+  double bytes = 0;         // per rank, the gradients' reduction
+  double gather_bytes = 0;  // per rank, the parameters' all-gather of a sharded (ZeRO-1/2) bucket
   double ready_s = 0;
   double start_s = 0;
   double end_s = 0;

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "models/core/scenario_error.hpp"
+#include "models/cost/collectives/collective_cost.hpp"
 #include "models/cost/compression.hpp"
 #include "models/cost/compute/attention_model.hpp"
 #include "models/cost/compute/kernel_params_json.hpp"
@@ -268,45 +269,38 @@ std::vector<std::string> apply_calibration(const json& cal, Scenario& s) {
   if (const json* colls_v = member(cal, "collectives")) {
     const json& colls = *colls_v;
     if (!colls.is_array()) throw ScenarioError("calibration.collectives", "expected a list");
+    // Every op the communicator ran inside a node, as it ran it: the first curve per (op, group
+    // size) is the communicator's own (calibrate writes those before its own ring and compressed
+    // variants). The first all-reduce also sets the in-node fabric.
+    std::string curves;
+    bool fabric_set = false;
+    s.cluster.measured_collectives.clear();
     for (std::size_t i = 0; i < colls.size(); ++i) {
       const json& c = colls[i];
       const std::string path = "calibration.collectives[" + std::to_string(i) + "]";
       if (!c.is_object()) throw ScenarioError(path, "expected an object");
       const json* ranks_v = member(c, "ranks");
       const int ranks = ranks_v ? static_cast<int>(json_to_integer(*ranks_v, path + ".ranks", 0, 1 << 24)) : 0;
-      if (string_of(c, "op", path) != "all_reduce" || ranks < 2) continue;
-      if (string_of(c, "fabric", path) == "inter_node") continue;
-      // A measured bus bandwidth is the one-direction rate a ring sustains, protocol included:
-      // NVLink-style "both directions" figure = 2 x busbw, efficiency 1. Ring latency per step =
-      // alpha / (2 (n - 1)).
-      const double busbw = in_range(member(c, "bus_bandwidth_bytes_per_s"), path + ".bus_bandwidth_bytes_per_s",
-                                    0, kMaxBytesPerS);
-      const json* alpha_v = member(c, "alpha_s");
-      if (alpha_v && (!alpha_v->is_number() || !(alpha_v->get<double>() >= 0 && alpha_v->get<double>() <= 1)))
-        throw ScenarioError(path + ".alpha_s", "expected a latency between 0 and 1 s, got " + describe_json_value(*alpha_v));
-      const double alpha = alpha_v ? alpha_v->get<double>() : 0.0;
-      s.cluster.intra_node.bandwidth_bytes_per_s = 2 * busbw;
-      s.cluster.intra_node.efficiency = 1.0;
-      s.cluster.intra_node.latency_s = std::max(0.0, alpha) / (2.0 * (ranks - 1));
-      applied.push_back(fmt("in-node all-reduce: busbw %.4g B/s, step latency %.3g s", busbw,
-                            s.cluster.intra_node.latency_s));
-      break;
-    }
-    // Every op the communicator ran, as it ran it: the first curve per (op, group size) is the
-    // communicator's own (calibrate writes those before its own ring and compressed variants).
-    std::string curves;
-    s.cluster.measured_collectives.clear();
-    for (std::size_t i = 0; i < colls.size(); ++i) {
-      const json& c = colls[i];
-      const std::string path = "calibration.collectives[" + std::to_string(i) + "]";
       const std::string op = string_of(c, "op", path);
-      if (op != "all_reduce" && op != "reduce_scatter" && op != "all_gather" && op != "all_to_all" &&
-          op != "send_recv")
-        continue;
+      if (!measured_collective_op(op) || ranks < 2) continue;
       if (string_of(c, "fabric", path) == "inter_node") continue;
-      const json* ranks_v = member(c, "ranks");
-      const int ranks = ranks_v ? static_cast<int>(json_to_integer(*ranks_v, path + ".ranks", 0, 1 << 24)) : 0;
-      if (ranks < 2) continue;
+      if (op == "all_reduce" && !fabric_set) {
+        // A measured bus bandwidth is the one-direction rate a ring sustains, protocol included:
+        // NVLink-style "both directions" figure = 2 x busbw, efficiency 1. Ring latency per step
+        // = alpha / (2 (n - 1)).
+        const double busbw = in_range(member(c, "bus_bandwidth_bytes_per_s"), path + ".bus_bandwidth_bytes_per_s",
+                                      0, kMaxBytesPerS);
+        const json* alpha_v = member(c, "alpha_s");
+        if (alpha_v && (!alpha_v->is_number() || !(alpha_v->get<double>() >= 0 && alpha_v->get<double>() <= 1)))
+          throw ScenarioError(path + ".alpha_s", "expected a latency between 0 and 1 s, got " + describe_json_value(*alpha_v));
+        const double alpha = alpha_v ? alpha_v->get<double>() : 0.0;
+        s.cluster.intra_node.bandwidth_bytes_per_s = 2 * busbw;
+        s.cluster.intra_node.efficiency = 1.0;
+        s.cluster.intra_node.latency_s = std::max(0.0, alpha) / (2.0 * (ranks - 1));
+        applied.push_back(fmt("in-node all-reduce: busbw %.4g B/s, step latency %.3g s", busbw,
+                              s.cluster.intra_node.latency_s));
+        fabric_set = true;
+      }
       bool seen = false;
       for (const MeasuredCollective& m : s.cluster.measured_collectives) seen = seen || (m.op == op && m.ranks == ranks);
       const json* samples = member(c, "samples");

@@ -143,17 +143,20 @@ FabricTerms fabric_terms(const ClusterSpec& c) {
                                      c.gpus_per_node >= 2);
   f.collnet = c.network.collnet;
   for (const MeasuredCollective& m : c.measured_collectives) {
-    CollectiveOp op;
-    if (m.op == "all_reduce") op = CollectiveOp::kAllReduce;
-    else if (m.op == "reduce_scatter") op = CollectiveOp::kReduceScatter;
-    else if (m.op == "all_gather") op = CollectiveOp::kAllGather;
-    else if (m.op == "all_to_all") op = CollectiveOp::kAllToAll;
-    else if (m.op == "send_recv") op = CollectiveOp::kSendRecv;
-    else continue;
-    if (m.ranks < 2 || m.bytes_seconds.empty()) continue;
-    f.measured.push_back({op, m.ranks, m.bytes_seconds});
+    const std::optional<CollectiveOp> op = measured_collective_op(m.op);
+    if (!op || m.ranks < 2 || m.bytes_seconds.empty()) continue;
+    f.measured.push_back({*op, m.ranks, m.bytes_seconds});
   }
   return f;
+}
+
+std::optional<CollectiveOp> measured_collective_op(std::string_view name) {
+  if (name == "all_reduce") return CollectiveOp::kAllReduce;
+  if (name == "reduce_scatter") return CollectiveOp::kReduceScatter;
+  if (name == "all_gather") return CollectiveOp::kAllGather;
+  if (name == "all_to_all") return CollectiveOp::kAllToAll;
+  if (name == "send_recv") return CollectiveOp::kSendRecv;
+  return std::nullopt;
 }
 
 double measured_collective_time_s(const std::vector<std::pair<double, double>>& pts, double bytes) {

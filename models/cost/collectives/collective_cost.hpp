@@ -7,6 +7,7 @@
 // nccl-tests doc/PERFORMANCE.md and live only here.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -63,6 +64,10 @@ CollectiveAlgo collective_algo_from_string(const std::string& name, const std::s
 CollectiveProtocol collective_protocol_from_string(const std::string& name,
                                                    const std::string& path);
 std::vector<std::string> collective_op_names();
+// The op a calibration's collective row names (MeasuredCollective::op: "all_reduce",
+// "reduce_scatter", "all_gather", "all_to_all", "send_recv"); nullopt for any other, which the
+// communicator's curves do not carry.
+std::optional<CollectiveOp> measured_collective_op(std::string_view calibration_name);
 std::vector<std::string> collective_algo_names();  // "auto" first, then the registry
 std::vector<std::string> collective_protocol_names();
 
