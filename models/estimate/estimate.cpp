@@ -13,9 +13,9 @@
 namespace trainsim {
 namespace {
 
-// What the playback reads of each device: its passes per chunk (interleaving splits a device's
-// layers into vpp chunks; DualPipe's two directions each hold a full stage, hence its two
-// parameter copies, so its per-pass cost is the stage's).
+// What the playback reads of each device: its passes per chunk. A stage's figures are per
+// micro-batch (build_workload); interleaving takes each micro-batch through the device's vpp
+// chunks, DualPipe through one of its two (its direction's stage), whose mean the stage holds.
 StageCosts stage_costs(const Workload& w, const StageWork& s) {
   const int chunks = w.schedule->layer_chunks(w.vpp);
   return {s.forward_s / chunks, (s.backward_s - s.backward_weight_s) / chunks, s.backward_weight_s / chunks};

@@ -515,12 +515,6 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r, const WorkloadOp
     b.params_bytes = dense.params_bytes + expert.params_bytes;
     b.grads_bytes = dense.grads_bytes + expert.grads_bytes;
     b.optimizer_bytes = dense.optimizer_bytes + expert.optimizer_bytes;
-    if (schedule.bidirectional() && pp > 1) {
-      // A bidirectional schedule (DualPipe) keeps two copies of the parameters (and their
-      // gradients) per device.
-      b.params_bytes *= 2;
-      b.grads_bytes *= 2;
-    }
     if (p.offload.optimizer) {
       // The host runs Adam, so each gradient streams to it as it is produced (the PCIe transfer
       // counted above): the GPU holds one layer's gradients, as DeepSpeed's ZeRO-Offload
@@ -650,6 +644,10 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r, const WorkloadOp
       sw.compute_sq_s2 = prev.compute_sq_s2;
       std::copy(previous_traffic, previous_traffic + kCommPurposes, stage_traffic);
     }
+    // A stage's figures are per micro-batch: interleaving takes every micro-batch through each
+    // of the device's chunks, DualPipe takes each through one of its two (its direction's), so a
+    // chunk counts for the share of the micro-batches that visit it.
+    const double visits = static_cast<double>(schedule.layer_chunks(p.vpp)) / chunks;
     for (int k = 0; k < chunks && !reuse; ++k) {
       const ChunkLayers& cl = layout.chunk(d, k);
       ChunkProgram* ch = nullptr;
@@ -673,24 +671,24 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r, const WorkloadOp
           ps = memo_pass(ctx, contexts[i], cl, kinds[i], sigma);
         }
         const PassCost& pc = ps.cost;
-        sw.compute_sq_s2 += ps.compute_sq_s2;
-        for (int t = 0; t < kCommPurposes; ++t) stage_traffic[t] += ps.traffic[t] * micro_batches;
+        sw.compute_sq_s2 += visits * ps.compute_sq_s2;
+        for (int t = 0; t < kCommPurposes; ++t) stage_traffic[t] += ps.traffic[t] * visits * micro_batches;
         const bool fwd = kinds[i] == PassKind::kForward;
         if (fwd) {
-          sw.forward_s += pc.time_s;
-          sw.forward_compute_s += pc.compute_s;
+          sw.forward_s += visits * pc.time_s;
+          sw.forward_compute_s += visits * pc.compute_s;
         } else {
-          sw.backward_s += pc.time_s;
-          sw.backward_compute_s += pc.compute_s;
-          sw.async_busy_s += pc.async_busy_s;
+          sw.backward_s += visits * pc.time_s;
+          sw.backward_compute_s += visits * pc.compute_s;
+          sw.async_busy_s += visits * pc.async_busy_s;
           sw.async_tail_s = std::max(sw.async_tail_s, pc.async_tail_s);
         }
-        if (kinds[i] == PassKind::kBackwardWeight) sw.backward_weight_s += pc.time_s;
-        else if (kinds[i] == PassKind::kBackward) sw.backward_weight_s += ps.wgrad_compute_s;
-        sw.tp_comm_s += pc.exposed_s[static_cast<int>(CommPurpose::kTp)];
-        sw.cp_comm_s += pc.exposed_s[static_cast<int>(CommPurpose::kCp)];
-        sw.ep_comm_s += pc.exposed_s[static_cast<int>(CommPurpose::kEp)];
-        sw.zero3_comm_s += pc.exposed_s[static_cast<int>(CommPurpose::kDp)];
+        if (kinds[i] == PassKind::kBackwardWeight) sw.backward_weight_s += visits * pc.time_s;
+        else if (kinds[i] == PassKind::kBackward) sw.backward_weight_s += visits * ps.wgrad_compute_s;
+        sw.tp_comm_s += visits * pc.exposed_s[static_cast<int>(CommPurpose::kTp)];
+        sw.cp_comm_s += visits * pc.exposed_s[static_cast<int>(CommPurpose::kCp)];
+        sw.ep_comm_s += visits * pc.exposed_s[static_cast<int>(CommPurpose::kEp)];
+        sw.zero3_comm_s += visits * pc.exposed_s[static_cast<int>(CommPurpose::kDp)];
       }
     }
     std::copy(stage_traffic, stage_traffic + kCommPurposes, previous_traffic);
@@ -710,10 +708,13 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r, const WorkloadOp
     // Scatter-gather optimisation: each TP rank sends 1/tp of the activation (SC'21 sec. 4.1).
     const double bytes = act_bytes / tp;
     pp_p2p_s = memo::collective_cost(env, CollectiveOp::kSendRecv, algo, protocol, bytes, pp_pair, fabric).time_s;
-    const double sends = 2.0 * micro_batches * std::max(1, chunks);
+    // A micro-batch crosses the boundaries of the virtual stages it visits, its activation
+    // forward and its gradient back: interleaving's p v - 1, DualPipe's p - 1 in its direction.
+    const int visited = schedule.layer_chunks(p.vpp);
+    const double sends = 2.0 * micro_batches * visited;
     r.pp_bytes = sends * bytes;
-    // Every stage boundary of every chunk, both directions, every TP rank of every replica.
-    const double boundaries = static_cast<double>(pp) * chunks - 1;
+    // Every stage boundary, both directions, every TP rank of every replica.
+    const double boundaries = static_cast<double>(pp) * visited - 1;
     traffic_per_gpu[static_cast<int>(CommPurpose::kPp)][1] =
         2.0 * micro_batches * boundaries * bytes * tp * cp * dp;
   }

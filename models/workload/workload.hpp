@@ -19,7 +19,9 @@
 namespace trainsim {
 
 // One pipeline device (all of its model chunks), per micro-batch, one GPU: its passes as the
-// closed form reduces them (the sum over its chunks).
+// closed form reduces them, summed over the chunks a micro-batch visits (interleaving: all of
+// the device's; DualPipe: one of its two directions' stages, so the mean of the two). Layers and
+// parameters are what the device holds (DualPipe: both stages).
 struct StageWork {
   int layers = 0;
   int moe_layers = 0;

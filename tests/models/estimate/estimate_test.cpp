@@ -81,6 +81,30 @@ TEST(Estimate, InterleavingAndZeroBubbleShrinkTheBubble) {
   EXPECT_LT(estimate(make(zb)).bubble_fraction, b1f1b);
 }
 
+TEST(Estimate, DualPipeTakesEachMicroBatchThroughOneOfTheTwoStagesADeviceHolds) {
+  // DualPipe (DeepSeek-V3 report, sec. 3.2.1 and Table 2): device d holds stage d of one
+  // direction and stage p-1-d of the other, each direction carrying half the micro-batches. So
+  // a device computes what a 1F1B device computes (m micro-batches through one stage's layers),
+  // sends as many activations, and holds twice the parameters and gradients.
+  const json base = {{"tp", 8}, {"pp", 4}, {"dp", 8}, {"global_batch", 64}};
+  json dual = base;
+  dual["schedule"] = "dualpipe";
+  Scenario sa = make(base), sb = make(dual);
+  sa.model.vocab = sb.model.vocab = 64;  // uniform stages: the embedding and the head cost nothing
+  const Result one = estimate(sa), two = estimate(sb);
+  ASSERT_TRUE(one.feasible) << one.reason;
+  ASSERT_TRUE(two.feasible) << two.reason;
+  EXPECT_NEAR(two.breakdown.compute_s, one.breakdown.compute_s, 1e-3 * one.breakdown.compute_s);
+  EXPECT_NEAR(two.pp_bytes, one.pp_bytes, 1e-9 * one.pp_bytes);
+  const MemoryBreakdown& m1 = one.per_stage[1].breakdown;
+  const MemoryBreakdown& m2 = two.per_stage[1].breakdown;
+  EXPECT_EQ(two.per_stage[1].layers, 2 * one.per_stage[1].layers);
+  EXPECT_NEAR(m2.params_bytes, 2 * m1.params_bytes, 1e-9 * m1.params_bytes);
+  EXPECT_NEAR(m2.grads_bytes, 2 * m1.grads_bytes, 1e-9 * m1.grads_bytes);
+  // Its smaller bubble, (p/2 - 1)(F&B + B - 3W) against (p-1)(F + B), makes the step shorter.
+  EXPECT_LT(two.step_time_s, one.step_time_s);
+}
+
 TEST(Estimate, FlopsAndUtilisationAreConsistent) {
   const Scenario s = make({{"tp", 8}, {"pp", 2}, {"dp", 16}, {"global_batch", 512}, {"recompute", "full"}});
   const Result r = estimate(s);
