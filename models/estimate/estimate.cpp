@@ -111,7 +111,14 @@ void compose_closed_form(const Scenario& sc, const Workload& w, Result& r, const
   const int m = w.micro_batches;
   const double mb_time = worst->forward_s + worst->backward_s;
   const double steady = m * mb_time;
-  const BubbleInputs bin{w.pp, w.vpp, m, worst->forward_s, worst->backward_s, worst->backward_weight_s};
+  BubbleInputs bin{w.pp, w.vpp, m, worst->forward_s, worst->backward_s, worst->backward_weight_s};
+  bin.others_forward_s = bin.others_backward_s = bin.others_backward_weight_s = 0;
+  for (const StageWork& s : w.stages) {
+    if (&s == worst) continue;
+    bin.others_forward_s += s.forward_s;
+    bin.others_backward_s += s.backward_s;
+    bin.others_backward_weight_s += s.backward_weight_s;
+  }
   double bubble = w.schedule->bubble_time_s(bin);
   const bool play = w.pp > 1 && m < 2 * w.pp;  // played below (after the cheaper parts)
   double pp_exposed = 0;

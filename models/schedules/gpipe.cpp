@@ -36,7 +36,7 @@ class Gpipe final : public PipelineSchedule {
 
  protected:
   double pipeline_bubble_s(const BubbleInputs& in) const override {
-    return (in.pp - 1) * (in.forward_s + in.backward_s);
+    return in.others_f() + in.others_b();
   }
   double held_micro_batches(int, int, int, int m) const override { return m; }
 };

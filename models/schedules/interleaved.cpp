@@ -37,7 +37,7 @@ class Interleaved final : public PipelineSchedule {
 
  protected:
   double pipeline_bubble_s(const BubbleInputs& in) const override {
-    return (in.pp - 1) * (in.forward_s + in.backward_s) / std::max(1, in.vpp);
+    return (in.others_f() + in.others_b()) / std::max(1, in.vpp);
   }
   std::string plan_constraint(int pp, int vpp, int m) const override {
     if (vpp < 2) return "plan.schedule \"interleaved\" needs plan.vpp >= 2";

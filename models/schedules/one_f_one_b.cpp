@@ -29,7 +29,7 @@ class OneFOneB final : public PipelineSchedule {
 
  protected:
   double pipeline_bubble_s(const BubbleInputs& in) const override {
-    return (in.pp - 1) * (in.forward_s + in.backward_s);
+    return in.others_f() + in.others_b();
   }
 };
 

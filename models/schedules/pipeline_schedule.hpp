@@ -85,6 +85,18 @@ struct BubbleInputs {
   double forward_s = 0;          // F: one micro-batch through the slowest stage
   double backward_s = 0;         // B + W
   double backward_weight_s = 0;  // W alone
+  // The same, summed over the other p - 1 stages: the fill and the drain pass through them, so
+  // the idle time around the slowest stage's m micro-batches is their sum, not p - 1 times its
+  // own (1F1B's makespan (m - 1)(F + B)_slowest + sum over s of (F + B)_s, exact when one stage
+  // is heavier than the others alike). Negative: p - 1 stages like the slowest.
+  double others_forward_s = -1;
+  double others_backward_s = -1;
+  double others_backward_weight_s = -1;
+  double others_f() const { return others_forward_s >= 0 ? others_forward_s : (pp - 1) * forward_s; }
+  double others_b() const { return others_backward_s >= 0 ? others_backward_s : (pp - 1) * backward_s; }
+  double others_w() const {
+    return others_backward_weight_s >= 0 ? others_backward_weight_s : (pp - 1) * backward_weight_s;
+  }
 };
 
 // What a schedule is, as data (read on every plan: no virtual call).

@@ -17,8 +17,8 @@ class ZbH1 final : public PipelineSchedule {
 
  protected:
   double pipeline_bubble_s(const BubbleInputs& in) const override {
-    const double f = in.forward_s, b = in.backward_s, w = in.backward_weight_s;
-    return (in.pp - 1) * std::max(f, f + b - 2 * w);
+    const double f = in.others_f(), b = in.others_b(), w = in.others_w();
+    return std::max(f, f + b - 2 * w);
   }
 };
 

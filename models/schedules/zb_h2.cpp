@@ -18,8 +18,8 @@ class ZbH2 final : public PipelineSchedule {
 
  protected:
   double pipeline_bubble_s(const BubbleInputs& in) const override {
-    const double f = in.forward_s, b = in.backward_s, w = in.backward_weight_s;
-    return (in.pp - 1) * std::max(0.0, f + b - 3 * w);
+    const double f = in.others_f(), b = in.others_b(), w = in.others_w();
+    return std::max(0.0, f + b - 3 * w);
   }
   double held_micro_batches(int pp, int, int stage, int m) const override {
     return std::min<double>(m, 2.0 * (pp - stage));

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <set>
 #include <string>
 
@@ -104,6 +105,59 @@ TEST(PipelineSchedule, EveryRegisteredSchedulePlaysWithinItsClosedForm) {
       EXPECT_NEAR(t.makespan_s - ideal, closed, 1e-9);
     }
   }
+}
+
+// The fill and the drain pass through the other stages, not through p - 1 copies of the slowest:
+// with one stage heavier than the rest, 1F1B and GPipe make (m - 1)(F + B)_slowest + the sum of
+// every stage's F + B, which the closed form gives exactly from the other stages' sums. Where
+// the heavy stage is not the last, the backward of the stages after it waits less than the
+// closed form counts: it stays an upper bound, within a few percent.
+TEST(PipelineSchedule, TheFillAndDrainAreTheOtherStagesOwnPasses) {
+  const int p = 8, m = 32;
+  auto closed_makespan = [&](const char* name, const std::vector<StageCosts>& c, int v) {
+    std::size_t worst = 0;
+    auto fb = [&](std::size_t s) { return c[s].forward_s + c[s].backward_s + c[s].backward_weight_s; };
+    for (std::size_t s = 1; s < c.size(); ++s)
+      if (fb(s) > fb(worst)) worst = s;
+    BubbleInputs in{p, v, m, v * c[worst].forward_s, v * (c[worst].backward_s + c[worst].backward_weight_s),
+                    v * c[worst].backward_weight_s};
+    in.others_forward_s = in.others_backward_s = in.others_backward_weight_s = 0;
+    for (std::size_t s = 0; s < c.size(); ++s) {
+      if (s == worst) continue;
+      in.others_forward_s += v * c[s].forward_s;
+      in.others_backward_s += v * (c[s].backward_s + c[s].backward_weight_s);
+      in.others_backward_weight_s += v * c[s].backward_weight_s;
+    }
+    BubbleInputs alike = in;  // p - 1 stages like the slowest: the form before the sums
+    alike.others_forward_s = alike.others_backward_s = alike.others_backward_weight_s = -1;
+    const double steady = m * v * fb(worst);
+    return std::pair{steady + pipeline_schedule(name).bubble_time_s(in),
+                     steady + pipeline_schedule(name).bubble_time_s(alike)};
+  };
+  for (const char* name : {"1f1b", "gpipe"}) {
+    SCOPED_TRACE(name);
+    std::vector<StageCosts> heavy_last(p, StageCosts{1.0, 1.5, 0.5});
+    heavy_last.back() = StageCosts{2.0, 3.0, 1.0};  // the output layer's stage
+    const double played = play_makespan_s(pipeline_schedule(name), p, 1, m, heavy_last.data(), p, 0.0);
+    const auto [closed, alike] = closed_makespan(name, heavy_last, 1);
+    EXPECT_NEAR(closed, played, 1e-9 * played);  // 31 x 6 + 7 x 3 + 6 = 213
+    EXPECT_NEAR(played, 213.0, 1e-9);
+    EXPECT_GT(alike, played * 1.09);  // 234: the slowest stage's fill counted p - 1 times
+    std::vector<StageCosts> heavy_first(p, StageCosts{1.0, 1.5, 0.5});
+    heavy_first.front() = StageCosts{1.5, 2.0, 0.5};
+    const double played_first = play_makespan_s(pipeline_schedule(name), p, 1, m, heavy_first.data(), p, 0.0);
+    const auto [closed_first, alike_first] = closed_makespan(name, heavy_first, 1);
+    EXPECT_GE(closed_first, played_first);
+    EXPECT_LT(closed_first, played_first * 1.05);
+    EXPECT_LT(closed_first, alike_first);
+  }
+  // Interleaved (v = 2, each chunk half a stage): a heavy last device, within 2%.
+  std::vector<StageCosts> inter(p, StageCosts{0.5, 0.75, 0.25});
+  inter.back() = StageCosts{1.0, 1.5, 0.5};
+  const double played = play_makespan_s(pipeline_schedule("interleaved"), p, 2, m, inter.data(), p, 0.0);
+  const auto [closed, alike] = closed_makespan("interleaved", inter, 2);
+  EXPECT_NEAR(closed, played, 0.02 * played);
+  EXPECT_LT(std::abs(closed - played), std::abs(alike - played));
 }
 
 // A schedule defined here only, as a new file would define one: GPipe's rule under another
