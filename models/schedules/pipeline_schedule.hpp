@@ -108,6 +108,12 @@ struct ScheduleTraits {
   // Two pipelines in opposite directions share the devices: device d runs stage d of one and
   // stage p-1-d of the other, holding two copies of its parameters.
   bool bidirectional = false;
+  // Its devices run a fixed op order: what its ready-op rule picks when F, B and W take equal
+  // time and transfers none (the zero-bubble paper's handcrafted ZB-H1 and ZB-H2 are drawn
+  // there, and runtimes run such an order, each device waiting for its next op's input). Played
+  // as a rule instead, a device that finds its B a transfer away starts a W or an F, and the
+  // delay cascades down the pipeline.
+  bool rule_order_fixed = false;
 };
 
 class PipelineSchedule {
@@ -137,6 +143,7 @@ class PipelineSchedule {
   }
 
   bool splits_backward() const { return traits_.splits_backward; }
+  bool rule_order_fixed() const { return traits_.rule_order_fixed; }
   bool uses_virtual_stages() const { return traits_.virtual_stages; }
   bool bidirectional() const { return traits_.bidirectional; }
 

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cassert>
+#include <map>
+#include <stdexcept>
+#include <tuple>
 
 namespace trainsim {
 
@@ -62,8 +65,46 @@ PipelineRunner::PipelineRunner(const PipelineSchedule& schedule, int pp, int vpp
 }
 
 void PipelineRunner::reset(const PipelineSchedule& schedule, int pp, int vpp, int micro_batches) {
+  reset(schedule, pp, vpp, micro_batches, false);
+}
+
+void PipelineRunner::rule_orders(const PipelineSchedule& schedule, int pp, int vpp, int micro_batches,
+                                 std::vector<std::vector<PipeOp>>& orders) {
+  PipelineRunner r;
+  r.reset(schedule, pp, vpp, micro_batches, true);
+  const int n = r.devices();
+  orders.assign(static_cast<std::size_t>(n), {});
+  // (end, device) of the op each busy device runs; the earliest ends first, lower device first.
+  std::vector<std::pair<int64_t, PipeOp>> running(static_cast<std::size_t>(n), {-1, PipeOp{}});
+  int64_t now = 0;
+  Handoff out[kMaxHandoffs];
+  while (!r.done()) {
+    for (int d = 0; d < n; ++d) {
+      if (running[d].first >= 0) continue;
+      if (auto op = r.pick(d)) {
+        orders[d].push_back(*op);
+        running[d] = {now + 1, *op};
+      }
+    }
+    int next = -1;
+    for (int d = 0; d < n; ++d)
+      if (running[d].first >= 0 && (next < 0 || running[d].first < running[next].first)) next = d;
+    if (next < 0) throw std::logic_error("PipelineRunner::rule_orders: the schedule's rule stalled");
+    now = running[next].first;
+    for (int d = 0; d < n; ++d) {
+      if (running[d].first != now) continue;
+      const PipeOp op = running[d].second;
+      running[d].first = -1;
+      const int k = r.finish(d, op, out);
+      for (int i = 0; i < k; ++i) r.arrive(out[i]);
+    }
+  }
+}
+
+void PipelineRunner::reset(const PipelineSchedule& schedule, int pp, int vpp, int micro_batches, bool rule) {
   schedule_ = &schedule;
-  static_ = schedule.has_static_order();
+  const bool fixed = !rule && schedule.rule_order_fixed();
+  static_ = !rule && (schedule.has_static_order() || fixed);
   split_ = schedule.splits_backward();
   dual_ = schedule.bidirectional();
   pp_ = std::max(1, pp);
@@ -99,8 +140,23 @@ void PipelineRunner::reset(const PipelineSchedule& schedule, int pp, int vpp, in
     PipeOp f{PipeOpKind::kForward, mb, chunk_of(0, dir), !split_};
     arrive(Handoff{device_of(0, dir), f, false});
   }
-  if (static_)
+  if (fixed) {
+    // Plan searches play the same few shapes many times: the orders are kept per shape.
+    struct Key {
+      const PipelineSchedule* schedule;
+      int pp, vpp, m;
+      bool operator<(const Key& o) const {
+        return std::tie(schedule, pp, vpp, m) < std::tie(o.schedule, o.pp, o.vpp, o.m);
+      }
+    };
+    thread_local std::map<Key, std::vector<std::vector<PipeOp>>> kept;
+    if (kept.size() > 256) kept.clear();
+    auto [it, added] = kept.try_emplace(Key{&schedule, pp_, vpp, m_});
+    if (added) rule_orders(schedule, pp_, vpp, m_, it->second);
+    for (int d = 0; d < pp_; ++d) dev_[d].order = it->second[d];
+  } else if (static_) {
     for (int d = 0; d < pp_; ++d) schedule.static_order(pp_, vpp_, m_, d, dev_[d].order);
+  }
 }
 
 std::optional<PipeOp> PipelineRunner::pick(int device) {

@@ -32,6 +32,10 @@ class PipelineRunner {
   PipelineRunner(const PipelineSchedule& schedule, int pp, int vpp, int micro_batches);
   // Starts a new step, keeping the buffers (no allocation once they are large enough).
   void reset(const PipelineSchedule& schedule, int pp, int vpp, int micro_batches);
+  // The schedule's ready-op rule played with every op taking one unit and no transfer delay:
+  // each device's ops in the order it ran them (PipelineSchedule::rule_order_fixed).
+  static void rule_orders(const PipelineSchedule& schedule, int pp, int vpp, int micro_batches,
+                          std::vector<std::vector<PipeOp>>& orders);
   const PipelineSchedule& schedule() const { return *schedule_; }
 
   int devices() const { return pp_; }
@@ -61,6 +65,8 @@ class PipelineRunner {
   int chunk_of(int virtual_stage, int direction) const;
   int direction_of_micro_batch(int mb) const;
   int stages_in_direction() const;
+
+  void reset(const PipelineSchedule& schedule, int pp, int vpp, int micro_batches, bool rule);
 
   const PipelineSchedule* schedule_ = nullptr;
   bool static_ = false, split_ = false, dual_ = false;  // the schedule's, read once per step

@@ -11,7 +11,7 @@ class ZbH1 final : public PipelineSchedule {
   ZbH1()
       : PipelineSchedule("zb-h1",
                          "zero-bubble H1: weight-grad deferred into the bubble, 1F1B memory",
-                         ScheduleTraits{.splits_backward = true}) {}
+                         ScheduleTraits{.splits_backward = true, .rule_order_fixed = true}) {}
   // The default ready-op rule with 1F1B's limits: p - s in flight, W's inputs held for at
   // most p micro-batches.
 

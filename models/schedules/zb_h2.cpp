@@ -11,7 +11,7 @@ class ZbH2 final : public PipelineSchedule {
   ZbH2()
       : PipelineSchedule("zb-h2",
                          "zero-bubble H2: near-zero bubble at about twice 1F1B's activations",
-                         ScheduleTraits{.splits_backward = true}) {}
+                         ScheduleTraits{.splits_backward = true, .rule_order_fixed = true}) {}
   int in_flight_limit(int pp, int, int, int device) const override { return 2 * (pp - device) - 1; }
   // The first stage's peak: deferring W never raises the peak activation memory above it.
   int weight_hold_limit(int pp) const override { return 2 * pp - 1; }

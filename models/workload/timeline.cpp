@@ -91,6 +91,9 @@ double play_static_order(Player& pl, int micro_batches, const StageCosts* costs,
             if (e < 0) break;
             ready = (vs - 1) % n != d ? e + p2p_s : e;
           }
+        } else if (op.kind == PipeOpKind::kBackwardWeight) {  // its own B's inputs
+          ready = b_end[at];
+          if (ready < 0) break;
         } else if (vs == last) {  // the loss: the same device's forward
           ready = f_end[at];
           if (ready < 0) break;
@@ -101,7 +104,8 @@ double play_static_order(Player& pl, int micro_batches, const StageCosts* costs,
         }
         const double end = std::max(free, ready) + op_cost(costs, stages, d, op);
         free = end;
-        (op.kind == PipeOpKind::kForward ? f_end : b_end)[at] = end;
+        if (op.kind == PipeOpKind::kForward) f_end[at] = end;
+        else if (op.kind == PipeOpKind::kBackward) b_end[at] = end;
         makespan = std::max(makespan, end);
         ++ran;
       }

@@ -73,6 +73,31 @@ TEST(Timeline, ZeroBubbleSchedulesShrinkTheBubble) {
   EXPECT_LE(h2, 0.34 * b1);
 }
 
+// The zero-bubble schedules run a fixed order per device (the rule's at equal F, B and W): a
+// transfer far shorter than the ops costs them no more than it costs 1F1B (the transfers on its
+// critical path). Played as a greedy rule, a device that found its B a transfer away started
+// a W or an F instead: a delay of 0.4% of a forward added more than five forwards to the step.
+TEST(Timeline, ZeroBubbleOrdersAreFixedSoAShortTransferCostsOnlyItsOwnTime) {
+  const int p = 8, m = 32;
+  const double delay = 0.005;  // against F = 1, B = 2, W = 1
+  const double f1b_at_once = play_schedule(pipeline_schedule("1f1b"), p, 1, m, uniform(p, 1, 3, 0), 0.0).makespan_s;
+  const double f1b_late = play_schedule(pipeline_schedule("1f1b"), p, 1, m, uniform(p, 1, 3, 0), delay).makespan_s;
+  for (const char* name : {"zb-h1", "zb-h2"}) {
+    SCOPED_TRACE(name);
+    const double at_once = play_schedule(pipeline_schedule(name), p, 1, m, uniform(p, 1, 2, 1), 0.0).makespan_s;
+    const Timeline late = play_schedule(pipeline_schedule(name), p, 1, m, uniform(p, 1, 2, 1), delay);
+    EXPECT_EQ(late.ops.size(), static_cast<size_t>(3 * m * p));
+    EXPECT_GE(late.makespan_s, at_once);
+    EXPECT_LE(late.makespan_s - at_once, f1b_late - f1b_at_once);
+  }
+  // At equal F, B and W the rule reaches the published bubbles within one W: ZB-H1
+  // (p-1)(F+B-W) = 14 plus 1, ZB-H2 (p-1)(F+B-2W) = 7 plus 1 (Qi et al., ICLR'24, sec. 3).
+  const double h1 = play_schedule(pipeline_schedule("zb-h1"), p, 1, m, uniform(p, 1, 2, 1), 0.0).makespan_s;
+  const double h2 = play_schedule(pipeline_schedule("zb-h2"), p, 1, m, uniform(p, 1, 2, 1), 0.0).makespan_s;
+  EXPECT_DOUBLE_EQ(h1 - 4.0 * m, 15.0);
+  EXPECT_DOUBLE_EQ(h2 - 4.0 * m, 8.0);
+}
+
 TEST(Timeline, DualPipeRunsEveryOpOnceAndBeatsOneF1B) {
   const int p = 8, m = 16;
   const Timeline t = play_schedule(pipeline_schedule("dualpipe"), p, 1, m, uniform(p, 1, 1, 1), 0.0);
