@@ -106,19 +106,21 @@ double played_makespan_s(const Workload& w, bool memoise) {
 void compose_closed_form(const Scenario& sc, const Workload& w, Result& r, const EstimateOptions& options) {
   const bool memoise = options.memoise;
   const StageWork* worst = &w.stages.front();
-  for (const StageWork& s : w.stages)
+  double sum_f = 0, sum_b = 0, sum_w = 0;
+  for (const StageWork& s : w.stages) {
     if (s.forward_s + s.backward_s > worst->forward_s + worst->backward_s) worst = &s;
+    sum_f += s.forward_s;
+    sum_b += s.backward_s;
+    sum_w += s.backward_weight_s;
+  }
   const int m = w.micro_batches;
   const double mb_time = worst->forward_s + worst->backward_s;
   const double steady = m * mb_time;
   BubbleInputs bin{w.pp, w.vpp, m, worst->forward_s, worst->backward_s, worst->backward_weight_s};
-  bin.others_forward_s = bin.others_backward_s = bin.others_backward_weight_s = 0;
-  for (const StageWork& s : w.stages) {
-    if (&s == worst) continue;
-    bin.others_forward_s += s.forward_s;
-    bin.others_backward_s += s.backward_s;
-    bin.others_backward_weight_s += s.backward_weight_s;
-  }
+  // The other stages' sums (the fill and drain pass through them), never below zero.
+  bin.others_forward_s = std::max(0.0, sum_f - worst->forward_s);
+  bin.others_backward_s = std::max(0.0, sum_b - worst->backward_s);
+  bin.others_backward_weight_s = std::max(0.0, sum_w - worst->backward_weight_s);
   double bubble = w.schedule->bubble_time_s(bin);
   const bool play = w.pp > 1 && m < 2 * w.pp;  // played below (after the cheaper parts)
   double pp_exposed = 0;
