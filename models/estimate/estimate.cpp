@@ -13,14 +13,6 @@
 namespace trainsim {
 namespace {
 
-// What the playback reads of each device: its passes per chunk. A stage's figures are per
-// micro-batch (build_workload); interleaving takes each micro-batch through the device's vpp
-// chunks, DualPipe through one of its two (its direction's stage), whose mean the stage holds.
-StageCosts stage_costs(const Workload& w, const StageWork& s) {
-  const int chunks = w.schedule->layer_chunks(w.vpp);
-  return {s.forward_s / chunks, (s.backward_s - s.backward_weight_s) / chunks, s.backward_weight_s / chunks};
-}
-
 // The playback's key: the schedule, p, v, m and the stage costs exactly (their bits), as runs
 // of equal neighbouring stages (an even split has three: first, middle, last). Keyed on the
 // exact costs, the memo returns what the playback returns, bit for bit.

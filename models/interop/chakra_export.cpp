@@ -36,7 +36,6 @@ std::vector<json> export_chakra(const Scenario& sc) {
   if (!build_workload(sc, w, result) || !result.feasible)
     throw ScenarioError("plan", "cannot export this plan: " + result.reason);
   const int n = w.pp;
-  const int chunks = std::max(1, w.vpp);
   std::vector<RankTrace> ranks(n);
   int64_t next_id = 0;
   int64_t next_tag = 0;
@@ -59,13 +58,10 @@ std::vector<json> export_chakra(const Scenario& sc) {
   using Key = std::tuple<int, int, int, int>;
 
   // The op order and the handoffs come from playing the schedule with the workload's per-chunk
-  // durations (the same playback as the estimate's timeline); the trace records order,
-  // dependencies and durations, not start times. A chunk is 1/vpp of the device's layers
-  // (DualPipe's two directions each hold a whole stage).
+  // durations (the same playback as the estimate's timeline, stage_costs in workload.hpp); the
+  // trace records order, dependencies and durations, not start times.
   std::vector<StageCosts> costs;
-  for (const StageWork& s : w.stages)
-    costs.push_back({s.forward_s / chunks, (s.backward_s - s.backward_weight_s) / chunks,
-                     s.backward_weight_s / chunks});
+  for (const StageWork& s : w.stages) costs.push_back(stage_costs(w, s));
   struct Exporter : PlaybackObserver {
     std::function<int64_t(int, json, std::vector<int64_t>)> add;
     std::function<std::string(const PipeOp&)> name;

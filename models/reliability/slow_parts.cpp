@@ -19,9 +19,7 @@ double pipeline_makespan_s(const Workload& w) {
     return m * (s.forward_s + s.backward_s);
   }
   std::vector<StageCosts> costs;
-  for (const StageWork& s : w.stages)
-    costs.push_back({s.forward_s / w.vpp, (s.backward_s - s.backward_weight_s) / w.vpp,
-                     s.backward_weight_s / w.vpp});
+  for (const StageWork& s : w.stages) costs.push_back(stage_costs(w, s));
   return play_schedule(*w.schedule, w.pp, w.vpp, m, costs, 0.0).makespan_s;
 }
 

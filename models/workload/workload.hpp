@@ -14,6 +14,7 @@
 #include "models/cost/collectives/collective_cost.hpp"
 #include "models/schedules/pipeline_schedule.hpp"
 #include "models/workload/op_graph.hpp"
+#include "models/workload/timeline.hpp"
 #include "models/workload/placement.hpp"
 
 namespace trainsim {
@@ -106,6 +107,14 @@ struct WorkloadOptions {
   // pass is priced: plan searches reject cheapest first. The result then has no times.
   bool stop_when_infeasible = false;
 };
+
+// What a playback of the schedule reads of a device: its passes per chunk. A stage's figures
+// are per micro-batch; interleaving takes each micro-batch through the device's vpp chunks,
+// DualPipe through one of its two (its direction's stage), whose mean the stage holds.
+inline StageCosts stage_costs(const Workload& w, const StageWork& s) {
+  const int chunks = w.schedule->layer_chunks(w.vpp);
+  return {s.forward_s / chunks, (s.backward_s - s.backward_weight_s) / chunks, s.backward_weight_s / chunks};
+}
 
 // Fills the workload and the parts of `result` that do not depend on how the step is played
 // (FLOPs, memory per stage, bytes per group, feasibility). Returns false, with result.reason set,
