@@ -23,6 +23,7 @@ struct PlaybackKey {
   struct Run {
     int64_t stages;
     double forward_s, backward_s, backward_weight_s;
+    double reverse_forward_s, reverse_backward_s, reverse_backward_weight_s;
   } run[kMaxCostRuns];
 };
 
@@ -77,12 +78,20 @@ double played_makespan_s(const Workload& w, bool memoise) {
     const StageCosts c = stage_costs(w, s);
     PlaybackKey::Run* last = k.runs > 0 ? &k.run[k.runs - 1] : nullptr;
     if (last && last->forward_s == c.forward_s && last->backward_s == c.backward_s &&
-        last->backward_weight_s == c.backward_weight_s) {
+        last->backward_weight_s == c.backward_weight_s && last->reverse_forward_s == c.reverse_forward_s &&
+        last->reverse_backward_s == c.reverse_backward_s &&
+        last->reverse_backward_weight_s == c.reverse_backward_weight_s) {
       ++last->stages;
       continue;
     }
     if (k.runs == kMaxCostRuns) return makespan_only_s(w);
-    k.run[k.runs++] = {1, c.forward_s, c.backward_s, c.backward_weight_s};
+    k.run[k.runs++] = {1,
+                       c.forward_s,
+                       c.backward_s,
+                       c.backward_weight_s,
+                       c.reverse_forward_s,
+                       c.reverse_backward_s,
+                       c.reverse_backward_weight_s};
   }
   struct Makespan {
     double s;
@@ -114,7 +123,10 @@ void compose_closed_form(const Scenario& sc, const Workload& w, Result& r, const
   bin.others_backward_s = std::max(0.0, sum_b - worst->backward_s);
   bin.others_backward_weight_s = std::max(0.0, sum_w - worst->backward_weight_s);
   double bubble = w.schedule->bubble_time_s(bin);
-  const bool play = w.pp > 1 && m < 2 * w.pp;  // played below (after the cheaper parts)
+  // Played below (after the cheaper parts) where the closed forms do not hold: a pipeline that
+  // does not fill, and DualPipe, whose F&B overlap the op graph does not model (its passes run
+  // one after another, so its makespan is what the playback of its two stages gives).
+  const bool play = w.pp > 1 && (m < 2 * w.pp || w.schedule->bidirectional());
   double pp_exposed = 0;
   if (w.pp > 1) {
     // Fill and drain put 2(p-1) transfers on the critical path; without overlap every

@@ -642,6 +642,11 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r, const WorkloadOp
       sw.ep_comm_s = prev.ep_comm_s;
       sw.zero3_comm_s = prev.zero3_comm_s;
       sw.compute_sq_s2 = prev.compute_sq_s2;
+      for (int k = 0; k < 2; ++k) {
+        sw.direction_forward_s[k] = prev.direction_forward_s[k];
+        sw.direction_backward_s[k] = prev.direction_backward_s[k];
+        sw.direction_backward_weight_s[k] = prev.direction_backward_weight_s[k];
+      }
       std::copy(previous_traffic, previous_traffic + kCommPurposes, stage_traffic);
     }
     // A stage's figures are per micro-batch: interleaving takes every micro-batch through each
@@ -685,6 +690,12 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r, const WorkloadOp
         }
         if (kinds[i] == PassKind::kBackwardWeight) sw.backward_weight_s += visits * pc.time_s;
         else if (kinds[i] == PassKind::kBackward) sw.backward_weight_s += visits * ps.wgrad_compute_s;
+        if (visits < 1 && k < 2) {  // a bidirectional device: each direction's stage alone
+          if (fwd) sw.direction_forward_s[k] += pc.time_s;
+          else sw.direction_backward_s[k] += pc.time_s;
+          if (kinds[i] == PassKind::kBackwardWeight) sw.direction_backward_weight_s[k] += pc.time_s;
+          else if (kinds[i] == PassKind::kBackward) sw.direction_backward_weight_s[k] += ps.wgrad_compute_s;
+        }
         sw.tp_comm_s += visits * pc.exposed_s[static_cast<int>(CommPurpose::kTp)];
         sw.cp_comm_s += visits * pc.exposed_s[static_cast<int>(CommPurpose::kCp)];
         sw.ep_comm_s += visits * pc.exposed_s[static_cast<int>(CommPurpose::kEp)];

@@ -38,6 +38,14 @@ struct Player {
 // carries W when the schedule does not split the backward pass.
 double op_cost(const StageCosts* costs, std::size_t stages, int device, const PipeOp& op) {
   const StageCosts& c = costs[std::min<std::size_t>(device, stages - 1)];
+  if (op.chunk == 1 && c.reverse_forward_s >= 0) {
+    switch (op.kind) {
+      case PipeOpKind::kForward: return c.reverse_forward_s;
+      case PipeOpKind::kBackward:
+        return op.with_weight_grad ? c.reverse_backward_s + c.reverse_backward_weight_s : c.reverse_backward_s;
+      case PipeOpKind::kBackwardWeight: return c.reverse_backward_weight_s;
+    }
+  }
   switch (op.kind) {
     case PipeOpKind::kForward: return c.forward_s;
     case PipeOpKind::kBackward: return op.with_weight_grad ? c.backward_s + c.backward_weight_s : c.backward_s;

@@ -13,6 +13,11 @@ struct StageCosts {
   double forward_s = 0;          // per micro-batch per chunk
   double backward_s = 0;         // B (input gradient) per micro-batch per chunk
   double backward_weight_s = 0;  // W per micro-batch per chunk
+  // A bidirectional schedule's chunk 1 (the reverse direction's stage on this device), when it
+  // costs other than chunk 0; negative: as chunk 0.
+  double reverse_forward_s = -1;
+  double reverse_backward_s = -1;
+  double reverse_backward_weight_s = -1;
 };
 
 struct TimelineOp {

@@ -51,6 +51,11 @@ struct StageWork {
   // Sum of the squared times of the compute ops of one micro-batch (forward and backward): the
   // spread of a replica's arrival at the gradient reduction (models/cost/arrival_wait.hpp).
   double compute_sq_s2 = 0;
+  // A bidirectional schedule (DualPipe): each of the device's two stages' own passes, by
+  // direction (the figures above are their mean).
+  double direction_forward_s[2] = {0, 0};
+  double direction_backward_s[2] = {0, 0};  // B + W
+  double direction_backward_weight_s[2] = {0, 0};
 };
 
 struct Workload {
@@ -112,6 +117,10 @@ struct WorkloadOptions {
 // are per micro-batch; interleaving takes each micro-batch through the device's vpp chunks,
 // DualPipe through one of its two (its direction's stage), whose mean the stage holds.
 inline StageCosts stage_costs(const Workload& w, const StageWork& s) {
+  if (w.schedule->bidirectional() && w.pp > 1)
+    return {s.direction_forward_s[0], s.direction_backward_s[0] - s.direction_backward_weight_s[0],
+            s.direction_backward_weight_s[0], s.direction_forward_s[1],
+            s.direction_backward_s[1] - s.direction_backward_weight_s[1], s.direction_backward_weight_s[1]};
   const int chunks = w.schedule->layer_chunks(w.vpp);
   return {s.forward_s / chunks, (s.backward_s - s.backward_weight_s) / chunks, s.backward_weight_s / chunks};
 }
