@@ -22,8 +22,7 @@ struct PlaybackKey {
   int32_t pp, vpp, micro_batches, runs;
   struct Run {
     int64_t stages;
-    double forward_s, backward_s, backward_weight_s;
-    double reverse_forward_s, reverse_backward_s, reverse_backward_weight_s;
+    StageCosts costs;
   } run[kMaxCostRuns];
 };
 
@@ -77,21 +76,12 @@ double played_makespan_s(const Workload& w, bool memoise) {
   for (const StageWork& s : w.stages) {
     const StageCosts c = stage_costs(w, s);
     PlaybackKey::Run* last = k.runs > 0 ? &k.run[k.runs - 1] : nullptr;
-    if (last && last->forward_s == c.forward_s && last->backward_s == c.backward_s &&
-        last->backward_weight_s == c.backward_weight_s && last->reverse_forward_s == c.reverse_forward_s &&
-        last->reverse_backward_s == c.reverse_backward_s &&
-        last->reverse_backward_weight_s == c.reverse_backward_weight_s) {
+    if (last && last->costs == c) {
       ++last->stages;
       continue;
     }
     if (k.runs == kMaxCostRuns) return makespan_only_s(w);
-    k.run[k.runs++] = {1,
-                       c.forward_s,
-                       c.backward_s,
-                       c.backward_weight_s,
-                       c.reverse_forward_s,
-                       c.reverse_backward_s,
-                       c.reverse_backward_weight_s};
+    k.run[k.runs++] = {1, c};
   }
   struct Makespan {
     double s;

@@ -74,7 +74,7 @@ void PipelineRunner::rule_orders(const PipelineSchedule& schedule, int pp, int v
   r.reset(schedule, pp, vpp, micro_batches, true);
   const int n = r.devices();
   orders.assign(static_cast<std::size_t>(n), {});
-  // (end, device) of the op each busy device runs; the earliest ends first, lower device first.
+  // Per device, the end and the op it runs (end -1: idle); ops ending together finish together.
   std::vector<std::pair<int64_t, PipeOp>> running(static_cast<std::size_t>(n), {-1, PipeOp{}});
   int64_t now = 0;
   Handoff out[kMaxHandoffs];

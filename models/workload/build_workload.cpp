@@ -653,6 +653,7 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r, const WorkloadOp
     // of the device's chunks, DualPipe takes each through one of its two (its direction's), so a
     // chunk counts for the share of the micro-batches that visit it.
     const double visits = static_cast<double>(schedule.layer_chunks(p.vpp)) / chunks;
+    const bool by_direction = schedule.bidirectional() && pp > 1;  // stage_costs reads them
     for (int k = 0; k < chunks && !reuse; ++k) {
       const ChunkLayers& cl = layout.chunk(d, k);
       ChunkProgram* ch = nullptr;
@@ -688,13 +689,14 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r, const WorkloadOp
           sw.async_busy_s += visits * pc.async_busy_s;
           sw.async_tail_s = std::max(sw.async_tail_s, pc.async_tail_s);
         }
-        if (kinds[i] == PassKind::kBackwardWeight) sw.backward_weight_s += visits * pc.time_s;
-        else if (kinds[i] == PassKind::kBackward) sw.backward_weight_s += visits * ps.wgrad_compute_s;
-        if (visits < 1 && k < 2) {  // a bidirectional device: each direction's stage alone
-          if (fwd) sw.direction_forward_s[k] += pc.time_s;
-          else sw.direction_backward_s[k] += pc.time_s;
-          if (kinds[i] == PassKind::kBackwardWeight) sw.direction_backward_weight_s[k] += pc.time_s;
-          else if (kinds[i] == PassKind::kBackward) sw.direction_backward_weight_s[k] += ps.wgrad_compute_s;
+        // The W part: the weight-gradient pass, or the weight-gradient GEMMs inside B + W.
+        const double weight_s = kinds[i] == PassKind::kBackwardWeight ? pc.time_s
+                                : kinds[i] == PassKind::kBackward    ? ps.wgrad_compute_s
+                                                                     : 0.0;
+        if (!fwd) sw.backward_weight_s += visits * weight_s;
+        if (by_direction) {  // each direction's stage alone
+          (fwd ? sw.direction_forward_s : sw.direction_backward_s)[k] += pc.time_s;
+          sw.direction_backward_weight_s[k] += weight_s;
         }
         sw.tp_comm_s += visits * pc.exposed_s[static_cast<int>(CommPurpose::kTp)];
         sw.cp_comm_s += visits * pc.exposed_s[static_cast<int>(CommPurpose::kCp)];

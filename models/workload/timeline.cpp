@@ -38,18 +38,14 @@ struct Player {
 // carries W when the schedule does not split the backward pass.
 double op_cost(const StageCosts* costs, std::size_t stages, int device, const PipeOp& op) {
   const StageCosts& c = costs[std::min<std::size_t>(device, stages - 1)];
-  if (op.chunk == 1 && c.reverse_forward_s >= 0) {
-    switch (op.kind) {
-      case PipeOpKind::kForward: return c.reverse_forward_s;
-      case PipeOpKind::kBackward:
-        return op.with_weight_grad ? c.reverse_backward_s + c.reverse_backward_weight_s : c.reverse_backward_s;
-      case PipeOpKind::kBackwardWeight: return c.reverse_backward_weight_s;
-    }
-  }
+  const bool reverse = op.chunk == 1 && c.reverse_forward_s >= 0;
+  const double f = reverse ? c.reverse_forward_s : c.forward_s;
+  const double b = reverse ? c.reverse_backward_s : c.backward_s;
+  const double w = reverse ? c.reverse_backward_weight_s : c.backward_weight_s;
   switch (op.kind) {
-    case PipeOpKind::kForward: return c.forward_s;
-    case PipeOpKind::kBackward: return op.with_weight_grad ? c.backward_s + c.backward_weight_s : c.backward_s;
-    case PipeOpKind::kBackwardWeight: return c.backward_weight_s;
+    case PipeOpKind::kForward: return f;
+    case PipeOpKind::kBackward: return op.with_weight_grad ? b + w : b;
+    case PipeOpKind::kBackwardWeight: return w;
   }
   return 0.0;
 }

@@ -18,6 +18,7 @@ struct StageCosts {
   double reverse_forward_s = -1;
   double reverse_backward_s = -1;
   double reverse_backward_weight_s = -1;
+  bool operator==(const StageCosts&) const = default;
 };
 
 struct TimelineOp {
