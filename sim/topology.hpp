@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "models/core/leaf_switch.hpp"
 #include "models/core/specs.hpp"
 
 namespace trainsim::sim {
@@ -57,7 +58,7 @@ LinkFaults link_faults(const FaultSpec& faults);
 
 // Knobs the ClusterSpec does not carry (yet): shapes of the switch fabric.
 struct TopologyOptions {
-  int switch_radix = 64;        // ports per network switch; half go down, half up in a fat-tree
+  int switch_radix = kDefaultSwitchRadix;  // ports per network switch; half go down, half up in a fat-tree
   int fat_tree_tiers = 0;       // 0 = smallest that fits (2 or 3); 1 = all leaves on one switch
   std::vector<int> torus_dims;  // nodes per dimension; empty = near-square 2D (3D from 512 nodes)
   int dragonfly_nodes_per_router = 4;  // p; routers per group a = 2p (balanced dragonfly)

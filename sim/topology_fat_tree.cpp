@@ -2,6 +2,7 @@
 // one leaf, radix/2 down ports per leaf, switch tiers above (topology_tiers.cpp).
 #include <algorithm>
 
+#include "models/core/leaf_switch.hpp"
 #include "sim/topology.hpp"
 
 namespace trainsim::sim {
@@ -9,8 +10,7 @@ namespace trainsim::sim {
 void build_fat_tree(TopologyBuilder& b) {
   const int N = b.cluster().nodes;
   const int nics = b.nics_per_node();
-  const int down_ports = std::max(1, b.options().switch_radix / 2);
-  const int nodes_per_leaf = std::max(1, down_ports / nics);
+  const int nodes_per_leaf = trainsim::nodes_per_leaf("fat-tree", b.options().switch_radix, nics);
   const int count = (N + nodes_per_leaf - 1) / nodes_per_leaf;
   std::vector<int> leaves;
   for (int i = 0; i < count; ++i) leaves.push_back(b.add_switch(1, i, "leaf" + std::to_string(i)));

@@ -4,6 +4,7 @@
 // leaf and cross-rail traffic climbs one tier.
 #include <algorithm>
 
+#include "models/core/leaf_switch.hpp"
 #include "sim/topology.hpp"
 
 namespace trainsim::sim {
@@ -11,7 +12,7 @@ namespace trainsim::sim {
 void build_rail_optimized(TopologyBuilder& b) {
   const int N = b.cluster().nodes;
   const int nics = b.nics_per_node();
-  const int down_ports = std::max(1, b.options().switch_radix / 2);
+  const int down_ports = trainsim::nodes_per_leaf("rail-optimized", b.options().switch_radix, nics);
   const int groups = (N + down_ports - 1) / down_ports;
   std::vector<int> leaves;
   for (int grp = 0; grp < groups; ++grp)

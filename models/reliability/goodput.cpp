@@ -1,5 +1,7 @@
 #include "models/reliability/goodput.hpp"
 
+#include "models/core/leaf_switch.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -33,7 +35,7 @@ FailureDomains failure_domains(const Scenario& s) {
   d.nodes = c.gpus_per_node > 0 ? (d.gpus + c.gpus_per_node - 1) / c.gpus_per_node : 0;
   if (c.nodes > 1 && c.network.nics_per_node > 0) {
     d.nic_links = d.nodes * c.network.nics_per_node;
-    const int64_t radix = c.network.switch_radix > 0 ? c.network.switch_radix : 64;
+    const int64_t radix = switch_radix(c.network);
     const int64_t down_ports = std::max<int64_t>(1, radix / 2);
     d.leaf_switches = (d.nic_links + down_ports - 1) / down_ports;
   }

@@ -1,5 +1,7 @@
 #include "models/reliability/slow_parts.hpp"
 
+#include "models/core/leaf_switch.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <utility>
@@ -76,7 +78,7 @@ SlowParts estimate_slow_parts(const Scenario& s, const Result& nominal) {
   const FailureDomains d = failure_domains(s);
   double degraded_delta = 0;
   if (ld.fraction > 0 && ld.bandwidth_factor < 1 && d.leaf_switches > 1) {
-    const int radix = s.cluster.network.switch_radix > 0 ? s.cluster.network.switch_radix : 64;
+    const int radix = switch_radix(s.cluster.network);
     const double uplinks = d.leaf_switches * std::max(1.0, (radix / 2) / std::max(1.0, s.cluster.network.oversubscription));
     out.degraded_link_probability = 1.0 - std::pow(1.0 - ld.fraction, uplinks);
     const TimeBreakdown& b = nominal.breakdown;

@@ -4,6 +4,7 @@
 #include <memory>
 #include <string>
 
+#include "models/core/leaf_switch.hpp"
 #include "models/cost/arrival_wait.hpp"
 #include "models/cost/collectives/collective_cost.hpp"
 #include "models/cost/compression.hpp"
@@ -365,13 +366,14 @@ PlacementShapes placement_shapes(const RankPlacement& place, const std::string& 
     return out;
   };
   struct Key {
-    int32_t tp, cp, dp, pp, ep, etp, gpn, pad;
+    int32_t tp, cp, dp, pp, ep, etp, gpn, nodes_per_leaf;
     char order[24];
   };
   if (!memoise || order.size() >= sizeof(Key::order)) return compute();
   Key k = memo::zeroed<Key>();
   k.tp = place.tp(), k.cp = place.cp(), k.dp = place.dp(), k.pp = place.pp();
   k.ep = place.ep(), k.etp = place.etp(), k.gpn = place.gpus_per_node();
+  k.nodes_per_leaf = place.nodes_per_leaf();
   std::memcpy(k.order, order.data(), order.size());
   thread_local memo::Table<Key, PlacementShapes, 1024> table;
   return table.get(k, compute);
@@ -421,7 +423,7 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r, const WorkloadOp
   });
   // The cost-only route memoises every priced part under this environment (memo.hpp).
   const uint32_t env = options.keep_programs ? 0 : memo::environment_id(m, gpu, fabric);
-  w.placement = RankPlacement(tp, cp, dp, pp, p.placement, m.moe ? ep : 1, etp, gpn);
+  w.placement = RankPlacement(tp, cp, dp, pp, p.placement, m.moe ? ep : 1, etp, gpn, nodes_per_leaf(c));
   const RankPlacement& place = w.placement;
   const PlacementShapes shapes = placement_shapes(place, p.placement, env != 0);
   for (int k = 0; k < 5; ++k) w.group_shapes[k] = shapes.worst[k];

@@ -8,7 +8,7 @@
 namespace trainsim {
 
 RankPlacement::RankPlacement(int tp, int cp, int dp, int pp, const std::string& placement, int ep,
-                             int etp, int gpus_per_node)
+                             int etp, int gpus_per_node, int nodes_per_leaf)
     : tp_(std::max(1, tp)),
       cp_(std::max(1, cp)),
       dp_(std::max(1, dp)),
@@ -16,7 +16,8 @@ RankPlacement::RankPlacement(int tp, int cp, int dp, int pp, const std::string& 
       ep_(std::max(1, ep)),
       etp_(etp > 0 ? etp : std::max(1, tp)),
       edp_(1),
-      gpn_(gpus_per_node > 0 ? gpus_per_node : 8) {
+      gpn_(gpus_per_node > 0 ? gpus_per_node : 8),
+      npl_(std::max(1, nodes_per_leaf)) {
   const long long block = static_cast<long long>(tp_) * cp_ * dp_;
   if (block % (static_cast<long long>(etp_) * ep_) != 0)
     throw std::invalid_argument("RankPlacement: expert TP x EP = " + std::to_string(etp_ * ep_) +
@@ -155,11 +156,13 @@ std::vector<std::vector<int>> RankPlacement::ep_groups(int stage) const {
 namespace {
 
 // Shape of a set of GPUs from their node ids (sorted here): nodes spanned, most on one node.
-GroupShape shape_of_nodes(int* nodes, int n) {
+GroupShape shape_of_nodes(int* nodes, int n, int per_leaf) {
   GroupShape g;
   g.ranks = n;
+  g.leaf_span = 1;
   if (n <= 1) return g;
   if (!std::is_sorted(nodes, nodes + n)) std::sort(nodes, nodes + n);
+  g.leaf_span = nodes[n - 1] / per_leaf - nodes[0] / per_leaf + 1;
   g.nodes = 0;
   g.ranks_per_node = 0;
   for (int i = 0; i < n;) {
@@ -179,6 +182,7 @@ GroupShape shape_of_nodes(int* nodes, int n) {
 GroupShape progression_shape(long long first, long long step, long long n, long long gpn) {
   GroupShape g;
   g.ranks = static_cast<int>(n);
+  g.leaf_span = 1;
   if (n <= 1) return g;
   if (step >= gpn) {
     g.nodes = static_cast<int>(n);
@@ -201,26 +205,40 @@ GroupShape progression_shape(long long first, long long step, long long n, long 
   return g;
 }
 
-// Worst of two shapes: most nodes spanned, then most ranks (worst_shape's order).
+// Worst of two shapes: most nodes spanned, then most ranks (worst_shape's order); the leaf
+// span is the widest of the two.
 void keep_worst(GroupShape& worst, const GroupShape& s) {
+  const int span = worst.leaf_span == 0 || s.leaf_span == 0 ? 0 : std::max(worst.leaf_span, s.leaf_span);
   if (s.nodes > worst.nodes || (s.nodes == worst.nodes && s.ranks > worst.ranks)) worst = s;
+  worst.leaf_span = span;
 }
 
 }  // namespace
 
 GroupShape RankPlacement::shape(const std::vector<int>& group) const {
   const int n = static_cast<int>(group.size());
-  if (n <= 1) return shape_of_nodes(nullptr, n);
+  if (n <= 1) return shape_of_nodes(nullptr, n, npl_);
   // Node ids in a per-thread buffer: no allocation per call after warm-up.
   thread_local std::vector<int> nodes;
   nodes.resize(group.size());
   for (int i = 0; i < n; ++i) nodes[i] = node_of(group[i]);
-  return shape_of_nodes(nodes.data(), n);
+  return shape_of_nodes(nodes.data(), n, npl_);
 }
 
 GroupShape RankPlacement::pp_pair_shape(int stage, int next_stage) const {
   int nodes[2] = {node_of(gpu(0, 0, 0, stage)), node_of(gpu(0, 0, 0, next_stage))};
-  return shape_of_nodes(nodes, 2);
+  return shape_of_nodes(nodes, 2, npl_);
+}
+
+int RankPlacement::leaf_span_over_stages(long long lo, long long hi) const {
+  if (!map_.empty()) return 0;
+  const long long per_leaf = static_cast<long long>(gpn_) * npl_;  // GPUs under one leaf
+  int span = 1;
+  for (int s = 0; s < pp_; ++s) {
+    const long long off = s * stride_[3];
+    span = std::max(span, static_cast<int>((hi + off) / per_leaf - (lo + off) / per_leaf + 1));
+  }
+  return span;
 }
 
 GroupShape RankPlacement::worst_shape(int kind) const {
@@ -231,6 +249,13 @@ GroupShape RankPlacement::worst_shape(int kind) const {
   const long long s0 = stride_[0], s1 = stride_[1], s2 = stride_[2];
   const long long k = gpn_;
   GroupShape worst;
+  worst.leaf_span = 1;
+  // A progression's shape, its leaf span taken over every stage's copy of it.
+  auto progression = [&](long long first, long long step, long long n) {
+    GroupShape g = progression_shape(first, step, n, k);
+    if (n > 1) g.leaf_span = leaf_span_over_stages(first, first + (n - 1) * step);
+    return g;
+  };
   // The stage's block as an affine map of its index j = t + tp (c + cp r) (MoE folding walks
   // it in that order): gpu = j * unit when each dimension's stride is the previous ones' span.
   long long unit = 0;
@@ -251,11 +276,11 @@ GroupShape RankPlacement::worst_shape(int kind) const {
   switch (kind) {
     case 0:
       for (int i = 0; i < std::min(gpn_, dp_ * cp_); ++i)
-        keep_worst(worst, progression_shape(gpu(0, i % cp_, i / cp_, 0), s0, tp_, k));
+        keep_worst(worst, progression(gpu(0, i % cp_, i / cp_, 0), s0, tp_));
       return worst;
     case 1:
       for (int i = 0; i < std::min(gpn_, dp_ * tp_); ++i)
-        keep_worst(worst, progression_shape(gpu(i % tp_, 0, i / tp_, 0), s1, cp_, k));
+        keep_worst(worst, progression(gpu(i % tp_, 0, i / tp_, 0), s1, cp_));
       return worst;
     case 3: {
       // dp x cp ranks of one TP rank: a progression when cp and dp are adjacent, either way round.
@@ -266,13 +291,13 @@ GroupShape RankPlacement::worst_shape(int kind) const {
       else if (s1 == s2 * dp_) step = s2;
       if (step == 0) return worst_shape_enumerated(kind);
       for (int t = 0; t < std::min(tp_, 2); ++t)
-        keep_worst(worst, progression_shape(gpu(t, 0, 0, 0), step, static_cast<long long>(dp_) * cp_, k));
+        keep_worst(worst, progression(gpu(t, 0, 0, 0), step, static_cast<long long>(dp_) * cp_));
       return worst;
     }
     case 2:
       if (unit < 0) return worst_shape_enumerated(kind);
       for (int i = 0; i < std::min(gpn_, edp_ * etp_); ++i)
-        keep_worst(worst, progression_shape(expert_gpu(i % etp_, 0, i / etp_, 0), unit * etp_, ep_, k));
+        keep_worst(worst, progression(expert_gpu(i % etp_, 0, i / etp_, 0), unit * etp_, ep_));
       return worst;
     default: {
       if (unit < 0) return worst_shape_enumerated(kind);
@@ -280,8 +305,7 @@ GroupShape RankPlacement::worst_shape(int kind) const {
       const int firsts[2][2] = {{0, 0}, {ep_ > 1 ? 0 : 1, ep_ > 1 ? 1 : 0}};
       const int groups = std::min(etp_ * ep_, 2);
       for (int g = 0; g < groups; ++g)
-        keep_worst(worst, progression_shape(expert_gpu(firsts[g][0], firsts[g][1], 0, 0),
-                                            unit * etp_ * ep_, edp_, k));
+        keep_worst(worst, progression(expert_gpu(firsts[g][0], firsts[g][1], 0, 0), unit * etp_ * ep_, edp_));
       return worst;
     }
   }
@@ -314,7 +338,15 @@ GroupShape RankPlacement::worst_shape_enumerated(int kind) const {
     }
   }
   GroupShape worst;
-  for (const auto& g : sample) keep_worst(worst, shape(g));
+  worst.leaf_span = 1;
+  for (const auto& g : sample) {
+    GroupShape sh = shape(g);
+    if (g.size() > 1) {
+      const auto [lo, hi] = std::minmax_element(g.begin(), g.end());
+      sh.leaf_span = map_.empty() ? leaf_span_over_stages(*lo, *hi) : (pp_ > 1 ? 0 : sh.leaf_span);
+    }
+    keep_worst(worst, sh);
+  }
   return worst;
 }
 

@@ -22,8 +22,10 @@ class RankPlacement {
   // placement: one of the loader's strings ("tp-cp-dp-pp", "tp-cp-ep-dp-pp", "tp-dp-pp", ...);
   // "ep" is ignored for the dense layout (experts fold as above), a missing "cp" sits next to
   // "tp". ep/etp: expert degrees (etp 0 = tp). gpus_per_node: for group shapes (0 = 8).
+  // nodes_per_leaf: nodes under one leaf switch (models/core/leaf_switch.hpp), for the shapes'
+  // leaf_span; 1 (every node its own leaf) prices every multi-node group as crossing the taper.
   RankPlacement(int tp, int cp, int dp, int pp, const std::string& placement = "tp-cp-dp-pp",
-                int ep = 1, int etp = 0, int gpus_per_node = 8);
+                int ep = 1, int etp = 0, int gpus_per_node = 8, int nodes_per_leaf = 1);
 
   int tp() const { return tp_; }
   int cp() const { return cp_; }
@@ -33,6 +35,7 @@ class RankPlacement {
   int etp() const { return etp_; }
   int edp() const { return edp_; }
   int gpus_per_node() const { return gpn_; }
+  int nodes_per_leaf() const { return npl_; }
 
   int gpu(int tp_rank, int cp_rank, int dp_rank, int stage) const;
   // MoE folding: the GPU of (etp rank, ep rank, edp rank) in a stage.
@@ -60,6 +63,8 @@ class RankPlacement {
 
   // The worst shape among the stage's groups of a kind (most nodes spanned): groups are
   // translates of one another, so the first few (one per GPU of a node) show every alignment.
+  // Its leaf_span is the widest over every stage's copy of those groups (a stage is the first
+  // one's translate), so a later stage that straddles two leaves is not missed.
   // kind: 0 tp, 1 cp, 2 ep, 3 dp, 4 expert dp (CommGroup's order). In closed form for groups
   // that are arithmetic progressions of GPU ids (the standard orders make them), without
   // listing a group; otherwise (and with a GPU map) worst_shape_enumerated().
@@ -77,7 +82,11 @@ class RankPlacement {
   int node_of(int gpu) const { return gpu / gpn_; }
 
  private:
-  int tp_, cp_, dp_, pp_, ep_, etp_, edp_, gpn_;
+  // Leaf switches between the nodes of GPUs lo and hi (lo <= hi), widest over the stages'
+  // translates of the pair; 0 (unknown) under a GPU map.
+  int leaf_span_over_stages(long long lo, long long hi) const;
+
+  int tp_, cp_, dp_, pp_, ep_, etp_, edp_, gpn_, npl_;
   // stride of each dimension in the GPU index: [tp, cp, dp, pp]
   long long stride_[4] = {1, 1, 1, 1};
   std::vector<int> map_;

@@ -219,6 +219,39 @@ TEST(StepSimulator, DpContentionOnOversubscribedFatTree) {
   EXPECT_GT(busiest["switch"], busiest["nic"]);
 }
 
+TEST(StepSimulator, ARingUnderOneLeafDoesNotPayTheTaper) {
+  // Four nodes on a fat-tree of 64-port switches: 32 down ports, 8 NICs a node, so all four
+  // hang off one leaf and the DP ring turns there. The 4:1 taper above the leaf must cost it
+  // nothing, in the closed form as in the flows. On 32-port switches the nodes sit two to a
+  // leaf: the ring leaves each leaf on one node's links of two, and its four uplinks of the
+  // sixteen ports halve it, in both tiers.
+  auto plan = [](int radix, double oversubscription) {
+    nlohmann::json raw = base_raw();
+    raw["cluster"] = {{"base", "dgx-a100-superpod"},
+                      {"nodes", 4},
+                      {"network", {{"topology", "fat-tree"}, {"oversubscription", oversubscription},
+                                   {"switch_radix", radix}}}};
+    raw["plan"]["tp"] = 1;
+    raw["plan"]["dp"] = 32;
+    raw["plan"]["global_batch"] = 32;
+    raw["plan"]["overlap"] = {{"dp", false}};
+    return scenario(raw);
+  };
+  const Result flat = estimate(plan(64, 1)), one_leaf = estimate(plan(64, 4)), two_leaves = estimate(plan(32, 4));
+  const auto sim_one = nlohmann::json::parse(simulate_json(plan(64, 4)));
+  const auto sim_two = nlohmann::json::parse(simulate_json(plan(32, 4)));
+  const double sim_one_dp = sim_one["breakdown_s"]["dp_comm"].get<double>();
+  const double sim_two_dp = sim_two["breakdown_s"]["dp_comm"].get<double>();
+  std::printf("dp exposed: full bisection %.4f s; one leaf: estimate %.4f simulate %.4f s; "
+              "two leaves: estimate %.4f simulate %.4f s\n",
+              flat.breakdown.dp_comm_s, one_leaf.breakdown.dp_comm_s, sim_one_dp,
+              two_leaves.breakdown.dp_comm_s, sim_two_dp);
+  EXPECT_DOUBLE_EQ(one_leaf.breakdown.dp_comm_s, flat.breakdown.dp_comm_s);
+  EXPECT_NEAR(sim_one_dp, one_leaf.breakdown.dp_comm_s, 0.15 * one_leaf.breakdown.dp_comm_s);
+  EXPECT_GT(sim_two_dp, 1.5 * sim_one_dp);
+  EXPECT_NEAR(two_leaves.breakdown.dp_comm_s, sim_two_dp, 0.15 * sim_two_dp);
+}
+
 TEST(StepSimulator, SameScenarioGivesIdenticalJson) {
   nlohmann::json raw = base_raw();
   raw["cluster"]["nodes"] = 2;

@@ -1,5 +1,7 @@
 #include "models/cost/collectives/collective_cost.hpp"
 
+#include "models/core/leaf_switch.hpp"
+
 #include <algorithm>
 #include <array>
 #include <cctype>
@@ -196,6 +198,11 @@ GroupShape group_shape_of(const std::vector<int>& gpus, const ClusterSpec& clust
   }
   s.ranks = std::max<int>(1, gpus.size());
   s.nodes = std::max<int>(1, node_count.size());
+  if (!node_count.empty()) {
+    const auto [lo, hi] = std::minmax_element(node_count.begin(), node_count.end());
+    const int per_leaf = nodes_per_leaf(cluster);
+    s.leaf_span = hi->first / per_leaf - lo->first / per_leaf + 1;
+  }
   s.ranks_per_node = 1;
   for (const auto& e : node_count) s.ranks_per_node = std::max(s.ranks_per_node, e.second);
   int min_nics = nics;

@@ -81,11 +81,17 @@ double bus_bandwidth_factor(CollectiveOp op, int ranks);
 // group...): its ranks get their GPUs' share of the node's NICs, ranks_per_node x NICs / GPUs
 // per node, a fraction of a NIC when several GPUs share one. group_shape_of() describes a group
 // that runs alone and counts the NICs it really reaches.
+//
+// leaf_span: the leaf switches from the group's first node to its last (nodes_per_leaf in
+// models/core/leaf_switch.hpp); 1 means its inter-node traffic turns at one leaf and never
+// crosses the fabric's taper (network.oversubscription). 0: not known, and a group over several
+// nodes is priced as crossing it.
 struct GroupShape {
   int ranks = 1;
   int nodes = 1;
   int ranks_per_node = 1;
   int nics = 0;
+  int leaf_span = 0;
   bool operator==(const GroupShape&) const = default;
 };
 // The shape of an explicit group of GPU ids (GPU g on node g / gpus_per_node, NIC

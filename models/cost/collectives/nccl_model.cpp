@@ -103,6 +103,26 @@ double Terms::llmax_bytes_per_s() const {
   return kLlMaxBwGBs[row][node_index] * 1e9;
 }
 
+namespace {
+
+// How much the leaf-to-spine taper (oversubscription o) slows a group's inter-node traffic.
+// Only traffic that climbs above a leaf meets it. With k of the group's nodes under each leaf,
+// a ring or tree leaves a leaf on one node's links out of k (the plan's other groups over the
+// same nodes alike), while the leaf's uplinks carry 1/o of its ports: o / k. An all-to-all
+// sends (N - k) / (N - 1) of every node's traffic off its leaf. A group under one leaf, or one
+// too small to fill the uplinks, pays nothing; an unknown span counts every node as its own
+// leaf (k = 1: the full o).
+double taper(CollectiveOp op, const GroupShape& g, int nodes, double oversubscription) {
+  const double o = std::max(1.0, oversubscription);
+  if (o <= 1 || nodes <= 1 || g.leaf_span == 1) return 1;
+  const int span = g.leaf_span > 1 ? std::min(g.leaf_span, nodes) : nodes;
+  const double k = std::max(1, nodes / span);  // the fewest a leaf holds, for an even split
+  const double crossing = op == CollectiveOp::kAllToAll ? (nodes - k) / (nodes - 1.0) : 1.0 / k;
+  return std::max(1.0, o * crossing);
+}
+
+}  // namespace
+
 Terms make_terms(CollectiveOp op, const GroupShape& g, const FabricTerms& f) {
   Terms t;
   t.op = op;
@@ -137,8 +157,7 @@ Terms make_terms(CollectiveOp op, const GroupShape& g, const FabricTerms& f) {
     // flows on that NIC).
     const double nic_share =
         g.nics > 0 ? t.nics : std::min<double>(t.nics, t.max_ppn * double(node_nics) / gpn);
-    t.net_node_bytes_per_s =
-        std::min(nic_share * nic, t.max_ppn * drive) / std::max(1.0, f.oversubscription);
+    t.net_node_bytes_per_s = std::min(nic_share * nic, t.max_ppn * drive) / taper(op, g, t.nodes, f.oversubscription);
   }
   t.ring_channels = ring_channels(t, t.intra_bytes_per_s / 1e9, f.nic_bandwidth_bytes_per_s / 1e9,
                                   drive / 1e9);

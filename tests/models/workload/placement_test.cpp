@@ -74,7 +74,7 @@ TEST(RankPlacement, ClosedFormShapesAreTheListedGroupsShapes) {
                   const int block = tp * cp * dp;
                   const int e = etp > 0 ? etp : tp;
                   if (block % (e * ep) != 0) continue;
-                  const RankPlacement p(tp, cp, dp, pp, order, ep, etp, gpn);
+                  const RankPlacement p(tp, cp, dp, pp, order, ep, etp, gpn, 1 + (tp + dp) % 3);
                   for (int kind = 0; kind < 5; ++kind) {
                     SCOPED_TRACE(std::string(order) + " gpn " + std::to_string(gpn) + " tp " + std::to_string(tp) +
                                  " cp " + std::to_string(cp) + " dp " + std::to_string(dp) + " pp " +
@@ -84,6 +84,7 @@ TEST(RankPlacement, ClosedFormShapesAreTheListedGroupsShapes) {
                     ASSERT_EQ(a.ranks, b.ranks);
                     ASSERT_EQ(a.nodes, b.nodes);
                     ASSERT_EQ(a.ranks_per_node, b.ranks_per_node);
+                    ASSERT_EQ(a.leaf_span, b.leaf_span);
                     ++checked;
                   }
                   if (pp > 1) {
@@ -93,6 +94,24 @@ TEST(RankPlacement, ClosedFormShapesAreTheListedGroupsShapes) {
                   }
                 }
   EXPECT_GT(checked, 5000);
+}
+
+TEST(RankPlacement, LeafSpanCountsTheLeafSwitchesAGroupReaches) {
+  // DP over 4 nodes of 8 GPUs: one leaf of 4 nodes holds it, leaves of 2 nodes split it.
+  EXPECT_EQ(RankPlacement(8, 1, 4, 1, "tp-cp-dp-pp", 1, 0, 8, 4).worst_shape(3).leaf_span, 1);
+  EXPECT_EQ(RankPlacement(8, 1, 4, 1, "tp-cp-dp-pp", 1, 0, 8, 2).worst_shape(3).leaf_span, 2);
+  // Every node its own leaf (the default): a multi-node group spans as many leaves as nodes.
+  EXPECT_EQ(RankPlacement(8, 1, 4, 1).worst_shape(3).leaf_span, 4);
+  // PP 2 with 3 nodes a stage under leaves of 4: stage 0 (nodes 0-2) fits one leaf, stage 1
+  // (nodes 3-5) straddles two, and the worst shape says so.
+  const RankPlacement pp2(8, 1, 3, 2, "tp-cp-dp-pp", 1, 0, 8, 4);
+  EXPECT_EQ(pp2.shape(pp2.dp_groups(0)[0]).leaf_span, 1);
+  EXPECT_EQ(pp2.shape(pp2.dp_groups(1)[0]).leaf_span, 2);
+  EXPECT_EQ(pp2.worst_shape(3).leaf_span, 2);
+  // TP inside a node never leaves it.
+  EXPECT_EQ(pp2.worst_shape(0).leaf_span, 1);
+  // The first pipeline pair (nodes 0 and 3) sits under one leaf.
+  EXPECT_EQ(pp2.pp_pair_shape(0, 1).leaf_span, 1);
 }
 
 TEST(RankPlacement, ExpertDegreesThatDoNotFoldAreRejected) {
