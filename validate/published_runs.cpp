@@ -195,6 +195,11 @@ json scenario_from_record(const json& rec, std::vector<std::string>& notes) {
   p["dp"] = small(field(par, "dp").value_or(num_gpus / std::max<int64_t>(1, int64_t{tp} * pp * cp)));
   if (par.contains("sp") && par["sp"].is_boolean()) p["sp"] = par["sp"];
   if (auto z = field(par, "zero_stage")) p["zero_stage"] = small(*z);
+  // The framework's ZeRO-3 prefetch buffer, where the record gives it (DeepSpeed's config key).
+  if (auto b = field(par, "stage3_prefetch_bucket_size")) {
+    if (*b < 0 || *b > 1e15) throw ScenarioError("parallel.stage3_prefetch_bucket_size", "expected 0 to 1e15 parameters");
+    p["zero3_prefetch_params"] = *b;
+  }
   const std::string sched = lower(text_field(par, "pipeline_schedule"));
   if (sched.find("interleaved") != std::string::npos) {
     static const std::regex kV(R"(v\s*=\s*([0-9]+))");

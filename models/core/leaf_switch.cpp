@@ -13,7 +13,8 @@ int nodes_per_leaf(const std::string& topology, int radix, int nics_per_node) {
   const int down_ports = std::max(1, radix / 2);
   if (topology == "fat-tree") return std::max(1, down_ports / std::max(1, nics_per_node));
   if (topology == "rail-optimized") return down_ports;
-  if (topology == "single-switch") return std::numeric_limits<int>::max();
+  if (topology == "single-switch" || topology == "dragonfly" || topology == "torus")
+    return std::numeric_limits<int>::max();
   return 1;
 }
 

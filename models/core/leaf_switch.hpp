@@ -20,9 +20,9 @@ int switch_radix(const NetworkSpec& network);
 //   fat-tree        all NICs of a node on one leaf: (radix / 2) / nics_per_node nodes;
 //   rail-optimized  NIC r of every node on rail r's leaf: radix / 2 nodes (a scalable unit),
 //                   for rail-aligned traffic (NCCL's rings and trees keep channel c on NIC c);
-//   single-switch   every node.
-// 1 for the other topologies (dragonfly, torus): a group that spans nodes is taken to cross
-// the taper, the conservative reading.
+//   single-switch, dragonfly, torus   every node: these fabrics have no leaf-to-spine taper
+//                   (the simulator's builders do not read network.oversubscription).
+// 1 for a topology not listed: a group that spans nodes is taken to cross the taper.
 int nodes_per_leaf(const std::string& topology, int radix, int nics_per_node);
 int nodes_per_leaf(const ClusterSpec& cluster);
 

@@ -272,6 +272,11 @@ struct ParallelPlan {
   // VocabParallelEmbedding and vocab-parallel cross-entropy); false: every TP rank holds them whole
   // and computes the logits and the loss itself, with no TP collective (simpler TP codes do).
   bool vocab_parallel = true;
+  // ZeRO-3 / FSDP: the most parameter elements gathered ahead of their use. 0: a whole module
+  // (layer) ahead, as PyTorch FSDP prefetches one wrapped unit. A positive bound is DeepSpeed's
+  // stage3_prefetch_bucket_size (its default 5e7): of a layer with more parameters, only that
+  // many are gathered behind the previous layer's compute and the rest when the layer starts.
+  double zero3_prefetch_params = 0;
 };
 
 // training.faults: what goes wrong over a long run, and the checkpoint policy that

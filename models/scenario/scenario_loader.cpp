@@ -377,6 +377,7 @@ ParallelPlan parse_plan(const json& j, const std::string& path) {
   p.flash_attention = r.boolean_or("flash_attention", true);
   p.grad_accumulation_fusion = r.boolean_or("grad_accumulation_fusion", false);
   p.vocab_parallel = r.boolean_or("vocab_parallel", true);
+  p.zero3_prefetch_params = r.number_or("zero3_prefetch_params", 0, 0, 1e15);
   p.attention_kernel = r.choice_or("attention_kernel", {"flash2", "flash3", "flash1", "triton"}, "flash2");
   r.finish(kDocKeys);
   return p;
@@ -756,7 +757,8 @@ json to_json(const Scenario& s) {
                {"flash_attention", p.flash_attention},
                {"attention_kernel", p.attention_kernel},
                {"grad_accumulation_fusion", p.grad_accumulation_fusion},
-               {"vocab_parallel", p.vocab_parallel}};
+               {"vocab_parallel", p.vocab_parallel},
+               {"zero3_prefetch_params", p.zero3_prefetch_params}};
   if (!p.layers_per_stage.empty()) plan["layers_per_stage"] = p.layers_per_stage;
   if (!p.precision_stages.empty()) {
     json stages = json::array();

@@ -182,7 +182,7 @@ struct ContextKey {
   int32_t tp, cp, ep, etp;
   int32_t micro_batches;
   GroupShape shape[5];
-  double micro_batch, activation_bytes, param_bytes, grad_bytes;
+  double micro_batch, activation_bytes, param_bytes, grad_bytes, zero3_prefetch_params;
   char algo[24];
   uint8_t protocol, sp, precision, recompute, flash, kernel, overlap_tp, zero3, gaf, pass, vocab_parallel;
 };
@@ -212,6 +212,7 @@ void context_ids(const LayerContext& ctx, const PassKind* kinds, int count, uint
   k.activation_bytes = ctx.activation_bytes;
   k.param_bytes = ctx.param_bytes;
   k.grad_bytes = ctx.grad_bytes;
+  k.zero3_prefetch_params = zero3 ? ctx.zero3_prefetch_params : 0;
   std::memcpy(k.algo, ctx.algo.name(), std::strlen(ctx.algo.name()));
   k.protocol = static_cast<uint8_t>(ctx.protocol);
   k.sp = ctx.sp;
@@ -538,7 +539,13 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r, const WorkloadOp
     b.activations_bytes = act;
     b.other_bytes = kFrameworkReserveBytes;
     if (dp_group.ranks > 1) b.other_bytes += 2 * dp_bucket_params(dp) * sb.grads / (p.zero_stage >= 2 ? 1 : 2);
-    if (p.zero_stage >= 3) b.other_bytes += 2 * largest_layer_params * sb.params;  // gather + prefetch
+    if (p.zero_stage >= 3) {
+      // The layer being computed, gathered whole, and the prefetch buffer: the next layer, or
+      // as many parameters as plan.zero3_prefetch_params bounds it to.
+      const double ahead = p.zero3_prefetch_params > 0 ? std::min(largest_layer_params, p.zero3_prefetch_params)
+                                                       : largest_layer_params;
+      b.other_bytes += (largest_layer_params + ahead) * sb.params;
+    }
     if (error_feedback) b.other_bytes += (sw.dense_params + sw.expert_params) * sb.grads;
     sm.total_bytes = b.total();
     if (sm.total_bytes > r.peak_memory_bytes) {
@@ -607,6 +614,7 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r, const WorkloadOp
                                                           : AttentionKernel::kFlash2;
   ctx.overlap_tp = p.overlap.tp;
   ctx.zero_stage = p.zero_stage;
+  ctx.zero3_prefetch_params = p.zero3_prefetch_params;
   ctx.grad_accumulation_fusion = p.grad_accumulation_fusion;
   ctx.vocab_parallel = p.vocab_parallel;
   ctx.micro_batches = micro_batches;

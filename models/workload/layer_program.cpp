@@ -1,6 +1,8 @@
 #include "models/workload/layer_program.hpp"
 
 #include <algorithm>
+#include <initializer_list>
+#include <utility>
 #include <vector>
 
 #include "models/cost/arrival_wait.hpp"
@@ -149,12 +151,20 @@ class BlockBuilder {
   void async_comm(CollectiveOp op, CommPurpose purpose, CommGroup group, CommStream stream, double bytes) {
     comm(op, purpose, group, stream, bytes, static_cast<int>(b_.compute.size()) - 1);
   }
-  // ZeRO-3 parameter gather, one repetition ahead; the block's first op waits for it.
+  // ZeRO-3 parameter gathers. prefetch_gather: one repetition ahead; gather_now: when the
+  // repetition starts (what the framework's prefetch buffer could not hold). The block's first
+  // op waits for both. Collectives issued at a repetition's start go in block order, so a block
+  // lists its gather_now before its prefetch_gather: the layer's own parameters come before the
+  // next layer's on the gather stream.
+  void gather_now(CommGroup group, double bytes) {
+    if (const int i = comm(CollectiveOp::kAllGather, CommPurpose::kDp, group, CommStream::kGather, bytes, -1); i >= 0)
+      b_.comm[i].waited_by = 0;
+  }
   void prefetch_gather(CommGroup group, double bytes) {
-    const int i = comm(CollectiveOp::kAllGather, CommPurpose::kDp, group, CommStream::kGather, bytes, -1);
-    if (i < 0) return;
-    b_.comm[i].prefetch = true;
-    b_.comm[i].waited_by = 0;
+    if (const int i = comm(CollectiveOp::kAllGather, CommPurpose::kDp, group, CommStream::kGather, bytes, -1); i >= 0) {
+      b_.comm[i].prefetch = true;
+      b_.comm[i].waited_by = 0;
+    }
   }
 
   void params(double dense, double experts) {
@@ -484,10 +494,24 @@ RankLayerParams rank_layer_params(const LayerContext& c, bool moe) {
   return r;
 }
 
-void zero3_gathers(BlockBuilder& b, const LayerContext& c, double dense_params, double expert_params) {
+// The share of a module's parameters the framework gathers ahead of its use: all of them
+// (FSDP's one unit ahead) unless plan.zero3_prefetch_params bounds the prefetch buffer
+// (DeepSpeed's stage3_prefetch_bucket_size counts parameter elements). DeepSpeed fetches whole
+// parameters; the model takes the buffer's share of the module's bytes.
+double prefetch_share(const LayerContext& c, double module_params) {
+  if (c.zero3_prefetch_params <= 0 || module_params <= 0) return 1;
+  return std::min(1.0, c.zero3_prefetch_params / module_params);
+}
+
+// A module's ZeRO-3 gathers: the part its prefetch buffer holds one repetition ahead, the rest
+// at its start. groups/params: the module's parameter groups (dense, routed experts).
+void zero3_gathers(BlockBuilder& b, const LayerContext& c, std::initializer_list<std::pair<CommGroup, double>> groups) {
   if (c.zero_stage < 3) return;
-  b.prefetch_gather(CommGroup::kDp, dense_params * c.param_bytes);
-  b.prefetch_gather(CommGroup::kExpertDp, expert_params * c.param_bytes);
+  double total = 0;
+  for (const auto& [group, params] : groups) total += params;
+  const double ahead = prefetch_share(c, total);
+  for (const auto& [group, params] : groups) b.gather_now(group, (1 - ahead) * params * c.param_bytes);
+  for (const auto& [group, params] : groups) b.prefetch_gather(group, ahead * params * c.param_bytes);
 }
 
 void zero3_reduce_scatters(BlockBuilder& b, const LayerContext& c, double dense_params, double expert_params) {
@@ -520,14 +544,14 @@ OpBlock layer_block(const LayerContext& c, bool moe, PassKind pass, int repeat) 
   const bool moe_layer = moe && c.model->moe.has_value();
   b.params(params.dense, params.experts);
   if (pass == PassKind::kForward) {
-    zero3_gathers(b, c, params.dense, params.experts);
+    zero3_gathers(b, c, {{CommGroup::kDp, params.dense}, {CommGroup::kExpertDp, params.experts}});
     attention_forward(b, c, d, Pass::kForward);
     if (moe_layer) moe_mlp_forward(b, c, d, Pass::kForward);
     else dense_mlp_forward(b, c, d, Pass::kForward);
     return b.finish();
   }
   // Parameters are gathered again for the backward pass; W alone does not need them (dW = X^T dY).
-  if (has_input_grad(pass)) zero3_gathers(b, c, params.dense, params.experts);
+  if (has_input_grad(pass)) zero3_gathers(b, c, {{CommGroup::kDp, params.dense}, {CommGroup::kExpertDp, params.experts}});
   if (has_input_grad(pass)) {
     if (c.recompute == Recompute::kFull) {
       attention_forward(b, c, d, Pass::kRecompute);
@@ -554,7 +578,7 @@ OpBlock embedding_block(const LayerContext& c, PassKind pass) {
   const double params = static_cast<double>(m.vocab) * d.h / (c.vocab_parallel ? c.tp : 1);
   b.params(params, 0);
   if (pass == PassKind::kForward) {
-    if (c.zero_stage >= 3) b.prefetch_gather(CommGroup::kDp, params * c.param_bytes);
+    zero3_gathers(b, c, {{CommGroup::kDp, params}});
     // Vocab-parallel embedding: each rank gathers the rows it holds, an all-reduce (or, with
     // sequence parallel, a reduce-scatter) sums the partial embeddings. A replicated one gathers
     // every row itself.
@@ -564,7 +588,7 @@ OpBlock embedding_block(const LayerContext& c, PassKind pass) {
   } else if (pass != PassKind::kBackwardInput) {
     // The embedding's gradient is a scatter-add of the incoming gradient (its weight gradient).
     // ZeRO-3 / FSDP gather a module's parameters for its backward whether it reads them or not.
-    if (c.zero_stage >= 3) b.prefetch_gather(CommGroup::kDp, params * c.param_bytes);
+    zero3_gathers(b, c, {{CommGroup::kDp, params}});
     if (c.sp) b.tp_comm(CollectiveOp::kAllGather, d.T * d.h * d.A);
     b.mem(OpRole::kEmbedding, Pass::kBackwardWeight, 2 * d.A * d.T * d.h, d.T * d.h);
     if (c.zero_stage >= 3)
@@ -584,7 +608,7 @@ OpBlock head_block(const LayerContext& c, PassKind pass) {
   const double params = v * d.h + d.h;
   b.params(params, 0);
   if (pass == PassKind::kForward) {
-    if (c.zero_stage >= 3) b.prefetch_gather(CommGroup::kDp, params * c.param_bytes);
+    zero3_gathers(b, c, {{CommGroup::kDp, params}});
     b.mem(OpRole::kNorm, Pass::kForward, norm_bytes(d, false) * d.Te * d.h, d.Te * d.h);
     if (c.sp) b.tp_comm(CollectiveOp::kAllGather, d.T * d.h * d.A);
     b.gemm(OpRole::kLmHead, Pass::kForward, d.T, v, d.h);
@@ -596,7 +620,7 @@ OpBlock head_block(const LayerContext& c, PassKind pass) {
     b.mem(OpRole::kSoftmaxXent, Pass::kForward, loss_forward_bytes(d.A) * d.T * v, d.T * v, 3);
     return b.finish();
   }
-  if (c.zero_stage >= 3 && has_input_grad(pass)) b.prefetch_gather(CommGroup::kDp, params * c.param_bytes);
+  if (has_input_grad(pass)) zero3_gathers(b, c, {{CommGroup::kDp, params}});
   if (has_input_grad(pass))
     b.mem(OpRole::kSoftmaxXent, Pass::kBackwardInput, loss_backward_bytes(d.A) * d.T * v, d.T * v, 3);
   linear_backward(b, OpRole::kLmHead, pass, d.T, v, d.h);

@@ -41,6 +41,7 @@ struct LayerContext {
   AttentionKernel attention_kernel = AttentionKernel::kFlash2;
   bool overlap_tp = false;
   int zero_stage = 0;
+  double zero3_prefetch_params = 0;  // plan.zero3_prefetch_params (0: a whole layer ahead)
   bool grad_accumulation_fusion = false;
   bool vocab_parallel = true;  // plan.vocab_parallel: embedding and output layer split over TP
   int micro_batches = 1;  // per pipeline per step

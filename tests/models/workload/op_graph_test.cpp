@@ -12,6 +12,7 @@
 #include "models/cost/flops.hpp"
 #include "models/estimate/estimate.hpp"
 #include "models/scenario/scenario_loader.hpp"
+#include "models/workload/program_reduce.hpp"
 
 namespace trainsim {
 namespace {
@@ -231,6 +232,57 @@ TEST(OpGraph, ZeroThreeThroughputPerGpuFallsAsGpusGrowAtAFixedBatch) {
     last_exposed = exposed;
   }
   EXPECT_GT(last_exposed, first_exposed);
+}
+
+TEST(OpGraph, ABoundedPrefetchBufferGathersTheRestWhenTheLayerStarts) {
+  // DeepSpeed's stage3_prefetch_bucket_size counts the parameter elements fetched ahead of use.
+  // With a quarter of a layer's parameters in the buffer, a quarter of each gather is issued one
+  // layer ahead and three quarters when the layer starts, listed first (the layer's own before
+  // the next layer's on the gather stream); the bytes moved do not change.
+  json plan = {{"tp", 1}, {"pp", 1}, {"dp", 64}, {"global_batch", 64}, {"zero_stage", 3}, {"recompute", "full"}};
+  Result r_all, r_quarter, r_none;
+  const Workload all = build(make(plan, "gpt-1.7b"), r_all);
+  const Scenario sc = make(plan, "gpt-1.7b");
+  const LayerParams lp = layer_params(sc.model, false);
+  const double module_params = lp.attention + lp.mlp_dense + lp.norms;
+  plan["zero3_prefetch_params"] = module_params / 4;
+  const Workload quarter = build(make(plan, "gpt-1.7b"), r_quarter);
+  plan["zero3_prefetch_params"] = 1;
+  const Workload none = build(make(plan, "gpt-1.7b"), r_none);
+  EXPECT_NEAR(r_quarter.dp_bytes, r_all.dp_bytes, 1e-9 * r_all.dp_bytes);
+  auto layer_forward = [](const Workload& w) -> const OpBlock& {
+    for (const OpBlock& b : w.programs[0].chunks[0].program(PassKind::kForward).blocks)
+      if (b.repeat > 1) return b;
+    return w.programs[0].chunks[0].program(PassKind::kForward).blocks.front();
+  };
+  const OpBlock& full = layer_forward(all);
+  const OpBlock& part = layer_forward(quarter);
+  ASSERT_EQ(full.comm.size(), 1u);
+  ASSERT_EQ(part.comm.size(), 2u);
+  EXPECT_FALSE(part.comm[0].prefetch);
+  EXPECT_TRUE(part.comm[1].prefetch);
+  EXPECT_NEAR(part.comm[0].bytes, 0.75 * full.comm[0].bytes, 1e-9 * full.comm[0].bytes);
+  EXPECT_NEAR(part.comm[1].bytes, 0.25 * full.comm[0].bytes, 1e-9 * full.comm[0].bytes);
+  // A one-element buffer leaves every layer's gather on the critical path: the forward pass's
+  // exposed DP communication is its layers' gathers, one after another (the closed form of each
+  // gather from the collective model, times the layers; the one-element prefetches hide).
+  const OpBlock& bare = layer_forward(none);
+  const PassCost fwd = reduce_pass(none.programs[0].chunks[0].program(PassKind::kForward), 0);
+  double gathers = 0;
+  for (const OpBlock& b : none.programs[0].chunks[0].program(PassKind::kForward).blocks)
+    for (const CommOp& c : b.comm)
+      if (c.op == CollectiveOp::kAllGather && c.purpose == CommPurpose::kDp && !c.prefetch)
+        gathers += c.time_s * b.repeat;
+  EXPECT_GT(bare.repeat, 1);
+  EXPECT_NEAR(fwd.exposed_s[static_cast<int>(CommPurpose::kDp)], gathers, 0.02 * gathers);
+  // And the whole step waits longer for them, less with a larger buffer.
+  const double exposed_none = estimate(make(plan, "gpt-1.7b")).breakdown.dp_comm_s;
+  plan["zero3_prefetch_params"] = module_params / 4;
+  const double exposed_quarter = estimate(make(plan, "gpt-1.7b")).breakdown.dp_comm_s;
+  plan.erase("zero3_prefetch_params");
+  const double exposed_all = estimate(make(plan, "gpt-1.7b")).breakdown.dp_comm_s;
+  EXPECT_GT(exposed_none, exposed_quarter);
+  EXPECT_GT(exposed_quarter, exposed_all);
 }
 
 TEST(OpGraph, StraddlingTensorParallelGroupsAreCostedAndWarnedAbout) {
