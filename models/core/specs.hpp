@@ -157,6 +157,11 @@ struct ModelSpec {
   int64_t vocab = 0;
   int64_t seq_len = 0;
   bool tied_embeddings = false;
+  // Dropout probability of the attention scores, the residual branches and the embedding.
+  // Above 0 each keeps a 1-byte mask for its backward pass (Korthikanti et al. 2022's
+  // inventory); 0, as Llama, Mixtral and DeepSeek train, keeps none. Default: Megatron-LM's
+  // GPT (hidden_dropout = attention_dropout = 0.1).
+  double dropout = 0.1;
   std::optional<MoeSpec> moe;
   bool operator==(const ModelSpec&) const = default;
 };

@@ -50,10 +50,11 @@ double layer_activation_bytes(const ModelSpec& m, bool moe_layer, const Activati
   const double hkv = h * m.kv_heads / m.heads;
   const double tokens = s * o.micro_batch;
   if (o.recompute == Recompute::kFull) return tokens * 2 * h / (o.sp ? t : 1.0);
+  const bool dropout = m.dropout > 0;  // a 1-byte mask per dropout, else none
 
   // Per token, Korthikanti's inventory: terms that TP does not split unless SP is on ...
-  const double replicated = 2 * h    /* QKV input */ + h /* attention dropout mask */ +
-                            2 * h    /* MLP input */ + h /* MLP dropout mask */ +
+  const double replicated = 2 * h    /* QKV input */ + (dropout ? h : 0) /* attention-out dropout mask */ +
+                            2 * h    /* MLP input */ + (dropout ? h : 0) /* MLP dropout mask */ +
                             4 * h;   /* two layernorm inputs */
   // ... and terms that TP splits: Q, K, V and the output-projection input.
   double split = 2 * h + 4 * hkv + 2 * h;
@@ -69,17 +70,18 @@ double layer_activation_bytes(const ModelSpec& m, bool moe_layer, const Activati
   ffn_inner = (m.ffn_act == FfnActivation::kSwiglu ? 6.0 : 4.0) * ffn_width * ffn_copies;
   split += ffn_inner;
   // Softmax output (2), dropout mask (1) and dropout output (2) of the a x s score matrix per
-  // token; flash attention and selective recompute do not keep them.
+  // token, the softmax output alone without dropout; flash attention and selective recompute
+  // do not keep them.
   double attn_core = 0;
-  if (!o.flash_attention && o.recompute == Recompute::kNone) attn_core = 5 * a * s;
+  if (!o.flash_attention && o.recompute == Recompute::kNone) attn_core = (dropout ? 5 : 2) * a * s;
   const double per_token = (o.sp ? replicated / t : replicated) + (split + attn_core) / t;
   return tokens * per_token;
 }
 
 double first_stage_extra_activation_bytes(const ModelSpec& m, const ActivationOptions& o) {
-  // Embedding output (2 bytes) + its dropout mask (1 byte), per token.
+  // Embedding output (2 bytes) + its dropout mask (1 byte, with dropout), per token.
   const double tokens = static_cast<double>(m.seq_len) / o.cp * o.micro_batch;
-  return tokens * 3.0 * static_cast<double>(m.hidden) / (o.sp ? o.tp : 1);
+  return tokens * (m.dropout > 0 ? 3.0 : 2.0) * static_cast<double>(m.hidden) / (o.sp ? o.tp : 1);
 }
 
 double last_stage_extra_activation_bytes(const ModelSpec& m, const ActivationOptions& o) {

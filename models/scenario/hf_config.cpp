@@ -41,6 +41,14 @@ class HfFields {
     for (const char* k : keys) names += (names.empty() ? "" : " / ") + std::string(k);
     fail(*keys.begin(), "missing (also looked for " + names + ")");
   }
+  // A probability (dropout rates), or `fallback` when absent.
+  double probability_or(const char* key, double fallback) const {
+    if (!has(key)) return fallback;
+    const json& v = c_[key];
+    if (!v.is_number() || !(v.get<double>() >= 0 && v.get<double>() <= 1))
+      fail(key, "expected a probability from 0 to 1, got " + describe_json_value(v));
+    return v.get<double>();
+  }
   bool boolean_or(const char* key, bool fallback) const {
     if (!has(key)) return fallback;
     if (!c_[key].is_boolean()) fail(key, "expected true or false, got " + describe_json_value(c_[key]));
@@ -223,6 +231,13 @@ json hf_config_to_model_json(const json& config, const std::string& path, int64_
       notes.push_back("GPT-NeoX parallel residual and partial rotary embeddings do not change "
                       "the costs");
   }
+  // Dropout: the largest probability the config names. GPT2Config's attn/resid/embd_pdrop
+  // default to 0.1; LlamaConfig's attention_dropout, GPT-NeoX's hidden_dropout and the families
+  // that copy them default to 0.0.
+  double dropout = -1;
+  for (const char* k : {"attn_pdrop", "resid_pdrop", "embd_pdrop", "attention_dropout", "hidden_dropout"})
+    if (f.has(k)) dropout = std::max(dropout, f.probability_or(k, 0));
+  m["dropout"] = dropout >= 0 ? dropout : (type == "gpt2" ? 0.1 : 0.0);
   if (m.contains("moe")) {
     const json& moe = m["moe"];
     if (moe["top_k"].get<int64_t>() > moe["experts"].get<int64_t>())

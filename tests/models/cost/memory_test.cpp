@@ -22,9 +22,8 @@ TEST(Memory, Fp32TrainingHasNoMasterCopy) {
   EXPECT_DOUBLE_EQ(m.optimizer_bytes, 8e9);
 }
 
-// Korthikanti et al. 2022 section 4: the generalised per-term inventory must reduce to the
-// paper's closed forms for a GPT layer (MHA, GeLU, f = 4h, no flash attention).
-TEST(Memory, ActivationInventoryReducesToKorthikantiClosedForms) {
+// The GPT-3 175B layer Korthikanti et al. work with: MHA, GeLU, f = 4h, s = 2048.
+ModelSpec gpt3_layer_model() {
   ModelSpec m;
   m.layers = 96;
   m.hidden = 12288;
@@ -33,6 +32,13 @@ TEST(Memory, ActivationInventoryReducesToKorthikantiClosedForms) {
   m.ffn_hidden = 4 * m.hidden;
   m.vocab = 51200;
   m.seq_len = 2048;
+  return m;
+}
+
+// Korthikanti et al. 2022 section 4: the generalised per-term inventory must reduce to the
+// paper's closed forms for a GPT layer (MHA, GeLU, f = 4h, no flash attention).
+TEST(Memory, ActivationInventoryReducesToKorthikantiClosedForms) {
+  ModelSpec m = gpt3_layer_model();
   for (int t : {1, 2, 8}) {
     for (bool sp : {false, true}) {
       for (Recompute rc : {Recompute::kNone, Recompute::kSelective, Recompute::kFull}) {
@@ -49,6 +55,23 @@ TEST(Memory, ActivationInventoryReducesToKorthikantiClosedForms) {
       }
     }
   }
+}
+
+TEST(Memory, WithoutDropoutNoMaskIsKept) {
+  // Korthikanti et al.'s 34 sbh counts three 1-byte dropout masks (attention output, MLP
+  // output... and the score matrix's a s^2 b); without dropout the GPT layer keeps 32 sbh and
+  // 2 a s^2 b of scores (the softmax output), and the embedding output loses its mask.
+  ModelSpec m = gpt3_layer_model();
+  m.dropout = 0;
+  const double sbh = 2048.0 * 12288;
+  ActivationOptions o;
+  o.flash_attention = true;
+  EXPECT_DOUBLE_EQ(layer_activation_bytes(m, false, o), 32 * sbh);
+  o.flash_attention = false;
+  EXPECT_DOUBLE_EQ(layer_activation_bytes(m, false, o), sbh * (32 + 2.0 * 96 * 2048 / 12288));
+  EXPECT_DOUBLE_EQ(first_stage_extra_activation_bytes(m, o), 2 * sbh);
+  m.dropout = 0.1;
+  EXPECT_DOUBLE_EQ(first_stage_extra_activation_bytes(m, o), 3 * sbh);
 }
 
 TEST(Memory, KorthikantiTable2GptThreeExample) {

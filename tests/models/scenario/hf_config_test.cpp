@@ -75,6 +75,9 @@ TEST(HfConfig, EveryFamilyParsesToItsPublishedArchitecture) {
     }
     const double params = count_params(s.model).total;
     EXPECT_NEAR(params / c.published_params, 1.0, c.tolerance) << params;
+    // Dropout: GPT-2's config names 0.1 (attn/resid/embd_pdrop); the others name 0.0 or
+    // nothing, and their config classes default to 0.0.
+    EXPECT_DOUBLE_EQ(s.model.dropout, std::string(c.file) == "gpt2.json" ? 0.1 : 0.0);
   }
 }
 
