@@ -241,8 +241,26 @@ int RankPlacement::leaf_span_over_stages(long long lo, long long hi) const {
   return span;
 }
 
+GroupShape RankPlacement::crossing_unless_sampled_exactly(int kind, GroupShape g) const {
+  // DP and expert-DP groups run over their stage's whole block, so every group of a stage spans
+  // the same nodes and the stages' translates cover them all. CP and EP groups are translates
+  // of the sampled ones by the other dimensions too, and a translate may straddle a leaf
+  // boundary the sample does not: unless the whole job hangs off one leaf, one that spans nodes
+  // counts as crossing the taper (0, unknown).
+  const bool sub_block = kind == 1 || kind == 2;
+  if (sub_block && g.nodes > 1 && g.leaf_span == 1) {
+    const bool one_leaf = map_.empty() && (static_cast<long long>(gpus()) - 1) / gpn_ / npl_ == 0;
+    if (!one_leaf) g.leaf_span = 0;
+  }
+  return g;
+}
+
 GroupShape RankPlacement::worst_shape(int kind) const {
   if (!map_.empty()) return worst_shape_enumerated(kind);
+  return crossing_unless_sampled_exactly(kind, worst_shape_sampled(kind));
+}
+
+GroupShape RankPlacement::worst_shape_sampled(int kind) const {
   // The groups of a kind are arithmetic progressions of GPU ids whenever the dimensions they
   // run over are adjacent in the rank order (every standard order): price those in closed
   // form, over the same sample of groups worst_shape_enumerated() lists.
@@ -347,7 +365,7 @@ GroupShape RankPlacement::worst_shape_enumerated(int kind) const {
     }
     keep_worst(worst, sh);
   }
-  return worst;
+  return crossing_unless_sampled_exactly(kind, worst);
 }
 
 bool RankPlacement::straddles(const std::vector<int>& group) const {

@@ -85,6 +85,10 @@ class RankPlacement {
   // Leaf switches between the nodes of GPUs lo and hi (lo <= hi), widest over the stages'
   // translates of the pair; 0 (unknown) under a GPU map.
   int leaf_span_over_stages(long long lo, long long hi) const;
+  // worst_shape's closed form, before crossing_unless_sampled_exactly.
+  GroupShape worst_shape_sampled(int kind) const;
+  // g's leaf_span as the sampled groups show it, or 0 where other groups of the kind may cross.
+  GroupShape crossing_unless_sampled_exactly(int kind, GroupShape g) const;
 
   int tp_, cp_, dp_, pp_, ep_, etp_, edp_, gpn_, npl_;
   // stride of each dimension in the GPU index: [tp, cp, dp, pp]

@@ -112,6 +112,11 @@ TEST(RankPlacement, LeafSpanCountsTheLeafSwitchesAGroupReaches) {
   EXPECT_EQ(pp2.worst_shape(0).leaf_span, 1);
   // The first pipeline pair (nodes 0 and 3) sits under one leaf.
   EXPECT_EQ(pp2.pp_pair_shape(0, 1).leaf_span, 1);
+  // CP 2 beside TP 8: each CP group spans two nodes. The sampled one sits under a leaf, but on
+  // 8 nodes under leaves of 4 another may not: unknown (0), priced as crossing. With the whole
+  // job under one leaf none can cross.
+  EXPECT_EQ(RankPlacement(8, 2, 4, 1, "tp-cp-dp-pp", 1, 0, 8, 4).worst_shape(1).leaf_span, 0);
+  EXPECT_EQ(RankPlacement(8, 2, 4, 1, "tp-cp-dp-pp", 1, 0, 8, 8).worst_shape(1).leaf_span, 1);
 }
 
 TEST(RankPlacement, ExpertDegreesThatDoNotFoldAreRejected) {
