@@ -12,8 +12,8 @@ namespace trainsim::sim {
 void build_rail_optimized(TopologyBuilder& b) {
   const int N = b.cluster().nodes;
   const int nics = b.nics_per_node();
-  const int down_ports = trainsim::nodes_per_leaf("rail-optimized", b.options().switch_radix, nics);
-  const int groups = (N + down_ports - 1) / down_ports;
+  const int unit_nodes = trainsim::nodes_per_leaf("rail-optimized", b.options().switch_radix, nics);
+  const int groups = (N + unit_nodes - 1) / unit_nodes;
   std::vector<int> leaves;
   for (int grp = 0; grp < groups; ++grp)
     for (int r = 0; r < nics; ++r)
@@ -21,7 +21,7 @@ void build_rail_optimized(TopologyBuilder& b) {
                                     "leaf_su" + std::to_string(grp) + "_rail" + std::to_string(r)));
   for (int i = 0; i < b.nic_count(); ++i) {
     const int node = i / nics, rail = i % nics;
-    b.attach_nic(i, leaves[(node / down_ports) * nics + rail]);
+    b.attach_nic(i, leaves[(node / unit_nodes) * nics + rail]);
   }
   int tiers = b.options().fat_tree_tiers;
   if (tiers <= 0)

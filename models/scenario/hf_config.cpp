@@ -41,7 +41,7 @@ class HfFields {
     for (const char* k : keys) names += (names.empty() ? "" : " / ") + std::string(k);
     fail(*keys.begin(), "missing (also looked for " + names + ")");
   }
-  // A probability (dropout rates), or `fallback` when absent.
+  // A probability (dropout rates), or `fallback` when the config does not name it.
   double probability_or(const char* key, double fallback) const {
     if (!has(key)) return fallback;
     const json& v = c_[key];
@@ -236,7 +236,7 @@ json hf_config_to_model_json(const json& config, const std::string& path, int64_
   // that copy them default to 0.0.
   double dropout = -1;
   for (const char* k : {"attn_pdrop", "resid_pdrop", "embd_pdrop", "attention_dropout", "hidden_dropout"})
-    if (f.has(k)) dropout = std::max(dropout, f.probability_or(k, 0));
+    dropout = std::max(dropout, f.probability_or(k, -1));
   m["dropout"] = dropout >= 0 ? dropout : (type == "gpt2" ? 0.1 : 0.0);
   if (m.contains("moe")) {
     const json& moe = m["moe"];

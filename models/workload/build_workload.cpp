@@ -542,9 +542,8 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r, const WorkloadOp
     if (p.zero_stage >= 3) {
       // The layer being computed, gathered whole, and the prefetch buffer: the next layer, or
       // as many parameters as plan.zero3_prefetch_params bounds it to.
-      const double ahead = p.zero3_prefetch_params > 0 ? std::min(largest_layer_params, p.zero3_prefetch_params)
-                                                       : largest_layer_params;
-      b.other_bytes += (largest_layer_params + ahead) * sb.params;
+      b.other_bytes +=
+          (largest_layer_params + zero3_prefetched_params(p.zero3_prefetch_params, largest_layer_params)) * sb.params;
     }
     if (error_feedback) b.other_bytes += (sw.dense_params + sw.expert_params) * sb.grads;
     sm.total_bytes = b.total();

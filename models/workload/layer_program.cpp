@@ -494,13 +494,11 @@ RankLayerParams rank_layer_params(const LayerContext& c, bool moe) {
   return r;
 }
 
-// The share of a module's parameters the framework gathers ahead of its use: all of them
-// (FSDP's one unit ahead) unless plan.zero3_prefetch_params bounds the prefetch buffer
-// (DeepSpeed's stage3_prefetch_bucket_size counts parameter elements). DeepSpeed fetches whole
-// parameters; the model takes the buffer's share of the module's bytes.
+// The share of a module's parameters gathered ahead of its use (zero3_prefetched_params).
+// DeepSpeed fetches whole parameters; the model takes the buffer's share of the module's bytes.
 double prefetch_share(const LayerContext& c, double module_params) {
-  if (c.zero3_prefetch_params <= 0 || module_params <= 0) return 1;
-  return std::min(1.0, c.zero3_prefetch_params / module_params);
+  if (module_params <= 0) return 1;
+  return zero3_prefetched_params(c.zero3_prefetch_params, module_params) / module_params;
 }
 
 // A module's ZeRO-3 gathers: the part its prefetch buffer holds one repetition ahead, the rest
@@ -537,6 +535,10 @@ void gradient_accumulation(BlockBuilder& b, const LayerContext& c, double params
 
 }  // namespace
 
+double zero3_prefetched_params(double bound_params, double module_params) {
+  return bound_params > 0 ? std::min(module_params, bound_params) : module_params;
+}
+
 OpBlock layer_block(const LayerContext& c, bool moe, PassKind pass, int repeat) {
   const Dims d = dims(c);
   BlockBuilder b(c, moe ? "moe layer" : "dense layer", repeat);
@@ -550,9 +552,9 @@ OpBlock layer_block(const LayerContext& c, bool moe, PassKind pass, int repeat) 
     else dense_mlp_forward(b, c, d, Pass::kForward);
     return b.finish();
   }
-  // Parameters are gathered again for the backward pass; W alone does not need them (dW = X^T dY).
-  if (has_input_grad(pass)) zero3_gathers(b, c, {{CommGroup::kDp, params.dense}, {CommGroup::kExpertDp, params.experts}});
   if (has_input_grad(pass)) {
+    // Parameters are gathered again for the backward pass; W alone does not need them (dW = X^T dY).
+    zero3_gathers(b, c, {{CommGroup::kDp, params.dense}, {CommGroup::kExpertDp, params.experts}});
     if (c.recompute == Recompute::kFull) {
       attention_forward(b, c, d, Pass::kRecompute);
       if (moe_layer) moe_mlp_forward(b, c, d, Pass::kRecompute);

@@ -57,6 +57,11 @@ struct LayerContext {
 // kBackwardInput; kBackwardWeight), priced: compute_s from compute_op_time_s, comm time_s from
 // collective_cost on the group's shape.
 OpBlock layer_block(const LayerContext& ctx, bool moe_layer, PassKind pass, int repeat);
+
+// The parameters of a module of `module_params` that ZeRO-3 gathers ahead of its use under
+// plan.zero3_prefetch_params = `bound_params`: all of them at 0 (FSDP's one unit ahead), else
+// at most the bound (DeepSpeed's stage3_prefetch_bucket_size counts parameter elements).
+double zero3_prefetched_params(double bound_params, double module_params);
 OpBlock embedding_block(const LayerContext& ctx, PassKind pass);
 OpBlock head_block(const LayerContext& ctx, PassKind pass);
 
