@@ -149,7 +149,12 @@ int run(PlanOptions& o) {
   EstimateOptions search;
   search.stop_when_infeasible = true;
   const std::vector<int> tps = divisors(m.heads, node);
-  const std::vector<int> pps = divisors(m.layers, m.layers);
+  // Pipeline degrees: the layer count's divisors, and the powers of two that leave two layers
+  // or more per stage (an uneven split where they do not divide it).
+  std::vector<int> pps = divisors(m.layers, m.layers);
+  for (int pp = 2; 2 * pp <= m.layers; pp *= 2)
+    if (m.layers % pp != 0) pps.push_back(pp);
+  std::sort(pps.begin(), pps.end());
   const std::vector<int> eps = m.moe ? divisors(m.moe->experts, gpus) : std::vector<int>{1};
   const std::vector<const PipelineSchedule*>& schedules = pipeline_schedules();  // registry order
   auto better = [](const Candidate& a, const Candidate& b) {
@@ -180,7 +185,9 @@ int run(PlanOptions& o) {
     if (pp == 1 && sched != &default_pipeline_schedule()) return;
     for (int vpp : {1, 2, 3, 4, 6, 8}) {
       if (sched->uses_virtual_stages() != (vpp > 1)) continue;
-      if (m.layers % (pp * vpp)) continue;
+      // Without virtual stages an uneven split (plan_structure.hpp's stage_layers); interleaved
+      // plans with the layers divided evenly, as Megatron lays out virtual stages.
+      if (vpp > 1 ? m.layers % (pp * vpp) != 0 : m.layers < pp) continue;
       for (long long mb = 1; mb <= 16; mb *= 2) {
         if (global_batch % (mb * dp)) continue;
         for (int zero = 0; zero <= 3; ++zero)

@@ -28,7 +28,7 @@ constexpr ReasonKind kReasons[] = {
     {"tp_heads", "does not divide model.heads", "tp does not divide the attention heads"},
     {"tp_kv_heads", "model.kv_heads", "tp and the KV heads do not divide one another"},
     {"tp_ffn", "does not divide model.ffn_hidden", "tp does not divide the FFN width"},
-    {"layers_split", "does not split evenly over plan.pp x plan.vpp", "the layers do not split evenly over pp x vpp"},
+    {"layers_split", "stages: every stage needs a layer", "fewer layers than pp x vpp stages"},
     {"layers_per_stage", "plan.layers_per_stage", "plan.layers_per_stage does not match pp x vpp or the layers"},
     {"batch_split", "is not a multiple of plan.micro_batch x plan.dp", "global batch is not a multiple of micro-batch x dp"},
     {"cp_seq", "plan.cp:", "cp does not divide the sequence length"},

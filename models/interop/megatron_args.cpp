@@ -392,9 +392,6 @@ MegatronImport import_megatron_args(const std::vector<std::string>& all_args,
     note("--kv-channels x heads != hidden: attention width approximated as hidden");
   if (flags.value("expert-tensor-parallel-size"))
     note("--expert-tensor-parallel-size: experts costed with the dense TP degree");
-  if (flags.value("decoder-first-pipeline-num-layers") ||
-      flags.value("decoder-last-pipeline-num-layers"))
-    note("uneven first/last pipeline stages are not imported; set plan.layers_per_stage");
 
   // Plan.
   json plan = json::object();
@@ -428,6 +425,27 @@ MegatronImport import_megatron_args(const std::vector<std::string>& all_args,
   vpp = flags.integer("num-virtual-stages-per-pipeline-rank", vpp, 1, limits::kMaxVirtualStages);
   plan["vpp"] = vpp;
   plan["schedule"] = vpp > 1 ? "interleaved" : "1f1b";
+  // Uneven first and last stages: the rest of the layers split evenly over the stages between
+  // (Megatron-Core asserts that they divide).
+  const bool first_given = flags.value("decoder-first-pipeline-num-layers") != nullptr;
+  const bool last_given = flags.value("decoder-last-pipeline-num-layers") != nullptr;
+  if ((first_given || last_given) && vpp > 1) {
+    note("uneven first/last pipeline stages with virtual stages are not imported; set plan.layers_per_stage");
+  } else if ((first_given || last_given) && pp > 1) {
+    const int64_t first = flags.integer("decoder-first-pipeline-num-layers", 0, 1, layers);
+    const int64_t last = flags.integer("decoder-last-pipeline-num-layers", 0, 1, layers);
+    const int64_t between = pp - (first_given ? 1 : 0) - (last_given ? 1 : 0);
+    const int64_t rest = layers - first - last;
+    const char* flag = first_given ? "--decoder-first-pipeline-num-layers" : "--decoder-last-pipeline-num-layers";
+    if (rest < between || (between == 0 ? rest != 0 : rest % between != 0))
+      throw ScenarioError(flag, "the other " + std::to_string(rest) + " of --num-layers (" + std::to_string(layers) +
+                                    ") do not split evenly over the other " + std::to_string(between) +
+                                    " pipeline stages");
+    std::vector<int64_t> split(static_cast<std::size_t>(pp), between > 0 ? rest / between : 0);
+    if (first_given) split.front() = first;
+    if (last_given) split.back() = last;
+    plan["layers_per_stage"] = split;
+  }
   plan["sp"] = flags.has("sequence-parallel") && tp > 1;
   if (flags.has("sequence-parallel") && tp == 1)
     note("--sequence-parallel with TP 1 has no effect (Megatron turns it off)");

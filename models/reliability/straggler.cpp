@@ -8,6 +8,7 @@
 #include "models/cost/flops.hpp"
 #include "models/schedules/pipeline_schedule.hpp"
 #include "models/core/scenario_error.hpp"
+#include "models/workload/plan_structure.hpp"
 #include "models/workload/workload.hpp"
 
 namespace trainsim {
@@ -136,15 +137,10 @@ StragglerEffect straggler_effect(const Scenario& sc) {
   }
   e.stage_speed.assign(pp, 1.0);
 
-  // The plan's per-device split (chunks summed), or even.
+  // The plan's per-device split (chunks summed; plan_structure.hpp's stage_layers).
   const int chunks = pp * vpp;
   e.layers_per_stage.assign(pp, 0);
-  if (static_cast<int>(p.layers_per_stage.size()) == chunks) {
-    for (int c = 0; c < chunks; ++c) e.layers_per_stage[c % pp] += p.layers_per_stage[c];
-  } else {
-    const std::vector<int> even = even_split(sc.model.layers, chunks);
-    for (int c = 0; c < chunks; ++c) e.layers_per_stage[c % pp] += even[c];
-  }
+  for (int c = 0; c < chunks; ++c) e.layers_per_stage[c % pp] += stage_layers(sc.model, p, c);
 
   if (on && st.forced_stage >= pp)
     throw ScenarioError("training.faults.stragglers.stage",

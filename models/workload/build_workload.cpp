@@ -81,10 +81,10 @@ class ChunkLayout {
     buffer.assign(vstages, ChunkLayers{});
     vs_ = buffer.data();
     vstages_ = vstages;
-    // Layers of each declared stage (pp x vpp entries in the loader's layers_per_stage); a
-    // schedule without interleaving folds a device's declared chunks into one.
+    // Layers of each declared stage (stage_layers: pp x vpp of them); a schedule without
+    // interleaving folds a device's declared chunks into one.
     const int declared = pp * p.vpp;
-    auto per = [&](int i) { return p.layers_per_stage.empty() ? m.layers / declared : p.layers_per_stage[i]; };
+    auto per = [&](int i) { return stage_layers(m, p, i); };
     int at = 0;
     for (int i = 0; i < vstages; ++i) {
       ChunkLayers& c = vs_[i];
@@ -563,6 +563,12 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r, const WorkloadOp
       place.straddles(place.cp_group(0)))
     r.warnings.push_back("plan.cp groups straddle node boundaries");
   if (tp > m.kv_heads) r.warnings.push_back("plan.tp exceeds model.kv_heads: KV heads are replicated");
+  if (layers_split_unevenly(m, p)) {
+    std::string split;
+    for (int l : stage_layer_split(m, p)) split += (split.empty() ? "" : ",") + str(l);
+    r.warnings.push_back("model.layers (" + str(m.layers) + ") does not divide plan.pp x plan.vpp: layers per stage " +
+                         split + " (the embedding and the loss count as a layer each; plan.layers_per_stage sets another split)");
+  }
   if (p.zero_stage >= 3 && !p.compression.empty())
     r.warnings.push_back("plan.compression is not applied under ZeRO-3: its per-layer gradient reduce-scatters "
                          "and parameter all-gathers are modelled uncompressed");

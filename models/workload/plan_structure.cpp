@@ -13,6 +13,28 @@ std::string str(int64_t v) { return std::to_string(v); }
 
 }  // namespace
 
+bool layers_split_unevenly(const ModelSpec& m, const ParallelPlan& p) {
+  const int64_t stages = int64_t{p.pp} * p.vpp;
+  return static_cast<int64_t>(p.layers_per_stage.size()) != stages && stages > 0 && m.layers % stages != 0;
+}
+
+int stage_layers(const ModelSpec& m, const ParallelPlan& p, int i) {
+  const int s = p.pp * p.vpp;
+  if (static_cast<int>(p.layers_per_stage.size()) == s) return p.layers_per_stage[static_cast<std::size_t>(i)];
+  if (m.layers % s == 0) return m.layers / s;
+  const int places = m.layers + 2;  // the embedding and the loss take one each
+  const int q = places / s, extra = places % s;
+  if (q >= 2) return q + (i >= s - extra ? 1 : 0) - (i == 0 ? 1 : 0) - (i == s - 1 ? 1 : 0);
+  const int q_even = m.layers / s, extra_even = m.layers % s;
+  return q_even + (i >= s - extra_even ? 1 : 0);
+}
+
+std::vector<int> stage_layer_split(const ModelSpec& m, const ParallelPlan& p) {
+  std::vector<int> out(static_cast<std::size_t>(p.pp * p.vpp));
+  for (std::size_t i = 0; i < out.size(); ++i) out[i] = stage_layers(m, p, static_cast<int>(i));
+  return out;
+}
+
 std::string check_plan_structure(const Scenario& sc) {
   const ModelSpec& m = sc.model;
   const ClusterSpec& c = sc.cluster;
@@ -55,9 +77,9 @@ std::string check_plan_structure(const Scenario& sc) {
     if (sum != m.layers)
       return "plan.layers_per_stage sums to " + str(sum) + ", expected model.layers (" +
              str(m.layers) + ")";
-  } else if (m.layers % chunks != 0) {
-    return "model.layers (" + str(m.layers) + ") does not split evenly over plan.pp x plan.vpp = " +
-           str(chunks) + " stages; give plan.layers_per_stage";
+  } else if (m.layers < chunks) {
+    return "model.layers (" + str(m.layers) + ") is fewer than plan.pp x plan.vpp = " + str(chunks) +
+           " stages: every stage needs a layer";
   }
   const int64_t per_micro_batch = limits::checked_product(p.micro_batch, p.dp, limits::kMaxGlobalBatch);
   if (per_micro_batch < 0)

@@ -188,6 +188,23 @@ TEST(Estimate, CompressionUnderZero3IsWarnedAndCostsNothing) {
   EXPECT_TRUE(warned);
 }
 
+// Layers that do not divide the stages: the split stage_layers gives (the embedding and the
+// loss a layer's place each), priced exactly as the same split given in the plan, and said.
+TEST(Estimate, AnUnevenSplitIsPricedAsTheSplitItNames) {
+  const json plan = {{"tp", 8}, {"pp", 3}, {"dp", 1}, {"global_batch", 12}};  // gpt-18.4b: 40 layers
+  const Result uneven = estimate(make(plan, "gpt-18.4b", 3));
+  json given = plan;
+  given["layers_per_stage"] = {13, 14, 13};  // 42 places over 3 stages
+  const Result named = estimate(make(given, "gpt-18.4b", 3));
+  ASSERT_TRUE(uneven.feasible) << uneven.reason;
+  EXPECT_EQ(uneven.step_time_s, named.step_time_s);
+  EXPECT_EQ(uneven.peak_memory_bytes, named.peak_memory_bytes);
+  bool warned = false;
+  for (const std::string& w : uneven.warnings) warned |= w.find("layers per stage 13,14,13") != std::string::npos;
+  EXPECT_TRUE(warned);
+  for (const std::string& w : named.warnings) EXPECT_EQ(w.find("layers per stage"), std::string::npos) << w;
+}
+
 TEST(Estimate, RecomputeTradesMemoryForFlops) {
   const json base = {{"tp", 8}, {"dp", 32}, {"global_batch", 256}, {"micro_batch", 2}};
   json full = base;

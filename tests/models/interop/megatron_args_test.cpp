@@ -145,5 +145,28 @@ TEST(MegatronArgs, WithoutAWorldSizeAsksForOne) {
   EXPECT_EQ(load(launched.scenario).plan.dp, 2);
 }
 
+
+// Megatron-Core's --decoder-first/last-pipeline-num-layers: the rest split evenly between them
+// (it asserts they divide, and so does the importer, naming the flag).
+TEST(MegatronArgs, UnevenFirstAndLastStages) {
+  const std::string cmd =
+      "--num-layers 30 --hidden-size 1024 --num-attention-heads 8 --seq-length 512 --vocab-size 1024 "
+      "--pipeline-model-parallel-size 4 --decoder-first-pipeline-num-layers 6";
+  MegatronImportOptions o;
+  o.gpus = 4;
+  EXPECT_EQ(load(import_megatron_args(split_command_line(cmd), o).scenario).plan.layers_per_stage,
+            (std::vector<int>{6, 8, 8, 8}));
+  EXPECT_EQ(load(import_megatron_args(split_command_line(cmd + " --decoder-last-pipeline-num-layers 4"), o).scenario)
+                .plan.layers_per_stage,
+            (std::vector<int>{6, 10, 10, 4}));
+  try {
+    import_megatron_args(split_command_line(cmd + " --decoder-last-pipeline-num-layers 5"), o);
+    ADD_FAILURE() << "19 layers split over 2 stages";
+  } catch (const ScenarioError& e) {
+    EXPECT_EQ(e.path(), "--decoder-first-pipeline-num-layers");
+    EXPECT_NE(std::string(e.what()).find("do not split evenly over the other 2"), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace trainsim

@@ -4,6 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <numeric>
+#include <vector>
+
 #include "models/scenario/limits.hpp"
 #include "models/scenario/scenario_loader.hpp"
 
@@ -44,6 +48,60 @@ TEST(PlanStructure, DegreeProductsDoNotOverflow) {
   s = base();
   s.plan.tp = 0;
   EXPECT_NE(check_plan_structure(s).find("must be >= 1"), std::string::npos);
+}
+
+
+std::vector<int> split_of(int layers, int pp, int vpp = 1, std::vector<int> given = {}) {
+  ModelSpec m;
+  m.layers = layers;
+  ParallelPlan p;
+  p.pp = pp;
+  p.vpp = vpp;
+  p.layers_per_stage = std::move(given);
+  return stage_layer_split(m, p);
+}
+
+// Llama 3 405B's 126 layers on 16 stages: "we reduce one Transformer layer each from the first
+// and the last stages" (The Llama 3 Herd of Models, 2024, section 3.3.2), i.e. 7, 8 x 14, 7.
+TEST(PlanStructure, AnUnevenSplitGivesTheEmbeddingAndTheLossALayersPlace) {
+  std::vector<int> llama(16, 8);
+  llama.front() = llama.back() = 7;
+  EXPECT_EQ(split_of(126, 16), llama);
+  // 61 layers (DeepSeek-V3's) on 16: 63 places, 15 stages with the extra one; the embedding's
+  // stage has 3 places (2 layers), the loss's 4 (3 layers), the others 4 layers.
+  std::vector<int> v3(16, 4);
+  v3.front() = 2;
+  v3.back() = 3;
+  EXPECT_EQ(split_of(61, 16), v3);
+  // Interleaved: the virtual stages, 126 on 16 x 2 = 3, 4 x 30, 3.
+  const std::vector<int> virt = split_of(126, 16, 2);
+  ASSERT_EQ(virt.size(), 32u);
+  EXPECT_EQ(virt.front(), 3);
+  EXPECT_EQ(virt.back(), 3);
+  EXPECT_EQ(std::count(virt.begin(), virt.end(), 4), 30);
+  // Even where the layers divide (Megatron's default), and the plan's own split where given.
+  EXPECT_EQ(split_of(96, 8), std::vector<int>(8, 12));
+  EXPECT_EQ(split_of(10, 2, 1, {3, 7}), (std::vector<int>{3, 7}));
+  // Too few places for the rule (20 layers on 16 stages would leave the first none): even, the
+  // extra layers on the last stages.
+  std::vector<int> few(16, 1);
+  for (int i = 12; i < 16; ++i) few[i] = 2;
+  EXPECT_EQ(split_of(20, 16), few);
+}
+
+TEST(PlanStructure, EveryStageNeedsALayer) {
+  Scenario s = base();  // gpt-1.7b: 24 layers, 4 nodes of 8
+  s.plan.dp = 1;
+  s.plan.pp = 32;
+  EXPECT_NE(check_plan_structure(s).find("model.layers (24) is fewer than plan.pp x plan.vpp = 32 stages"),
+            std::string::npos)
+      << check_plan_structure(s);
+  s.plan.pp = 16;  // 24 on 16: uneven, feasible
+  s.plan.dp = 2;
+  EXPECT_EQ(check_plan_structure(s), "");
+  const std::vector<int> split = stage_layer_split(s.model, s.plan);
+  EXPECT_EQ(std::accumulate(split.begin(), split.end(), 0), 24);
+  EXPECT_TRUE(layers_split_unevenly(s.model, s.plan));
 }
 
 }  // namespace
