@@ -5,6 +5,7 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <optional>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -44,6 +45,10 @@ struct PassRun {
   int device = 0;
   int record = 0;  // index in StepTimeline::ops
   PipeOp op;
+  // A schedule that overlaps a forward with a backward: the forward run beside `op` (a
+  // backward) as one program (fb_overlap.hpp), and its record.
+  std::optional<PipeOp> partner;
+  int partner_record = -1;
   const PassProgram* program = nullptr;
   std::size_t block = 0;
   int rep = 0;
@@ -236,32 +241,45 @@ struct Player {
     });
   }
 
-  void dispatch(int d) {
-    if (busy[d]) return;
-    auto op = runner.pick(d);
-    if (!op) return;
-    busy[d] = true;
+  // A record of `op` starting now on device d; returns its index.
+  int record_start(int d, const PipeOp& op) {
     const double now = plat.now_s();
     const int idx = static_cast<int>(tl.ops.size());
     StepOpRecord rec;
     rec.stage = d;
-    rec.op = *op;
+    rec.op = op;
     rec.start_s = rec.end_s = rec.free_s = now;
-    auto it = input_of.find({d, static_cast<int>(op->kind), op->micro_batch, op->chunk});
+    auto it = input_of.find({d, static_cast<int>(op.kind), op.micro_batch, op.chunk});
     if (it != input_of.end()) {
       rec.input_transfer = it->second;
       input_of.erase(it);
     }
     tl.ops.push_back(rec);
-    if (op->kind == PipeOpKind::kForward) {
+    if (op.kind == PipeOpKind::kForward) {
       ++f_started[d];
       tl.max_in_flight[d] = std::max(tl.max_in_flight[d], f_started[d] - b_done[d]);
     }
+    return idx;
+  }
+
+  void dispatch(int d) {
+    if (busy[d]) return;
+    auto op = runner.pick(d);
+    if (!op) return;
+    busy[d] = true;
+    const int idx = record_start(d, *op);
     auto run = std::make_unique<PassRun>();
     run->device = d;
     run->record = idx;
     run->op = *op;
     run->program = &chunk(d, op->chunk).program(pass_of(*op, w.split_backward));
+    if (!w.programs[d].paired.empty()) {
+      run->partner = runner.pick_partner(d, *op);
+      if (run->partner) {
+        run->partner_record = record_start(d, *run->partner);
+        run->program = &w.programs[d].pair(run->partner->chunk, op->chunk);
+      }
+    }
     if (carries_weight_grad(*op) && ++wg_started[d][op->chunk] == wg_expected[d][op->chunk]) {
       run->weight_pass_final = true;
       for (const OpBlock& b : run->program->blocks) run->params_total += (b.dense_params + b.expert_params) * b.repeat;
@@ -494,11 +512,13 @@ struct Player {
     const double now = plat.now_s();
     tl.ops[idx].end_s = tl.ops[idx].free_s = now;
     tl.busy_s[d] += now - tl.ops[idx].start_s;
+    if (r.partner) tl.ops[r.partner_record].end_s = tl.ops[r.partner_record].free_s = now;
     if (r.weight_pass_final && (!w.overlap_dp || w.zero_stage >= 3))
       whole_buffer_reduction(d, r.op.chunk, now);
     // The run stays until the device's next pass replaces it: collectives it left running refer
-    // to their ops, not to the run.
+    // to their ops, not to the run. A pair's two ops finish together, the backward first.
     compute_done(d, idx, r.op);
+    if (r.partner) compute_done(d, r.partner_record, *r.partner);
   }
 
   void compute_done(int d, int idx, const PipeOp& op) {
@@ -519,11 +539,9 @@ struct Player {
         if (!overlap_pp) ++blocking;
       }
     }
-    if (blocking > 0) {
-      blocked_sends[d] = blocking;  // overlap.pp off: the sender waits for its sends
-    } else {
-      busy[d] = false;
-    }
+    // overlap.pp off: the sender waits for its sends (a pair's, for both ops' sends).
+    blocked_sends[d] += blocking;
+    if (blocked_sends[d] == 0) busy[d] = false;
     for (int dv : local) request_dispatch(dv);
     request_dispatch(d);
   }

@@ -55,19 +55,64 @@ double makespan_lower_bound_s(const Workload& w) {
   return bound * (1 - 1e-9);
 }
 
-// The playback without its ops (play_makespan_s: the same makespan, no allocation).
-double makespan_only_s(const Workload& w) {
-  thread_local std::vector<StageCosts> costs;
-  costs.clear();
-  for (const StageWork& s : w.stages) costs.push_back(stage_costs(w, s));
-  return play_makespan_s(*w.schedule, w.pp, w.vpp, w.micro_batches, costs.data(), costs.size(), 0.0);
+// A playback's makespan, and what the overlapped pairs of a schedule that pairs a forward with a
+// backward saved: on the stage `worst` and over all stages.
+struct Played {
+  double makespan_s = 0;
+  double saved_worst_s = 0;
+  double saved_total_s = 0;
+};
+
+// Where a schedule pairs a forward with a backward (DualPipe), a lower bound on the makespan:
+// each device runs its ops, the micro-batches below (m+1)/2 through its direction-0 stage and the
+// rest through its direction-1 stage, and each of its m backwards saves at most the most any
+// pair of its directions saves (F + B alone less the pair). Taken 1e-9 low for the rounding, as
+// makespan_lower_bound_s is.
+double paired_makespan_lower_bound_s(const Workload& w) {
+  const int m = w.micro_batches;
+  const double n[2] = {static_cast<double>((m + 1) / 2), static_cast<double>(m / 2)};
+  double bound = 0;
+  for (const StageWork& s : w.stages) {
+    const StageCosts c = stage_costs(w, s);
+    const double f[2] = {c.forward_s, c.reverse_forward_s}, b[2] = {c.backward_s, c.reverse_backward_s};
+    const double wg[2] = {c.backward_weight_s, c.reverse_backward_weight_s};
+    double most_saved = 0;
+    for (int i = 0; i < 2; ++i)
+      for (int j = 0; j < 2; ++j) most_saved = std::max(most_saved, f[i] + b[j] - c.pair_s[i][j]);
+    const double busy = n[0] * (f[0] + b[0] + wg[0]) + n[1] * (f[1] + b[1] + wg[1]) - m * most_saved;
+    bound = std::max(bound, busy);
+  }
+  return bound * (1 - 1e-9);
 }
 
-// The makespan of the schedule played with the workload's stages and zero-delay transfers.
-// Memoised (4096 slots of ~280 bytes, clear-when-full); plans whose stages make more than
-// kMaxCostRuns runs are played every time. The reference route plays the full timeline.
-double played_makespan_s(const Workload& w, bool memoise) {
-  if (!memoise) return pipeline_timeline(w, 0.0).makespan_s;
+// The playback without its ops (play_makespan_s: the same makespan, no allocation).
+Played makespan_only(const Workload& w, std::size_t worst) {
+  thread_local std::vector<StageCosts> costs;
+  thread_local std::vector<double> saved;
+  costs.clear();
+  for (const StageWork& s : w.stages) costs.push_back(stage_costs(w, s));
+  saved.assign(costs.size(), 0.0);
+  Played p;
+  p.makespan_s = play_makespan_s(*w.schedule, w.pp, w.vpp, w.micro_batches, costs.data(), costs.size(), 0.0,
+                                 saved.data());
+  p.saved_worst_s = saved[worst];
+  for (double x : saved) p.saved_total_s += x;
+  return p;
+}
+
+// The schedule played with the workload's stages and zero-delay transfers. Memoised (4096 slots
+// of ~300 bytes, clear-when-full; `worst` is the first slowest stage, which the costs in the key
+// determine); plans whose stages make more than kMaxCostRuns runs are played every time. The
+// reference route plays the full timeline.
+Played played(const Workload& w, std::size_t worst, bool memoise) {
+  if (!memoise) {
+    const Timeline t = pipeline_timeline(w, 0.0);
+    Played p;
+    p.makespan_s = t.makespan_s;
+    p.saved_worst_s = t.pair_saved_s[worst];
+    for (double x : t.pair_saved_s) p.saved_total_s += x;
+    return p;
+  }
   PlaybackKey k = memo::zeroed<PlaybackKey>();
   k.schedule = w.schedule;
   k.pp = w.pp;
@@ -80,14 +125,11 @@ double played_makespan_s(const Workload& w, bool memoise) {
       ++last->stages;
       continue;
     }
-    if (k.runs == kMaxCostRuns) return makespan_only_s(w);
+    if (k.runs == kMaxCostRuns) return makespan_only(w, worst);
     k.run[k.runs++] = {1, c};
   }
-  struct Makespan {
-    double s;
-  };
-  thread_local memo::Table<PlaybackKey, Makespan, 4096> table;
-  return table.get(k, [&] { return Makespan{makespan_only_s(w)}; }).s;
+  thread_local memo::Table<PlaybackKey, Played, 4096> table;
+  return table.get(k, [&] { return makespan_only(w, worst); });
 }
 
 // The closed form of a workload: steady 1F1B-like state of the slowest stage (its passes as the
@@ -114,9 +156,10 @@ void compose_closed_form(const Scenario& sc, const Workload& w, Result& r, const
   bin.others_backward_weight_s = std::max(0.0, sum_w - worst->backward_weight_s);
   double bubble = w.schedule->bubble_time_s(bin);
   // Played below (after the cheaper parts) where the closed forms do not hold: a pipeline that
-  // does not fill, and DualPipe, whose F&B overlap the op graph does not model (its passes run
-  // one after another, so its makespan is what the playback of its two stages gives).
+  // does not fill, and DualPipe, whose devices run two stages and overlap a forward with a
+  // backward where both are ready (its makespan is what the playback of its pairs gives).
   const bool play = w.pp > 1 && (m < 2 * w.pp || w.schedule->bidirectional());
+  const bool pairs = w.schedule->overlaps_forward_backward();
   double pp_exposed = 0;
   if (w.pp > 1) {
     // Fill and drain put 2(p-1) transfers on the critical path; without overlap every
@@ -143,9 +186,11 @@ void compose_closed_form(const Scenario& sc, const Workload& w, Result& r, const
   if (play && options.rank_floor_tokens_per_s > 0) {
     // The step with the bubble's lower bound (at most the played bubble: floating-point
     // subtraction is monotone): addition and division are monotone too, so this sum is at most
-    // the step's and the throughput from it at least the plan's.
-    const double bubble_lb = std::max(0.0, makespan_lower_bound_s(w) - steady);
-    const double step_lb = steady + bubble_lb + pp_exposed + dp_exposed + w.optimizer_s + w.offload_s;
+    // the step's and the throughput from it at least the plan's. Where ops pair, a pair takes
+    // less than its two ops, so the pipeline's part is bounded by its own bound instead.
+    const double pipeline_lb = pairs ? std::max(0.0, paired_makespan_lower_bound_s(w))
+                                     : steady + std::max(0.0, makespan_lower_bound_s(w) - steady);
+    const double step_lb = pipeline_lb + pp_exposed + dp_exposed + w.optimizer_s + w.offload_s;
     if (step_lb > 0 && r.tokens_per_step / step_lb <= options.rank_floor_tokens_per_s) {
       r.step_time_s = step_lb;
       r.tokens_per_s = r.tokens_per_step / step_lb;
@@ -154,24 +199,33 @@ void compose_closed_form(const Scenario& sc, const Workload& w, Result& r, const
   }
   // The closed forms assume the pipeline fills (m >= p, and DualPipe's (p/2-1) term assumes
   // p > 2). With few micro-batches play the schedule instead: p x m x 3 ops, cheap here.
-  if (play) bubble = std::max(0.0, played_makespan_s(w, memoise) - steady);
-  const double step = steady + bubble + pp_exposed + dp_exposed + w.optimizer_s + w.offload_s;
+  // Where ops pair, the slowest stage is busy for its passes less what its pairs saved, and the
+  // saving is communication the pairs hid (each side's beside the other's compute).
+  Played pl;
+  if (play) {
+    pl = played(w, static_cast<std::size_t>(worst - &w.stages.front()), memoise);
+    bubble = std::max(0.0, pl.makespan_s - (steady - pl.saved_worst_s));
+  }
+  const double busy = steady - pl.saved_worst_s;
+  const double step = busy + bubble + pp_exposed + dp_exposed + w.optimizer_s + w.offload_s;
   r.step_time_s = step;
   // One definition for both tiers (result.hpp): each stage's idle share of the pipeline's
   // makespan, averaged over the stages.
   if (w.pp > 1) {
-    const double makespan = steady + bubble;
+    const double makespan = busy + bubble;
     double idle = 0;
     for (const StageWork& s : w.stages) idle += 1 - m * (s.forward_s + s.backward_s) / makespan;
-    r.bubble_fraction = idle / w.pp;
+    r.bubble_fraction = (idle + pl.saved_total_s / makespan) / w.pp;
   }
+  const double waited = m * (worst->tp_comm_s + worst->cp_comm_s + worst->ep_comm_s + worst->zero3_comm_s);
+  const double kept = waited > 0 ? std::max(0.0, 1 - pl.saved_worst_s / waited) : 1.0;
   TimeBreakdown& bd = r.breakdown;
   bd.compute_s = m * (worst->forward_compute_s + worst->backward_compute_s);
-  bd.tp_comm_s = m * worst->tp_comm_s;
-  bd.cp_comm_s = m * worst->cp_comm_s;
-  bd.ep_comm_s = m * worst->ep_comm_s;
+  bd.tp_comm_s = kept * m * worst->tp_comm_s;
+  bd.cp_comm_s = kept * m * worst->cp_comm_s;
+  bd.ep_comm_s = kept * m * worst->ep_comm_s;
   bd.pp_comm_s = pp_exposed;
-  bd.dp_comm_s = dp_exposed + m * worst->zero3_comm_s;
+  bd.dp_comm_s = dp_exposed + kept * m * worst->zero3_comm_s;
   bd.bubble_s = bubble;
   bd.optimizer_s = w.optimizer_s;
   bd.offload_s = w.offload_s;

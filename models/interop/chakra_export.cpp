@@ -1,5 +1,6 @@
 #include "models/interop/chakra_export.hpp"
 
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <stdexcept>
@@ -70,8 +71,38 @@ std::vector<json> export_chakra(const Scenario& sc) {
     const Workload* w = nullptr;
     int64_t* next_tag = nullptr;
     std::map<Key, int64_t> pending_recv, local_input, comp_id, arrival_tag;
+    const std::vector<StageCosts>* costs = nullptr;
+    struct LastComp {
+      double start_s = -1, end_s = -1;
+      std::size_t node = 0;
+      PipeOp op;
+    };
+    std::vector<LastComp> last_comp;
+
+    // An op's time alone (the playback's per-op cost).
+    double alone_s(int d, const PipeOp& op) const {
+      const StageCosts& c = (*costs)[std::min<std::size_t>(d, costs->size() - 1)];
+      const bool rev = op.chunk == 1 && c.reverse_forward_s >= 0;
+      if (op.kind == PipeOpKind::kForward) return rev ? c.reverse_forward_s : c.forward_s;
+      const double b = rev ? c.reverse_backward_s : c.backward_s;
+      const double wg = rev ? c.reverse_backward_weight_s : c.backward_weight_s;
+      return op.kind == PipeOpKind::kBackward ? (op.with_weight_grad ? b + wg : b) : wg;
+    }
 
     void started(int d, const PipeOp& op, double start_s, double end_s) override {
+      // The forward of an overlapped pair starts and ends with the backward before it on its
+      // device: the pair's time is shared between the two nodes in proportion to their times
+      // alone, so the rank's chain of nodes lasts what the pair does.
+      double duration = end_s - start_s;
+      LastComp& last = last_comp[static_cast<std::size_t>(d)];
+      if (op.kind == PipeOpKind::kForward && last.op.kind == PipeOpKind::kBackward && last.start_s == start_s &&
+          last.end_s == end_s) {
+        const double b = alone_s(d, last.op), f = alone_s(d, op);
+        if (b + f > 0) {
+          (*ranks)[d].nodes[last.node]["duration_micros"] = micros(duration * b / (b + f));
+          duration *= f / (b + f);
+        }
+      }
       std::vector<int64_t> deps;
       if (auto it = pending_recv.find(key(d, op)); it != pending_recv.end()) {
         deps.push_back(it->second);
@@ -83,13 +114,14 @@ std::vector<json> export_chakra(const Scenario& sc) {
       }
       json node = {{"name", name(op)},
                    {"type", kChakraComp},
-                   {"duration_micros", micros(end_s - start_s)},
+                   {"duration_micros", micros(duration)},
                    {"micro_batch", op.micro_batch},
                    {"chunk", op.chunk},
                    {"pass", op.kind == PipeOpKind::kForward    ? "forward"
                             : op.kind == PipeOpKind::kBackward ? "backward"
                                                                : "backward_weight"}};
       const int64_t id = add(d, node, deps);
+      last = {start_s, end_s, (*ranks)[d].nodes.size() - 1, op};
       comp_id[key(d, op)] = id;
       if (op.kind != PipeOpKind::kForward) (*ranks)[d].last_backward_id = id;
     }
@@ -128,6 +160,8 @@ std::vector<json> export_chakra(const Scenario& sc) {
   exporter.ranks = &ranks;
   exporter.w = &w;
   exporter.next_tag = &next_tag;
+  exporter.costs = &costs;
+  exporter.last_comp.assign(static_cast<std::size_t>(n), {});
   try {
     play_schedule(*w.schedule, w.pp, w.vpp, w.micro_batches, costs, w.p2p_s, &exporter);
   } catch (const std::logic_error&) {

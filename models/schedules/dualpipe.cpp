@@ -2,7 +2,8 @@
 // opposite directions share the devices, m/2 micro-batches each; device d runs stage d of the
 // forward direction and stage p-1-d of the reverse one, so it holds two copies of its
 // parameters. B split from W, at most p+1 micro-batches in flight per device. Bubble
-// (p/2-1)(F&B + B - 3W), F&B = F+B overlapped.
+// (p/2-1)(F&B + B - 3W), F&B = F+B overlapped: a device that picks a B runs the forward its rule
+// would start next beside it, as one program (fb_overlap.hpp).
 #include "models/schedules/pipeline_schedule.hpp"
 
 namespace trainsim {
@@ -12,7 +13,8 @@ class DualPipe final : public PipelineSchedule {
  public:
   DualPipe()
       : PipelineSchedule("dualpipe", "DeepSeek DualPipe: bidirectional, two model copies per stage",
-                         ScheduleTraits{.splits_backward = true, .bidirectional = true}) {}
+                         ScheduleTraits{.splits_backward = true, .bidirectional = true,
+                                        .overlaps_forward_backward = true}) {}
   int in_flight_limit(int pp, int, int, int) const override { return pp + 1; }
   int weight_hold_limit(int pp) const override { return pp + 1; }
 

@@ -114,6 +114,10 @@ struct ScheduleTraits {
   // as a rule instead, a device that finds its B a transfer away starts a W or an F, and the
   // delay cascades down the pipeline.
   bool rule_order_fixed = false;
+  // A device runs one micro-batch's backward beside another's forward when both are ready, each
+  // one's collectives beside the other's compute (DualPipe's F&B chunk; fb_overlap.hpp): the
+  // players ask PipelineRunner::pick_partner for the forward.
+  bool overlaps_forward_backward = false;
 };
 
 class PipelineSchedule {
@@ -146,6 +150,7 @@ class PipelineSchedule {
   bool rule_order_fixed() const { return traits_.rule_order_fixed; }
   bool uses_virtual_stages() const { return traits_.virtual_stages; }
   bool bidirectional() const { return traits_.bidirectional; }
+  bool overlaps_forward_backward() const { return traits_.overlaps_forward_backward; }
 
   // Model chunks a device's layers are cut into (each chunk's pass costs 1/chunks of the
   // device's), and chunks a device runs (a bidirectional schedule runs its stage twice).
@@ -173,6 +178,11 @@ class PipelineSchedule {
   // micro-batches' inputs, then a ready B, then a forward (pick_forward), then W into the gap.
   // Where B carries W there is no W to run, and the rule is greedy 1F1B.
   virtual std::optional<PipeOp> pick(PipeDevice& d, int device, int pp, int micro_batches) const;
+  // The forward an overlapping schedule runs beside a backward it just picked: the one its rule
+  // would start next (pick_forward), if any.
+  std::optional<PipeOp> forward_beside(PipeDevice& d, int device, int pp, int micro_batches) const {
+    return pick_forward(d, device, pp, micro_batches);
+  }
   // Micro-batches a device may hold between F and B under the ready-op rule.
   virtual int in_flight_limit(int pp, int vpp, int micro_batches, int device) const {
     (void)vpp, (void)micro_batches;

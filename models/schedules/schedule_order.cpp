@@ -173,6 +173,12 @@ std::optional<PipeOp> PipelineRunner::pick(int device) {
   return schedule_->pick(d, device, pp_, m_);
 }
 
+std::optional<PipeOp> PipelineRunner::pick_partner(int device, const PipeOp& first) {
+  if (static_ || first.kind != PipeOpKind::kBackward || !schedule_->overlaps_forward_backward())
+    return std::nullopt;
+  return schedule_->forward_beside(dev_[device], device, pp_, m_);
+}
+
 std::vector<Handoff> PipelineRunner::finish(int device, const PipeOp& op) {
   Handoff out[kMaxHandoffs];
   const int n = finish(device, op, out);

@@ -41,6 +41,10 @@ class PipelineRunner {
   int devices() const { return pp_; }
   // The op an idle device should start now, if any (it is removed from the ready set).
   std::optional<PipeOp> pick(int device);
+  // Schedules that overlap a forward with a backward (ScheduleTraits::overlaps_forward_backward):
+  // after pick() gave `first`, a backward, the forward to run beside it, if any (removed from the
+  // ready set). Both finish together; the player calls finish() for each.
+  std::optional<PipeOp> pick_partner(int device, const PipeOp& first);
   // The op finished: returns the inputs it produces (delivered later by arrive()).
   std::vector<Handoff> finish(int device, const PipeOp& op);
   // The same into out[] (at most kMaxHandoffs), returning how many: no allocation.

@@ -11,6 +11,7 @@
 #include "models/cost/compute_cost.hpp"
 #include "models/cost/flops.hpp"
 #include "models/cost/memory.hpp"
+#include "models/workload/fb_overlap.hpp"
 #include "models/workload/layer_program.hpp"
 #include "models/workload/memo.hpp"
 #include "models/workload/plan_structure.hpp"
@@ -352,6 +353,101 @@ PassSummary memo_pass(const LayerContext& ctx, uint32_t context, const ChunkLaye
   return l.value;
 }
 
+// What the reduction of a block reads: its repeat-independent content (compute_s and comm).
+bool same_reduction(const OpBlock& a, const OpBlock& b) {
+  if (a.compute_s != b.compute_s || a.comm.size() != b.comm.size()) return false;
+  for (std::size_t i = 0; i < a.comm.size(); ++i) {
+    const CommOp &x = a.comm[i], &y = b.comm[i];
+    if (x.stream != y.stream || x.purpose != y.purpose || x.after != y.after || x.waited_by != y.waited_by ||
+        x.prefetch != y.prefetch || x.time_s != y.time_s)
+      return false;
+  }
+  return true;
+}
+
+// reduce_pass of a pair's merged program, bit for bit, through RepeatedPass where the program is
+// a lead (at most one block), its longest block and tails: plans that differ in their stages'
+// lengths (a search over pp) share the playing of the long block's repetitions. 64 entries per
+// thread, found by the lead's and the block's first op and sizes, confirmed by their content.
+PassCost reduce_pair(const PassProgram& pair, double sigma) {
+  const std::vector<OpBlock>& blocks = pair.blocks;
+  const std::size_t r = blocks.size() > 1 && blocks[1].repeat > blocks[0].repeat ? 1 : 0;
+  if (blocks.empty() || blocks[r].repeat < 4) return reduce_pass(pair, sigma);
+  struct Entry {
+    bool used = false, has_lead = false;
+    double sigma = 0;
+    OpBlock lead;
+    RepeatedPass pass;
+  };
+  thread_local std::unique_ptr<Entry[]> entries = std::make_unique<Entry[]>(1024);
+  const OpBlock* lead = r == 1 ? &blocks[0] : nullptr;
+  const OpBlock& block = blocks[r];
+  uint64_t h = memo::hash_bytes(&sigma, sizeof sigma) ^ (block.compute_s.size() * 0x9e3779b97f4a7c15ull) ^
+               (block.comm.size() << 20) ^ (lead ? lead->compute_s.size() << 40 : 1);
+  if (!block.compute_s.empty()) h ^= memo::hash_bytes(block.compute_s.data(), sizeof(double));
+  Entry& e = entries[h & 1023];
+  const bool hit = e.used && e.sigma == sigma && e.has_lead == (lead != nullptr) &&
+                   (!lead || (same_reduction(e.lead, *lead) && e.lead.repeat == lead->repeat)) &&
+                   same_reduction(e.pass.block(), block);
+  if (!hit) {
+    e.used = true;
+    e.sigma = sigma;
+    e.has_lead = lead != nullptr;
+    if (lead) e.lead = *lead;
+    e.pass.start(lead, block, sigma);
+  }
+  const OpBlock* tail[8];
+  const std::size_t tails = blocks.size() - r - 1;
+  if (tails > std::size(tail)) return reduce_pass(pair, sigma);
+  for (std::size_t i = 0; i < tails; ++i) tail[i] = &blocks[r + 1 + i];
+  return e.pass.reduce(block.repeat, tail, tails);
+}
+
+// A device of a schedule that overlaps a forward with a backward: the pair of each direction's
+// forward with each direction's backward (`backward`: the schedule's B pass), reduced as one
+// program (fb_overlap.hpp), [forward's direction][backward's]. With `keep`, the merged programs
+// are appended to it; without, the costs are memoised per (pass contexts, the two chunks'
+// layouts), as memo_pass memoises passes: 1024 slots of ~80 bytes.
+struct PairCosts {
+  double s[2][2];
+};
+PairCosts pair_costs(const LayerContext& ctx, const uint32_t contexts[3], const ChunkLayers cl[2], PassKind backward,
+                     double sigma, const DeviceProgram* programs, std::vector<PassProgram>* keep) {
+  auto compute = [&] {
+    PassProgram fwd[2], bwd[2];
+    for (int k = 0; k < 2; ++k) {
+      fwd[k] = programs ? programs->chunks[k].program(PassKind::kForward) : pass_program(ctx, cl[k], PassKind::kForward);
+      bwd[k] = programs ? programs->chunks[k].program(backward) : pass_program(ctx, cl[k], backward);
+    }
+    PairCosts out;
+    for (int f = 0; f < 2; ++f)
+      for (int b = 0; b < 2; ++b) {
+        PassProgram pair = overlap_forward_backward(fwd[f], bwd[b]);
+        out.s[f][b] = reduce_pair(pair, sigma).time_s;
+        if (keep) keep->push_back(std::move(pair));
+      }
+    return out;
+  };
+  if (keep || contexts[0] == 0 || contexts[1] == 0) return compute();
+  struct Key {
+    uint32_t forward, backward;
+    int32_t layers[2], moe_layers[2];
+    uint8_t first[2], last[2], pass;
+  };
+  Key k = memo::zeroed<Key>();
+  k.forward = contexts[0];
+  k.backward = contexts[1];
+  for (int i = 0; i < 2; ++i) {
+    k.layers[i] = cl[i].layers;
+    k.moe_layers[i] = cl[i].moe_layers;
+    k.first[i] = cl[i].first;
+    k.last[i] = cl[i].last;
+  }
+  k.pass = static_cast<uint8_t>(backward);
+  thread_local memo::Table<Key, PairCosts, 1024> table;
+  return table.get(k, compute);
+}
+
 // The placement's group shapes (worst per kind, and the first pipeline pair), memoised per
 // (degrees, node size, rank order): 1024 slots of ~150 bytes.
 struct PlacementShapes {
@@ -661,6 +757,7 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r, const WorkloadOp
         sw.direction_forward_s[k] = prev.direction_forward_s[k];
         sw.direction_backward_s[k] = prev.direction_backward_s[k];
         sw.direction_backward_weight_s[k] = prev.direction_backward_weight_s[k];
+        for (int b = 0; b < 2; ++b) sw.pair_s[k][b] = prev.pair_s[k][b];
       }
       std::copy(previous_traffic, previous_traffic + kCommPurposes, stage_traffic);
     }
@@ -669,6 +766,7 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r, const WorkloadOp
     // chunk counts for the share of the micro-batches that visit it.
     const double visits = static_cast<double>(schedule.layer_chunks(p.vpp)) / chunks;
     const bool by_direction = schedule.bidirectional() && pp > 1;  // stage_costs reads them
+    const bool pairs = by_direction && schedule.overlaps_forward_backward() && chunks == 2;
     for (int k = 0; k < chunks && !reuse; ++k) {
       const ChunkLayers& cl = layout.chunk(d, k);
       ChunkProgram* ch = nullptr;
@@ -718,6 +816,12 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r, const WorkloadOp
         sw.ep_comm_s += visits * pc.exposed_s[static_cast<int>(CommPurpose::kEp)];
         sw.zero3_comm_s += visits * pc.exposed_s[static_cast<int>(CommPurpose::kDp)];
       }
+    }
+    if (pairs && !reuse) {
+      const ChunkLayers cl[2] = {layout.chunk(d, 0), layout.chunk(d, 1)};
+      DeviceProgram* kept = options.keep_programs ? &w.programs[d] : nullptr;
+      const PairCosts pc = pair_costs(ctx, contexts, cl, kinds[1], sigma, kept, kept ? &kept->paired : nullptr);
+      std::copy(&pc.s[0][0], &pc.s[0][0] + 4, &sw.pair_s[0][0]);
     }
     std::copy(stage_traffic, stage_traffic + kCommPurposes, previous_traffic);
     for (int k = 0; k < kCommPurposes; ++k) {

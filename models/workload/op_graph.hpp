@@ -101,6 +101,12 @@ struct ChunkProgram {
 
 struct DeviceProgram {
   std::vector<ChunkProgram> chunks;
+  // A schedule that overlaps a forward with a backward (fb_overlap.hpp): the pair of chunk f's
+  // forward and chunk b's backward at [2 f + b]; empty otherwise.
+  std::vector<PassProgram> paired;
+  const PassProgram& pair(int forward_chunk, int backward_chunk) const {
+    return paired[static_cast<std::size_t>(2 * forward_chunk + backward_chunk)];
+  }
 };
 
 // What a pass costs once reduced (program_reduce.hpp): its makespan on one GPU, the compute

@@ -1,6 +1,7 @@
 #include "models/workload/timeline.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -31,6 +32,8 @@ struct Player {
   std::vector<std::size_t> next;
   std::vector<std::vector<PipeOp>> fixed_orders;  // the fixed-delay route's, per device
   std::vector<PipeOp> running;  // the completions-only route: the op each busy device runs
+  std::vector<PipeOp> partner;  // ... and the forward beside it (a pair), when partnered[d]
+  std::vector<char> partnered;
   std::vector<std::pair<double, int>> ends;
 };
 
@@ -48,6 +51,26 @@ double op_cost(const StageCosts* costs, std::size_t stages, int device, const Pi
     case PipeOpKind::kBackwardWeight: return w;
   }
   return 0.0;
+}
+
+// A backward `b` and the forward `f` beside it, run as one pair (StageCosts::pair_s): the pair's
+// time, W added where B carries it.
+double pair_cost(const StageCosts* costs, std::size_t stages, int device, const PipeOp& b, const PipeOp& f) {
+  const StageCosts& c = costs[std::min<std::size_t>(device, stages - 1)];
+  double t = c.pair_s[f.chunk & 1][b.chunk & 1];
+  if (b.with_weight_grad) {
+    PipeOp w = b;
+    w.kind = PipeOpKind::kBackwardWeight;
+    t += op_cost(costs, stages, device, w);
+  }
+  return t;
+}
+
+// The forward to run beside `op` where the costs pair ops (nullopt otherwise).
+std::optional<PipeOp> partner_of(PipelineRunner& runner, const StageCosts* costs, std::size_t stages, int device,
+                                 const PipeOp& op) {
+  if (!costs[std::min<std::size_t>(device, stages - 1)].pairs()) return std::nullopt;
+  return runner.pick_partner(device, op);
 }
 
 [[noreturn]] void stalled(int line) {  // a schedule rule that stalls is a bug, not a result
@@ -128,12 +151,14 @@ double play_static_order(Player& pl, int micro_batches, const StageCosts* costs,
 // an idle device starts at the instant it is asked. The same states at the same instants as
 // play() with deliver_at_once, hence the same makespan, without the events' sequence numbers,
 // the sort of the devices asked or the op copies of the full route.
-double play_completions(Player& pl, const StageCosts* costs, std::size_t stages) {
+double play_completions(Player& pl, const StageCosts* costs, std::size_t stages, double* pair_saved_s) {
   PipelineRunner& runner = pl.runner;  // reset for this playback by the caller
   const int n = runner.devices();
   pl.busy.assign(static_cast<std::size_t>(n), 0);
   pl.changed.assign(static_cast<std::size_t>(n), 1);
   pl.running.assign(static_cast<std::size_t>(n), PipeOp{});
+  pl.partner.assign(static_cast<std::size_t>(n), PipeOp{});
+  pl.partnered.assign(static_cast<std::size_t>(n), 0);
   pl.ends.clear();
   std::vector<int>& asked = pl.asked;
   asked.clear();
@@ -156,7 +181,16 @@ double play_completions(Player& pl, const StageCosts* costs, std::size_t stages)
       if (auto op = runner.pick(d)) {
         busy[d] = 1;
         running[d] = *op;
-        ends.emplace_back(now + op_cost(costs, stages, d, *op), d);  // idle since: starts now
+        double cost = op_cost(costs, stages, d, *op);
+        const std::optional<PipeOp> f = partner_of(runner, costs, stages, d, *op);
+        pl.partnered[d] = f.has_value();
+        if (f) {
+          pl.partner[d] = *f;
+          const double pair = pair_cost(costs, stages, d, *op, *f);
+          if (pair_saved_s) pair_saved_s[d] += cost + op_cost(costs, stages, d, *f) - pair;
+          cost = pair;
+        }
+        ends.emplace_back(now + cost, d);  // idle since: starts now
         std::push_heap(ends.begin(), ends.end(), later);
       }
     }
@@ -170,11 +204,13 @@ double play_completions(Player& pl, const StageCosts* costs, std::size_t stages)
       ends.pop_back();
       busy[d] = 0;
       touch(d);
-      Handoff out[PipelineRunner::kMaxHandoffs];
-      const int handoffs = runner.finish(d, running[d], out);
-      for (int i = 0; i < handoffs; ++i) {
-        runner.arrive(out[i]);
-        touch(out[i].device);
+      for (int k = 0; k < 1 + pl.partnered[d]; ++k) {
+        Handoff out[PipelineRunner::kMaxHandoffs];
+        const int handoffs = runner.finish(d, k == 0 ? running[d] : pl.partner[d], out);
+        for (int i = 0; i < handoffs; ++i) {
+          runner.arrive(out[i]);
+          touch(out[i].device);
+        }
       }
     }
   }
@@ -188,12 +224,13 @@ double play_completions(Player& pl, const StageCosts* costs, std::size_t stages)
 // ready sets do not depend on the order inputs came in).
 double play(Player& pl, const PipelineSchedule& schedule, int pp, int vpp, int micro_batches,
             const StageCosts* costs, std::size_t stages, double p2p_s, PlaybackObserver* observer,
-            Timeline* t) {
+            Timeline* t, double* pair_saved_s) {
   PipelineRunner& runner = pl.runner;
   runner.reset(schedule, pp, vpp, micro_batches);
   const int n = runner.devices();
   if (t) {
     t->busy_s.assign(n, 0.0);
+    t->pair_saved_s.assign(n, 0.0);
     t->ops.reserve(static_cast<std::size_t>(runner.total_ops()));
   }
   const bool deliver_at_once = !t && !observer && p2p_s == 0.0;
@@ -226,15 +263,26 @@ double play(Player& pl, const PipelineSchedule& schedule, int pp, int vpp, int m
       if (pl.busy[d]) continue;
       if (auto op = runner.pick(d)) {
         const double start = std::max(now, pl.free_at[d]);
-        const double end = start + cost(d, *op);
+        const std::optional<PipeOp> f = partner_of(runner, costs, stages, d, *op);
+        double duration = cost(d, *op);
+        if (f) {
+          const double pair = pair_cost(costs, stages, d, *op, *f);
+          const double saved = duration + cost(d, *f) - pair;
+          if (pair_saved_s) pair_saved_s[d] += saved;
+          if (t) t->pair_saved_s[d] += saved;
+          duration = pair;
+        }
+        const double end = start + duration;
         pl.busy[d] = 1;
         pl.free_at[d] = end;
-        if (t) {
-          t->busy_s[d] += end - start;
-          t->ops.push_back({d, *op, start, end});
+        if (t) t->busy_s[d] += end - start;
+        // The pair's two ops run over the same interval and finish together, the backward first.
+        for (int k = 0; k < (f ? 2 : 1); ++k) {
+          const PipeOp& o = k == 0 ? *op : *f;
+          if (t) t->ops.push_back({d, o, start, end});
+          if (observer) observer->started(d, o, start, end);
+          push({end, seq++, true, d, o});
         }
-        if (observer) observer->started(d, *op, start, end);
-        push({end, seq++, true, d, *op});
       }
     }
     asked.clear();
@@ -280,7 +328,7 @@ Timeline play_schedule(const PipelineSchedule& schedule, int pp, int vpp, int mi
                        PlaybackObserver* observer) {
   Player pl;
   Timeline t;
-  t.makespan_s = play(pl, schedule, pp, vpp, micro_batches, costs.data(), costs.size(), p2p_s, observer, &t);
+  t.makespan_s = play(pl, schedule, pp, vpp, micro_batches, costs.data(), costs.size(), p2p_s, observer, &t, nullptr);
   const int n = static_cast<int>(t.busy_s.size());
   double idle = 0;
   for (int d = 0; d < n; ++d) idle += t.makespan_s > 0 ? 1.0 - t.busy_s[d] / t.makespan_s : 0.0;
@@ -289,7 +337,7 @@ Timeline play_schedule(const PipelineSchedule& schedule, int pp, int vpp, int mi
 }
 
 double play_makespan_s(const PipelineSchedule& schedule, int pp, int vpp, int micro_batches, const StageCosts* costs,
-                       std::size_t stages, double p2p_s) {
+                       std::size_t stages, double p2p_s, double* pair_saved_s) {
   thread_local Player pl;
   pl.runner.reset(schedule, pp, vpp, micro_batches);
   if (pl.runner.has_static_order())
@@ -306,8 +354,8 @@ double play_makespan_s(const PipelineSchedule& schedule, int pp, int vpp, int mi
     return play_static_order(pl, micro_batches, costs, stages, p2p_s,
                              [&](int d) -> const std::vector<PipeOp>& { return pl.fixed_orders[d]; });
   }
-  if (p2p_s == 0.0) return play_completions(pl, costs, stages);
-  return play(pl, schedule, pp, vpp, micro_batches, costs, stages, p2p_s, nullptr, nullptr);
+  if (p2p_s == 0.0) return play_completions(pl, costs, stages, pair_saved_s);
+  return play(pl, schedule, pp, vpp, micro_batches, costs, stages, p2p_s, nullptr, nullptr, pair_saved_s);
 }
 
 }  // namespace trainsim

@@ -18,6 +18,11 @@ struct StageCosts {
   double reverse_forward_s = -1;
   double reverse_backward_s = -1;
   double reverse_backward_weight_s = -1;
+  // A schedule that overlaps a forward with a backward: the pair's time, [forward's chunk]
+  // [backward's chunk] (the merged program of fb_overlap.hpp, reduced); negative: no pairs, each
+  // op runs alone.
+  double pair_s[2][2] = {{-1, -1}, {-1, -1}};
+  bool pairs() const { return pair_s[0][0] >= 0; }
   bool operator==(const StageCosts&) const = default;
 };
 
@@ -29,10 +34,12 @@ struct TimelineOp {
 };
 
 struct Timeline {
-  std::vector<TimelineOp> ops;  // in start order
+  std::vector<TimelineOp> ops;  // in start order (the two ops of a pair start and end together)
   double makespan_s = 0;
   std::vector<double> busy_s;  // per stage
   double bubble_fraction = 0;  // idle / makespan, averaged over stages
+  // Per stage, what its overlapped pairs saved: the sum over them of (F + B alone) - the pair.
+  std::vector<double> pair_saved_s;
 };
 
 // Hooks into the playback for exporters that need each op and each handoff as it happens
@@ -56,7 +63,8 @@ Timeline play_schedule(const PipelineSchedule& schedule, int pp, int vpp, int mi
 // The makespan of the same playback (bit for bit), without recording ops: per-thread buffers,
 // no allocation once they are large enough. What the estimate tier needs of a playback.
 // costs[0 .. stages-1], one entry per device (stages >= 1).
+// With pair_saved_s (stages entries), what each device's overlapped pairs saved is added to it.
 double play_makespan_s(const PipelineSchedule& schedule, int pp, int vpp, int micro_batches, const StageCosts* costs,
-                       std::size_t stages, double p2p_s);
+                       std::size_t stages, double p2p_s, double* pair_saved_s = nullptr);
 
 }  // namespace trainsim

@@ -56,6 +56,9 @@ struct StageWork {
   double direction_forward_s[2] = {0, 0};
   double direction_backward_s[2] = {0, 0};  // B + W
   double direction_backward_weight_s[2] = {0, 0};
+  // A schedule that overlaps a forward with a backward: the pair of the forward of direction f
+  // and the backward (B) of direction b, reduced as one program (fb_overlap.hpp); -1: no pairs.
+  double pair_s[2][2] = {{-1, -1}, {-1, -1}};
 };
 
 struct Workload {
@@ -117,10 +120,14 @@ struct WorkloadOptions {
 // are per micro-batch; interleaving takes each micro-batch through the device's vpp chunks,
 // DualPipe through one of its two (its direction's stage), whose mean the stage holds.
 inline StageCosts stage_costs(const Workload& w, const StageWork& s) {
-  if (w.schedule->bidirectional() && w.pp > 1)
-    return {s.direction_forward_s[0], s.direction_backward_s[0] - s.direction_backward_weight_s[0],
-            s.direction_backward_weight_s[0], s.direction_forward_s[1],
-            s.direction_backward_s[1] - s.direction_backward_weight_s[1], s.direction_backward_weight_s[1]};
+  if (w.schedule->bidirectional() && w.pp > 1) {
+    StageCosts c{s.direction_forward_s[0], s.direction_backward_s[0] - s.direction_backward_weight_s[0],
+                 s.direction_backward_weight_s[0], s.direction_forward_s[1],
+                 s.direction_backward_s[1] - s.direction_backward_weight_s[1], s.direction_backward_weight_s[1]};
+    for (int f = 0; f < 2; ++f)
+      for (int b = 0; b < 2; ++b) c.pair_s[f][b] = s.pair_s[f][b];
+    return c;
+  }
   const int chunks = w.schedule->layer_chunks(w.vpp);
   return {s.forward_s / chunks, (s.backward_s - s.backward_weight_s) / chunks, s.backward_weight_s / chunks};
 }

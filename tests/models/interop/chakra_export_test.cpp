@@ -7,7 +7,10 @@
 
 #include "models/core/scenario_error.hpp"
 #include "models/scenario/scenario_loader.hpp"
+#include "models/estimate/estimate.hpp"
 #include "models/workload/cost_bounds.hpp"
+#include "models/workload/timeline.hpp"
+#include "models/workload/workload.hpp"
 
 namespace trainsim {
 namespace {
@@ -127,6 +130,31 @@ TEST(ChakraExport, ShardedOptimizerReduceScattersGradientsThenAllGathersParamete
 
 // The closed-form counts of workload/cost_bounds.hpp (what the bound is checked on) are the
 // nodes the exporter writes: a comp node per op, a send and a recv per hand-off.
+// DualPipe's overlapped pairs: a rank's chain of compute nodes lasts what its stage is busy in the
+// playback (a pair's time shared between its two nodes), not the two ops' times alone.
+TEST(ChakraExport, APairsNodesShareThePairsTime) {
+  const json plan = {{"tp", 1}, {"pp", 4}, {"dp", 8}, {"ep", 8}, {"schedule", "dualpipe"}, {"global_batch", 64},
+                     {"zero_stage", 1}, {"recompute", "full"}};
+  LoadOptions o;
+  o.preset_dirs = default_preset_dirs();
+  const Scenario sc = parse_scenario(resolve_scenario_json(
+      {{"schema_version", 1}, {"model", "mixtral-8x7b"}, {"cluster", {{"base", "dgx-h100-superpod"}, {"nodes", 4}}},
+       {"plan", plan}},
+      o));
+  Workload w;
+  Result r;
+  ASSERT_TRUE(build_workload(sc, w, r)) << r.reason;
+  const Timeline t = pipeline_timeline(w, w.p2p_s);
+  const std::vector<json> traces = export_chakra(sc);
+  ASSERT_EQ(traces.size(), 4u);
+  for (int d = 0; d < 4; ++d) {
+    double comp_us = 0;
+    for (const json& n : traces[d]["nodes"])
+      if (n["type"] == "COMP_NODE") comp_us += n["duration_micros"].get<double>();
+    EXPECT_NEAR(comp_us * 1e-6, t.busy_s[d], 1e-9 * t.busy_s[d]) << "rank " << d;
+  }
+}
+
 TEST(ChakraExport, NodeCountsAreTheCostBoundsCounts) {
   for (const char* schedule : {"1f1b", "interleaved", "zb-h1", "gpipe"}) {
     SCOPED_TRACE(schedule);

@@ -1,5 +1,7 @@
 #include "models/workload/program_reduce.hpp"
 
+#include "tests/models/workload/program_test_ops.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -10,27 +12,10 @@
 namespace trainsim {
 namespace {
 
-// A block of `ops` compute ops of `c` seconds each.
-OpBlock block(int ops, double c, int repeat = 1) {
-  OpBlock b;
-  b.name = "test";
-  b.repeat = repeat;
-  for (int i = 0; i < ops; ++i) {
-    b.compute.push_back(ComputeOp{});
-    b.compute_s.push_back(c);
-  }
-  return b;
-}
+using test::comm;
 
-CommOp comm(CommStream stream, double t, int after, int waited_by, CommPurpose p = CommPurpose::kTp) {
-  CommOp c;
-  c.stream = stream;
-  c.time_s = t;
-  c.after = after;
-  c.waited_by = waited_by;
-  c.purpose = p;
-  return c;
-}
+// A block of `ops` compute ops of `c` seconds each.
+OpBlock block(int ops, double c, int repeat = 1) { return test::block_of(std::vector<double>(ops, c), repeat); }
 
 PassProgram program(OpBlock b) {
   PassProgram p;
