@@ -101,7 +101,7 @@ Played makespan_only(const Workload& w, std::size_t worst) {
 }
 
 // The schedule played with the workload's stages and zero-delay transfers. Memoised (4096 slots
-// of ~300 bytes, clear-when-full; `worst` is the first slowest stage, which the costs in the key
+// of ~750 bytes, clear-when-full; `worst` is the first slowest stage, which the costs in the key
 // determine); plans whose stages make more than kMaxCostRuns runs are played every time. The
 // reference route plays the full timeline.
 Played played(const Workload& w, std::size_t worst, bool memoise) {

@@ -79,14 +79,8 @@ std::vector<json> export_chakra(const Scenario& sc) {
     };
     std::vector<LastComp> last_comp;
 
-    // An op's time alone (the playback's per-op cost).
     double alone_s(int d, const PipeOp& op) const {
-      const StageCosts& c = (*costs)[std::min<std::size_t>(d, costs->size() - 1)];
-      const bool rev = op.chunk == 1 && c.reverse_forward_s >= 0;
-      if (op.kind == PipeOpKind::kForward) return rev ? c.reverse_forward_s : c.forward_s;
-      const double b = rev ? c.reverse_backward_s : c.backward_s;
-      const double wg = rev ? c.reverse_backward_weight_s : c.backward_weight_s;
-      return op.kind == PipeOpKind::kBackward ? (op.with_weight_grad ? b + wg : b) : wg;
+      return stage_op_cost((*costs)[std::min<std::size_t>(d, costs->size() - 1)], op);
     }
 
     void started(int d, const PipeOp& op, double start_s, double end_s) override {

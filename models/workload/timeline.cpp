@@ -6,6 +6,20 @@
 #include <string>
 
 namespace trainsim {
+
+double stage_op_cost(const StageCosts& c, const PipeOp& op) {
+  const bool reverse = op.chunk == 1 && c.reverse_forward_s >= 0;
+  const double f = reverse ? c.reverse_forward_s : c.forward_s;
+  const double b = reverse ? c.reverse_backward_s : c.backward_s;
+  const double w = reverse ? c.reverse_backward_weight_s : c.backward_weight_s;
+  switch (op.kind) {
+    case PipeOpKind::kForward: return f;
+    case PipeOpKind::kBackward: return op.with_weight_grad ? b + w : b;
+    case PipeOpKind::kBackwardWeight: return w;
+  }
+  return 0.0;
+}
+
 namespace {
 
 // Events: an op completing on a device, or an input arriving.
@@ -37,40 +51,26 @@ struct Player {
   std::vector<std::pair<double, int>> ends;
 };
 
-// What an op costs on a device: costs[device] (the last entry for devices past the end); B
-// carries W when the schedule does not split the backward pass.
+// What an op costs on a device: costs[device] (the last entry for devices past the end).
 double op_cost(const StageCosts* costs, std::size_t stages, int device, const PipeOp& op) {
-  const StageCosts& c = costs[std::min<std::size_t>(device, stages - 1)];
-  const bool reverse = op.chunk == 1 && c.reverse_forward_s >= 0;
-  const double f = reverse ? c.reverse_forward_s : c.forward_s;
-  const double b = reverse ? c.reverse_backward_s : c.backward_s;
-  const double w = reverse ? c.reverse_backward_weight_s : c.backward_weight_s;
-  switch (op.kind) {
-    case PipeOpKind::kForward: return f;
-    case PipeOpKind::kBackward: return op.with_weight_grad ? b + w : b;
-    case PipeOpKind::kBackwardWeight: return w;
-  }
-  return 0.0;
+  return stage_op_cost(costs[std::min<std::size_t>(device, stages - 1)], op);
 }
 
-// A backward `b` and the forward `f` beside it, run as one pair (StageCosts::pair_s): the pair's
-// time, W added where B carries it.
-double pair_cost(const StageCosts* costs, std::size_t stages, int device, const PipeOp& b, const PipeOp& f) {
+// What device d runs for `op`, just picked: the op alone, or the pair of it (a backward) and the
+// forward the rule starts beside it where the costs pair ops (`partner`, then set). Returns the
+// time; `saved` gets what the pair saved against its two ops alone (0 for an op alone).
+double run_cost(PipelineRunner& runner, const StageCosts* costs, std::size_t stages, int device, const PipeOp& op,
+                std::optional<PipeOp>& partner, double& saved) {
   const StageCosts& c = costs[std::min<std::size_t>(device, stages - 1)];
-  double t = c.pair_s[f.chunk & 1][b.chunk & 1];
-  if (b.with_weight_grad) {
-    PipeOp w = b;
-    w.kind = PipeOpKind::kBackwardWeight;
-    t += op_cost(costs, stages, device, w);
-  }
-  return t;
-}
-
-// The forward to run beside `op` where the costs pair ops (nullopt otherwise).
-std::optional<PipeOp> partner_of(PipelineRunner& runner, const StageCosts* costs, std::size_t stages, int device,
-                                 const PipeOp& op) {
-  if (!costs[std::min<std::size_t>(device, stages - 1)].pairs()) return std::nullopt;
-  return runner.pick_partner(device, op);
+  const double alone = stage_op_cost(c, op);
+  saved = 0;
+  partner = c.pairs() ? runner.pick_partner(device, op) : std::nullopt;
+  if (!partner) return alone;
+  PipeOp w = op;  // W, where B carries it, runs after the pair
+  w.kind = PipeOpKind::kBackwardWeight;
+  const double pair = c.pair_s[partner->chunk & 1][op.chunk & 1] + (op.with_weight_grad ? stage_op_cost(c, w) : 0.0);
+  saved = alone + stage_op_cost(c, *partner) - pair;
+  return pair;
 }
 
 [[noreturn]] void stalled(int line) {  // a schedule rule that stalls is a bug, not a result
@@ -181,15 +181,12 @@ double play_completions(Player& pl, const StageCosts* costs, std::size_t stages,
       if (auto op = runner.pick(d)) {
         busy[d] = 1;
         running[d] = *op;
-        double cost = op_cost(costs, stages, d, *op);
-        const std::optional<PipeOp> f = partner_of(runner, costs, stages, d, *op);
+        std::optional<PipeOp> f;
+        double saved = 0;
+        const double cost = run_cost(runner, costs, stages, d, *op, f, saved);
         pl.partnered[d] = f.has_value();
-        if (f) {
-          pl.partner[d] = *f;
-          const double pair = pair_cost(costs, stages, d, *op, *f);
-          if (pair_saved_s) pair_saved_s[d] += cost + op_cost(costs, stages, d, *f) - pair;
-          cost = pair;
-        }
+        if (f) pl.partner[d] = *f;
+        if (pair_saved_s) pair_saved_s[d] += saved;
         ends.emplace_back(now + cost, d);  // idle since: starts now
         std::push_heap(ends.begin(), ends.end(), later);
       }
@@ -248,7 +245,6 @@ double play(Player& pl, const PipelineSchedule& schedule, int pp, int vpp, int m
     events.push_back(e);
     std::push_heap(events.begin(), events.end(), std::greater<>{});
   };
-  auto cost = [&](int device, const PipeOp& op) { return op_cost(costs, stages, device, op); };
   // A device's pick depends on its own state only, which only its completions and arrivals
   // change: after a pick that found nothing, a device is not asked again until one of those.
   // Devices are asked in index order, as a sweep over all of them would.
@@ -263,16 +259,11 @@ double play(Player& pl, const PipelineSchedule& schedule, int pp, int vpp, int m
       if (pl.busy[d]) continue;
       if (auto op = runner.pick(d)) {
         const double start = std::max(now, pl.free_at[d]);
-        const std::optional<PipeOp> f = partner_of(runner, costs, stages, d, *op);
-        double duration = cost(d, *op);
-        if (f) {
-          const double pair = pair_cost(costs, stages, d, *op, *f);
-          const double saved = duration + cost(d, *f) - pair;
-          if (pair_saved_s) pair_saved_s[d] += saved;
-          if (t) t->pair_saved_s[d] += saved;
-          duration = pair;
-        }
-        const double end = start + duration;
+        std::optional<PipeOp> f;
+        double saved = 0;
+        const double end = start + run_cost(runner, costs, stages, d, *op, f, saved);
+        if (pair_saved_s) pair_saved_s[d] += saved;
+        if (t) t->pair_saved_s[d] += saved;
         pl.busy[d] = 1;
         pl.free_at[d] = end;
         if (t) t->busy_s[d] += end - start;

@@ -26,6 +26,9 @@ struct StageCosts {
   bool operator==(const StageCosts&) const = default;
 };
 
+// What one op costs alone on a stage: F, B (with W where it carries it) or W of its chunk.
+double stage_op_cost(const StageCosts& costs, const PipeOp& op);
+
 struct TimelineOp {
   int stage = 0;
   PipeOp op;
