@@ -387,8 +387,10 @@ OpRates read_op_rates(const json& cal, OpRatesShape* shape) {
   r.copy_s_per_element = num(se, "copy", sp, kMaxSecondsPerElement);
   r.fill_zero_s_per_element = num(se, "fill_zero", sp, kMaxSecondsPerElement);
   r.adamw_s_per_param = num(o, "adamw_seconds_per_param", p, kMaxSecondsPerElement);
-  // Optional (older calibrations lack it): the call-to-call spread of the ops' times.
-  if (member(o, "op_time_cv")) r.op_time_cv = num(o, "op_time_cv", p, 1.0);
+  // Optional (older calibrations lack it): the call-to-call spread of the ops' times, from 0 (the
+  // calibrator measured none: every repetition alike, as no spread modelled) to 1.
+  if (const json* cv = member(o, "op_time_cv"))
+    r.op_time_cv = cv->is_number() && cv->get<double>() == 0 ? 0.0 : num(o, "op_time_cv", p, 1.0);
   // Optional: calibrations written before the compression kernels were timed lack it, and the
   // model then prices those kernels at memory bandwidth.
   if (const json* cs = member(o, "compression_seconds_per_element")) {

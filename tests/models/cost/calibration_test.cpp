@@ -133,6 +133,9 @@ TEST(CalibrationOpRates, TheOpsSpreadIsOptionalAndChecked) {
   json c = with_op_rates();
   c["op_rates"]["op_time_cv"] = 0.07;
   EXPECT_DOUBLE_EQ(read_op_rates(c).op_time_cv, 0.07);
+  // What `trainsim calibrate` writes when it measured no spread at all reads back.
+  c["op_rates"]["op_time_cv"] = 0.0;
+  EXPECT_EQ(read_op_rates(c).op_time_cv, 0.0);
   c["op_rates"]["op_time_cv"] = 3;
   try {
     read_op_rates(c);
