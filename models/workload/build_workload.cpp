@@ -367,12 +367,13 @@ bool same_reduction(const OpBlock& a, const OpBlock& b) {
 
 // reduce_pass of a pair's merged program, bit for bit, through RepeatedPass where the program is
 // a lead (at most one block), its longest block and tails: plans that differ in their stages'
-// lengths (a search over pp) share the playing of the long block's repetitions. 64 entries per
+// lengths (a search over pp) share the playing of the long block's repetitions. 1024 entries per
 // thread, found by the lead's and the block's first op and sizes, confirmed by their content.
 PassCost reduce_pair(const PassProgram& pair, double sigma) {
   const std::vector<OpBlock>& blocks = pair.blocks;
   const std::size_t r = blocks.size() > 1 && blocks[1].repeat > blocks[0].repeat ? 1 : 0;
-  if (blocks.empty() || blocks[r].repeat < 4) return reduce_pass(pair, sigma);
+  constexpr std::size_t kMaxTails = 8;
+  if (blocks.empty() || blocks[r].repeat < 4 || blocks.size() - r - 1 > kMaxTails) return reduce_pass(pair, sigma);
   struct Entry {
     bool used = false, has_lead = false;
     double sigma = 0;
@@ -396,9 +397,8 @@ PassCost reduce_pair(const PassProgram& pair, double sigma) {
     if (lead) e.lead = *lead;
     e.pass.start(lead, block, sigma);
   }
-  const OpBlock* tail[8];
+  const OpBlock* tail[kMaxTails];
   const std::size_t tails = blocks.size() - r - 1;
-  if (tails > std::size(tail)) return reduce_pass(pair, sigma);
   for (std::size_t i = 0; i < tails; ++i) tail[i] = &blocks[r + 1 + i];
   return e.pass.reduce(block.repeat, tail, tails);
 }
@@ -414,15 +414,23 @@ struct PairCosts {
 PairCosts pair_costs(const LayerContext& ctx, const uint32_t contexts[3], const ChunkLayers cl[2], PassKind backward,
                      double sigma, const DeviceProgram* programs, std::vector<PassProgram>* keep) {
   auto compute = [&] {
-    PassProgram fwd[2], bwd[2];
-    for (int k = 0; k < 2; ++k) {
-      fwd[k] = programs ? programs->chunks[k].program(PassKind::kForward) : pass_program(ctx, cl[k], PassKind::kForward);
-      bwd[k] = programs ? programs->chunks[k].program(backward) : pass_program(ctx, cl[k], backward);
-    }
+    // The kept programs where there are some, else the passes built here.
+    PassProgram built[2][2];
+    const PassProgram* pass[2][2];  // [forward, backward][chunk]
+    for (int k = 0; k < 2; ++k)
+      for (int i = 0; i < 2; ++i) {
+        const PassKind kind = i == 0 ? PassKind::kForward : backward;
+        if (programs) {
+          pass[i][k] = &programs->chunks[k].program(kind);
+        } else {
+          built[i][k] = pass_program(ctx, cl[k], kind);
+          pass[i][k] = &built[i][k];
+        }
+      }
     PairCosts out;
     for (int f = 0; f < 2; ++f)
       for (int b = 0; b < 2; ++b) {
-        PassProgram pair = overlap_forward_backward(fwd[f], bwd[b]);
+        PassProgram pair = overlap_forward_backward(*pass[0][f], *pass[1][b]);
         out.s[f][b] = reduce_pair(pair, sigma).time_s;
         if (keep) keep->push_back(std::move(pair));
       }

@@ -46,8 +46,7 @@ struct Player {
   std::vector<std::size_t> next;
   std::vector<std::vector<PipeOp>> fixed_orders;  // the fixed-delay route's, per device
   std::vector<PipeOp> running;  // the completions-only route: the op each busy device runs
-  std::vector<PipeOp> partner;  // ... and the forward beside it (a pair), when partnered[d]
-  std::vector<char> partnered;
+  std::vector<std::optional<PipeOp>> partner;  // ... and the forward beside it, in a pair
   std::vector<std::pair<double, int>> ends;
 };
 
@@ -157,8 +156,7 @@ double play_completions(Player& pl, const StageCosts* costs, std::size_t stages,
   pl.busy.assign(static_cast<std::size_t>(n), 0);
   pl.changed.assign(static_cast<std::size_t>(n), 1);
   pl.running.assign(static_cast<std::size_t>(n), PipeOp{});
-  pl.partner.assign(static_cast<std::size_t>(n), PipeOp{});
-  pl.partnered.assign(static_cast<std::size_t>(n), 0);
+  pl.partner.assign(static_cast<std::size_t>(n), std::nullopt);
   pl.ends.clear();
   std::vector<int>& asked = pl.asked;
   asked.clear();
@@ -181,11 +179,8 @@ double play_completions(Player& pl, const StageCosts* costs, std::size_t stages,
       if (auto op = runner.pick(d)) {
         busy[d] = 1;
         running[d] = *op;
-        std::optional<PipeOp> f;
         double saved = 0;
-        const double cost = run_cost(runner, costs, stages, d, *op, f, saved);
-        pl.partnered[d] = f.has_value();
-        if (f) pl.partner[d] = *f;
+        const double cost = run_cost(runner, costs, stages, d, *op, pl.partner[d], saved);
         if (pair_saved_s) pair_saved_s[d] += saved;
         ends.emplace_back(now + cost, d);  // idle since: starts now
         std::push_heap(ends.begin(), ends.end(), later);
@@ -201,9 +196,9 @@ double play_completions(Player& pl, const StageCosts* costs, std::size_t stages,
       ends.pop_back();
       busy[d] = 0;
       touch(d);
-      for (int k = 0; k < 1 + pl.partnered[d]; ++k) {
+      for (int k = 0; k < (pl.partner[d] ? 2 : 1); ++k) {
         Handoff out[PipelineRunner::kMaxHandoffs];
-        const int handoffs = runner.finish(d, k == 0 ? running[d] : pl.partner[d], out);
+        const int handoffs = runner.finish(d, k == 0 ? running[d] : *pl.partner[d], out);
         for (int i = 0; i < handoffs; ++i) {
           runner.arrive(out[i]);
           touch(out[i].device);
