@@ -66,8 +66,9 @@ struct Played {
 // Where a schedule pairs a forward with a backward (DualPipe), a lower bound on the makespan:
 // each device runs its ops, the micro-batches below (m+1)/2 through its direction-0 stage and the
 // rest through its direction-1 stage, and each of its m backwards saves at most the most any
-// pair of its directions saves (F + B alone less the pair). Taken 1e-9 low for the rounding, as
-// makespan_lower_bound_s is.
+// pair of its directions saves (F + B alone less the pair; with the pairs not yet priced, what
+// F and B spend beyond their compute, which a pair still runs). Taken 1e-9 low for the rounding,
+// as makespan_lower_bound_s is.
 double paired_makespan_lower_bound_s(const Workload& w) {
   const int m = w.micro_batches;
   const double n[2] = {static_cast<double>((m + 1) / 2), static_cast<double>(m / 2)};
@@ -78,7 +79,10 @@ double paired_makespan_lower_bound_s(const Workload& w) {
     const double wg[2] = {c.backward_weight_s, c.reverse_backward_weight_s};
     double most_saved = 0;
     for (int i = 0; i < 2; ++i)
-      for (int j = 0; j < 2; ++j) most_saved = std::max(most_saved, f[i] + b[j] - c.pair_s[i][j]);
+      for (int j = 0; j < 2; ++j)
+        most_saved = std::max(most_saved, c.pairs() ? f[i] + b[j] - c.pair_s[i][j]
+                                                    : s.direction_forward_beyond_compute_s[i] +
+                                                          s.direction_backward_beyond_compute_s[j]);
     const double busy = n[0] * (f[0] + b[0] + wg[0]) + n[1] * (f[1] + b[1] + wg[1]) - m * most_saved;
     bound = std::max(bound, busy);
   }
@@ -136,7 +140,7 @@ Played played(const Workload& w, std::size_t worst, bool memoise) {
 // op graph's reduction leaves them, in-layer communication that was waited for included), the
 // schedule's bubble, exposed pipeline transfers, the exposed part of the gradient reduction,
 // fixed costs.
-void compose_closed_form(const Scenario& sc, const Workload& w, Result& r, const EstimateOptions& options) {
+void compose_closed_form(const Scenario& sc, Workload& w, Result& r, const EstimateOptions& options) {
   const bool memoise = options.memoise;
   const StageWork* worst = &w.stages.front();
   double sum_f = 0, sum_b = 0, sum_w = 0;
@@ -183,7 +187,8 @@ void compose_closed_form(const Scenario& sc, const Workload& w, Result& r, const
   const double async_exposed =
       worst->async_tail_s + (m - 1) * std::max(0.0, worst->async_busy_s - mb_time);
   dp_exposed += async_exposed;
-  if (play && options.rank_floor_tokens_per_s > 0) {
+  auto below_rank_floor = [&] {
+    if (!play || options.rank_floor_tokens_per_s <= 0) return false;
     // The step with the bubble's lower bound (at most the played bubble: floating-point
     // subtraction is monotone): addition and division are monotone too, so this sum is at most
     // the step's and the throughput from it at least the plan's. Where ops pair, a pair takes
@@ -194,8 +199,15 @@ void compose_closed_form(const Scenario& sc, const Workload& w, Result& r, const
     if (step_lb > 0 && r.tokens_per_step / step_lb <= options.rank_floor_tokens_per_s) {
       r.step_time_s = step_lb;
       r.tokens_per_s = r.tokens_per_step / step_lb;
-      return;
+      return true;
     }
+    return false;
+  };
+  if (below_rank_floor()) return;
+  // Pairs the workload left unpriced for the bound above: priced now, and the bound again.
+  if (w.pending_pairs.pending) {
+    price_pairs(w);
+    if (below_rank_floor()) return;
   }
   // The closed forms assume the pipeline fills (m >= p, and DualPipe's (p/2-1) term assumes
   // p > 2). With few micro-batches play the schedule instead: p x m x 3 ops, cheap here.
@@ -250,6 +262,8 @@ WorkloadOptions workload_options(const EstimateOptions& o) {
   WorkloadOptions wo;
   wo.keep_programs = !o.memoise;
   wo.stop_when_infeasible = o.stop_when_infeasible;
+  // A plan the rank floor rejects is never played: its pairs are priced only if it is not.
+  wo.defer_pairs = o.memoise && o.rank_floor_tokens_per_s > 0;
   return wo;
 }
 

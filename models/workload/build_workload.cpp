@@ -59,15 +59,6 @@ T parsed(const std::string& name, Parse parse) {
   return value;
 }
 
-// Layers of one model chunk: a contiguous range of the model's layers.
-struct ChunkLayers {
-  int begin = 0;
-  int layers = 0;
-  int moe_layers = 0;
-  bool first = false;
-  bool last = false;
-};
-
 // Which layers each (device, chunk) holds. Interleaved: chunk c of device d is virtual stage
 // c p + d. Bidirectional (DualPipe): device d runs stage d in one direction and stage p-1-d in
 // the other.
@@ -739,6 +730,18 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r, const WorkloadOp
   const int passes = split ? 3 : 2;
   uint32_t contexts[3] = {0, 0, 0};
   if (env != 0) context_ids(ctx, kinds, passes, contexts);
+  // Pairs left for price_pairs: the context they are priced in, the layouts per device below.
+  const bool defer = options.defer_pairs && !options.keep_programs && schedule.bidirectional() && pp > 1 &&
+                     schedule.overlaps_forward_backward() && chunks == 2;
+  Workload::PendingPairs& pending = w.pending_pairs;
+  pending.pending = defer;
+  pending.chunks.clear();
+  if (defer) {
+    pending.ctx = ctx;
+    std::copy(contexts, contexts + 3, pending.contexts);
+    pending.backward = kinds[1];
+    pending.sigma = sigma;
+  }
   // The cost-only route reuses the previous device's passes when its chunks are laid out alike
   // (the middle stages of an even split): the same sums of the same passes.
   double previous_traffic[kCommPurposes] = {};
@@ -765,6 +768,8 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r, const WorkloadOp
         sw.direction_forward_s[k] = prev.direction_forward_s[k];
         sw.direction_backward_s[k] = prev.direction_backward_s[k];
         sw.direction_backward_weight_s[k] = prev.direction_backward_weight_s[k];
+        sw.direction_forward_beyond_compute_s[k] = prev.direction_forward_beyond_compute_s[k];
+        sw.direction_backward_beyond_compute_s[k] = prev.direction_backward_beyond_compute_s[k];
         for (int b = 0; b < 2; ++b) sw.pair_s[k][b] = prev.pair_s[k][b];
       }
       std::copy(previous_traffic, previous_traffic + kCommPurposes, stage_traffic);
@@ -818,6 +823,8 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r, const WorkloadOp
         if (by_direction) {  // each direction's stage alone
           (fwd ? sw.direction_forward_s : sw.direction_backward_s)[k] += pc.time_s;
           sw.direction_backward_weight_s[k] += weight_s;
+          if (i < 2) (fwd ? sw.direction_forward_beyond_compute_s : sw.direction_backward_beyond_compute_s)[k] +=
+                         pc.time_s - pc.compute_s;
         }
         sw.tp_comm_s += visits * pc.exposed_s[static_cast<int>(CommPurpose::kTp)];
         sw.cp_comm_s += visits * pc.exposed_s[static_cast<int>(CommPurpose::kCp)];
@@ -825,7 +832,9 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r, const WorkloadOp
         sw.zero3_comm_s += visits * pc.exposed_s[static_cast<int>(CommPurpose::kDp)];
       }
     }
-    if (pairs && !reuse) {
+    if (pairs && defer) {
+      for (int k = 0; k < 2; ++k) w.pending_pairs.chunks.push_back(layout.chunk(d, k));
+    } else if (pairs && !reuse) {
       const ChunkLayers cl[2] = {layout.chunk(d, 0), layout.chunk(d, 1)};
       DeviceProgram* kept = options.keep_programs ? &w.programs[d] : nullptr;
       const PairCosts pc = pair_costs(ctx, contexts, cl, kinds[1], sigma, kept, kept ? &kept->paired : nullptr);
@@ -1007,6 +1016,17 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r, const WorkloadOp
   }
   for (int k = 0; k < kCommPurposes; ++k) w.traffic_bytes[k] = traffic_per_gpu[k][1];
   return true;
+}
+
+void price_pairs(Workload& w) {
+  Workload::PendingPairs& pending = w.pending_pairs;
+  if (!pending.pending) return;
+  for (std::size_t d = 0; d < w.stages.size(); ++d) {
+    const PairCosts pc = pair_costs(pending.ctx, pending.contexts, &pending.chunks[2 * d], pending.backward,
+                                    pending.sigma, nullptr, nullptr);
+    std::copy(&pc.s[0][0], &pc.s[0][0] + 4, &w.stages[d].pair_s[0][0]);
+  }
+  pending.pending = false;
 }
 
 }  // namespace trainsim

@@ -24,6 +24,15 @@ namespace trainsim {
 constexpr double kDefaultTrainingTensorShare = 0.88;
 double training_tensor_share(const GpuSpec& gpu);
 
+// Layers of one model chunk: a contiguous range of the model's layers.
+struct ChunkLayers {
+  int begin = 0;
+  int layers = 0;
+  int moe_layers = 0;
+  bool first = false;
+  bool last = false;
+};
+
 // Everything the layer programs depend on; filled once per plan by build_workload.
 struct LayerContext {
   const ModelSpec* model = nullptr;

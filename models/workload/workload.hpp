@@ -13,6 +13,7 @@
 #include "models/core/specs.hpp"
 #include "models/cost/collectives/collective_cost.hpp"
 #include "models/schedules/pipeline_schedule.hpp"
+#include "models/workload/layer_program.hpp"
 #include "models/workload/op_graph.hpp"
 #include "models/workload/timeline.hpp"
 #include "models/workload/placement.hpp"
@@ -56,6 +57,10 @@ struct StageWork {
   double direction_forward_s[2] = {0, 0};
   double direction_backward_s[2] = {0, 0};  // B + W
   double direction_backward_weight_s[2] = {0, 0};
+  // What each direction's F and B (the schedule's B pass) spend beyond their compute: a pair of
+  // them runs both passes' compute ops on one stream, so it saves at most the sum of the two.
+  double direction_forward_beyond_compute_s[2] = {0, 0};
+  double direction_backward_beyond_compute_s[2] = {0, 0};
   // A schedule that overlaps a forward with a backward: the pair of the forward of direction f
   // and the backward (B) of direction b, reduced as one program (fb_overlap.hpp); -1: no pairs.
   double pair_s[2][2] = {{-1, -1}, {-1, -1}};
@@ -103,6 +108,17 @@ struct Workload {
   // Bytes each purpose moves in one step, summed over all GPUs (what the simulation should move
   // as flows), indexed by CommPurpose.
   double traffic_bytes[kCommPurposes] = {0, 0, 0, 0, 0};
+
+  // Pairs WorkloadOptions::defer_pairs left unpriced (StageWork::pair_s -1 until price_pairs):
+  // what pricing them reads. ctx points into the scenario build_workload was given.
+  struct PendingPairs {
+    bool pending = false;
+    LayerContext ctx;
+    uint32_t contexts[3] = {0, 0, 0};
+    PassKind backward = PassKind::kBackward;
+    double sigma = 0;
+    std::vector<ChunkLayers> chunks;  // two per pipeline device
+  } pending_pairs;
 };
 
 struct WorkloadOptions {
@@ -114,6 +130,10 @@ struct WorkloadOptions {
   // Return (false) as soon as the plan is known not to fit (memory, host memory), before any
   // pass is priced: plan searches reject cheapest first. The result then has no times.
   bool stop_when_infeasible = false;
+  // Leave the pairs of a schedule that overlaps a forward with a backward (DualPipe) unpriced,
+  // for price_pairs to price if the caller still needs them (the estimate's rank floor may
+  // reject the plan first, from a bound that needs no pairs). Only without keep_programs.
+  bool defer_pairs = false;
 };
 
 // What a playback of the schedule reads of a device: its passes per chunk. A stage's figures
@@ -139,5 +159,9 @@ inline StageCosts stage_costs(const Workload& w, const StageWork& s) {
 // set here on the way to `true`, never left from the previous plan.
 bool build_workload(const Scenario& scenario, Workload& workload, Result& result,
                     const WorkloadOptions& options = {});
+
+// Prices the pairs build_workload deferred (WorkloadOptions::defer_pairs), as it would have;
+// nothing when none are pending. Call it while the scenario it was built from lives.
+void price_pairs(Workload& workload);
 
 }  // namespace trainsim

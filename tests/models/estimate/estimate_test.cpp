@@ -154,6 +154,40 @@ TEST(Estimate, DualPipeOverlapsAForwardWithABackward) {
   EXPECT_LT(est.breakdown.ep_comm_s, alone_ep);
 }
 
+TEST(Estimate, DeferredPairsArePricedAsTheWorkloadWouldHavePricedThem) {
+  // The estimate's rank floor may reject a DualPipe plan before its pairs are priced
+  // (WorkloadOptions::defer_pairs); price_pairs then gives what build_workload gives at once,
+  // and what a pair saves never exceeds what its two passes spend beyond their compute (the
+  // bound the floor reads while the pairs are unpriced).
+  const json plan = {{"tp", 2}, {"pp", 4}, {"dp", 4}, {"ep", 4}, {"sp", true}, {"schedule", "dualpipe"},
+                     {"global_batch", 64}, {"zero_stage", 1}};
+  const Scenario sc = make(plan, "mixtral-8x7b", 4, {{"base", "dgx-h100-superpod"}});
+  WorkloadOptions now, later;
+  now.keep_programs = later.keep_programs = false;
+  later.defer_pairs = true;
+  Workload a, b;
+  Result ra, rb;
+  ASSERT_TRUE(build_workload(sc, a, ra, now)) << ra.reason;
+  ASSERT_TRUE(build_workload(sc, b, rb, later)) << rb.reason;
+  EXPECT_FALSE(a.pending_pairs.pending);
+  ASSERT_TRUE(b.pending_pairs.pending);
+  for (const StageWork& s : b.stages) EXPECT_EQ(s.pair_s[0][0], -1);  // not priced yet
+  price_pairs(b);
+  EXPECT_FALSE(b.pending_pairs.pending);
+  for (int d = 0; d < a.pp; ++d) {
+    SCOPED_TRACE(d);
+    const StageWork &x = a.stages[d], &y = b.stages[d];
+    for (int f = 0; f < 2; ++f)
+      for (int k = 0; k < 2; ++k) {
+        EXPECT_EQ(y.pair_s[f][k], x.pair_s[f][k]);
+        const double alone = x.direction_forward_s[f] + x.direction_backward_s[k] - x.direction_backward_weight_s[k];
+        const double beyond = x.direction_forward_beyond_compute_s[f] + x.direction_backward_beyond_compute_s[k];
+        EXPECT_GT(alone - x.pair_s[f][k], 0);  // the pair saves something here (EP all-to-alls, TP collectives)
+        EXPECT_LE(alone - x.pair_s[f][k], beyond * (1 + 1e-12));
+      }
+  }
+}
+
 TEST(Estimate, FlopsAndUtilisationAreConsistent) {
   const Scenario s = make({{"tp", 8}, {"pp", 2}, {"dp", 16}, {"global_batch", 512}, {"recompute", "full"}});
   const Result r = estimate(s);
