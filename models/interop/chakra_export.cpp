@@ -72,28 +72,21 @@ std::vector<json> export_chakra(const Scenario& sc) {
     int64_t* next_tag = nullptr;
     std::map<Key, int64_t> pending_recv, local_input, comp_id, arrival_tag;
     const std::vector<StageCosts>* costs = nullptr;
-    struct LastComp {
-      double start_s = -1, end_s = -1;
-      std::size_t node = 0;
-      PipeOp op;
-    };
-    std::vector<LastComp> last_comp;
+    std::vector<std::size_t> last_node;  // per device: the index of its latest compute node
 
     double alone_s(int d, const PipeOp& op) const {
       return stage_op_cost((*costs)[std::min<std::size_t>(d, costs->size() - 1)], op);
     }
 
-    void started(int d, const PipeOp& op, double start_s, double end_s) override {
-      // The forward of an overlapped pair starts and ends with the backward before it on its
-      // device: the pair's time is shared between the two nodes in proportion to their times
-      // alone, so the rank's chain of nodes lasts what the pair does.
+    void started(int d, const PipeOp& op, double start_s, double end_s, const PipeOp* beside) override {
+      // The forward of an overlapped pair: the pair's time is shared between its two nodes in
+      // proportion to their times alone, so the rank's chain of nodes lasts what the pair does.
       double duration = end_s - start_s;
-      LastComp& last = last_comp[static_cast<std::size_t>(d)];
-      if (op.kind == PipeOpKind::kForward && last.op.kind == PipeOpKind::kBackward && last.start_s == start_s &&
-          last.end_s == end_s) {
-        const double b = alone_s(d, last.op), f = alone_s(d, op);
+      std::size_t& last = last_node[static_cast<std::size_t>(d)];
+      if (beside) {
+        const double b = alone_s(d, *beside), f = alone_s(d, op);
         if (b + f > 0) {
-          (*ranks)[d].nodes[last.node]["duration_micros"] = micros(duration * b / (b + f));
+          (*ranks)[d].nodes[last]["duration_micros"] = micros(duration * b / (b + f));
           duration *= f / (b + f);
         }
       }
@@ -115,7 +108,7 @@ std::vector<json> export_chakra(const Scenario& sc) {
                             : op.kind == PipeOpKind::kBackward ? "backward"
                                                                : "backward_weight"}};
       const int64_t id = add(d, node, deps);
-      last = {start_s, end_s, (*ranks)[d].nodes.size() - 1, op};
+      last = (*ranks)[d].nodes.size() - 1;
       comp_id[key(d, op)] = id;
       if (op.kind != PipeOpKind::kForward) (*ranks)[d].last_backward_id = id;
     }
@@ -155,7 +148,7 @@ std::vector<json> export_chakra(const Scenario& sc) {
   exporter.w = &w;
   exporter.next_tag = &next_tag;
   exporter.costs = &costs;
-  exporter.last_comp.assign(static_cast<std::size_t>(n), {});
+  exporter.last_node.assign(static_cast<std::size_t>(n), 0);
   try {
     play_schedule(*w.schedule, w.pp, w.vpp, w.micro_batches, costs, w.p2p_s, &exporter);
   } catch (const std::logic_error&) {

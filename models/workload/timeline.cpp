@@ -266,7 +266,7 @@ double play(Player& pl, const PipelineSchedule& schedule, int pp, int vpp, int m
         for (int k = 0; k < (f ? 2 : 1); ++k) {
           const PipeOp& o = k == 0 ? *op : *f;
           if (t) t->ops.push_back({d, o, start, end});
-          if (observer) observer->started(d, o, start, end);
+          if (observer) observer->started(d, o, start, end, k == 1 ? &*op : nullptr);
           push({end, seq++, true, d, o});
         }
       }

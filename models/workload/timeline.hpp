@@ -50,7 +50,9 @@ struct Timeline {
 class PlaybackObserver {
  public:
   virtual ~PlaybackObserver() = default;
-  virtual void started(int device, const PipeOp& op, double start_s, double end_s) {}
+  // `beside`: for the forward of an overlapped pair, the backward it runs beside (started just
+  // before it, over the same interval); nullptr for an op that runs alone.
+  virtual void started(int device, const PipeOp& op, double start_s, double end_s, const PipeOp* beside) {}
   // One call per input the finished op produces (p2p or local).
   virtual void handed_off(int device, const PipeOp& op, const Handoff& handoff, double time_s) {}
   // A p2p input reached its device.

@@ -44,7 +44,7 @@ TEST(CostBounds, TheTimelineRunsTheOpsItCounts) {
   const PlanCost c = plan_cost(s);
   struct Count : PlaybackObserver {
     double ops = 0;
-    void started(int, const PipeOp&, double, double) override { ops += 1; }
+    void started(int, const PipeOp&, double, double, const PipeOp*) override { ops += 1; }
   } count;
   std::vector<StageCosts> costs(4, StageCosts{1.0, 1.0, 0.5});
   play_schedule(pipeline_schedule("zb-h1"), 4, 1, static_cast<int>(c.micro_batches), costs, 0.1, &count);
