@@ -17,6 +17,11 @@
 #include "sim/platform.hpp"
 
 namespace trainsim::sim {
+
+double collective_flows(CollectiveOp op, double ranks) {
+  return op == CollectiveOp::kAllToAll ? ranks * (ranks - 1) : ranks;
+}
+
 namespace {
 
 // Devices choose their next op once every event of an instant is in (as models' timeline does):
@@ -191,13 +196,17 @@ struct Player {
   // group (their flows share the NICs); TP/CP/EP every group when one crosses nodes and the step
   // stays within the flow budget, otherwise the representative's alone.
   void plan_groups() {
-    double in_layer_flows = 0;
-    std::array<double, 5> collectives_per_step{};
+    double mirrored_scans = 0;
+    // Per kind of group: the scans of one group's collectives of a micro-batch, all devices.
+    std::array<double, 5> group_scans{};
     for (int d = 0; d < n; ++d)
       for (const ChunkProgram& ch : w.programs[d].chunks)
         for (const PassProgram& prog : ch.pass)
           for (const OpBlock& b : prog.blocks)
-            for (const CommOp& c : b.comm) collectives_per_step[static_cast<int>(c.group)] += b.repeat;
+            for (const CommOp& c : b.comm) {
+              const int k = static_cast<int>(c.group);
+              group_scans[k] += b.repeat * collective_flow_scans(collective_flows(c.op, w.group_shapes[k].ranks));
+            }
     for (int s = 0; s < n; ++s) {
       auto& g = comm_groups[s];
       g[static_cast<int>(CommGroup::kTp)] = place.tp_groups(s);
@@ -209,11 +218,13 @@ struct Player {
         const bool dp_kind = k == static_cast<int>(CommGroup::kDp) || k == static_cast<int>(CommGroup::kExpertDp);
         const bool crosses = !g[k].empty() && w.group_shapes[k].nodes > 1;
         mirror_kind[s][k] = dp_kind || crosses;
-        if (!dp_kind && crosses)
-          for (const auto& grp : g[k]) in_layer_flows += grp.size() * collectives_per_step[k] * w.micro_batches / n;
+        // Mirrored, a stage's groups of this kind run each collective together: their flows are
+        // in flight at once.
+        const double groups = static_cast<double>(g[k].size());
+        if (!dp_kind && crosses) mirrored_scans += group_scans[k] / n * w.micro_batches * groups * groups;
       }
     }
-    if (in_layer_flows > opt.max_mirror_collective_flows)
+    if (mirrored_scans > opt.max_mirror_collective_scans)
       for (int s = 0; s < n; ++s)
         for (int k : {static_cast<int>(CommGroup::kTp), static_cast<int>(CommGroup::kCp), static_cast<int>(CommGroup::kEp)})
           mirror_kind[s][k] = false;

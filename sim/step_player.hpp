@@ -49,9 +49,9 @@ struct StepOptions {
   double max_mirror_flows = 2e5;
   bool overlap_pp = true;  // plan.overlap.pp: off, a sender waits for its p2p sends
   // Other replicas' in-layer collectives (TP/CP/EP groups that cross nodes) are played as flows
-  // while the step's collective flows stay under this budget; beyond it the representative
-  // group stands for its peers.
-  double max_mirror_collective_flows = 2e6;
+  // while the step's in-layer collectives cost at most this many scans with them (collective_
+  // flow_scans: about 3e7 a second here); beyond it the representative group stands for its peers.
+  double max_mirror_collective_scans = 2e8;
   // Relative compute speed per pipeline device (stragglers; empty = all 1): the
   // compute part of the device's F/B/W timers is divided by it, the in-layer communication
   // folded into F/B is not (models/straggler.hpp). Per device, so DualPipe's two virtual stages
@@ -59,6 +59,15 @@ struct StepOptions {
   std::vector<double> device_speed;
   std::function<void(double fraction)> progress;  // called every ~5% of pipeline ops
 };
+
+// Flows one collective over `ranks` ranks starts as the step player plays it, to the order the
+// budgets need: an all-to-all one per ordered pair of ranks (direct), the others one per rank
+// (ring edges, tree links).
+double collective_flows(CollectiveOp op, double ranks);
+// What a collective of `flows` concurrent flows costs the engine: SimGrid 3.32 scans every comm
+// in flight at each completion, so about flows^2 scans (measured: an EP16 all-to-all step of
+// 1.2e9 scans played in 42 s on a 2-core VM, an EP8 one of 4e6 in 0.5 s).
+inline double collective_flow_scans(double flows) { return flows * flows; }
 
 struct StepOpRecord {
   int stage = 0;

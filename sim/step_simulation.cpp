@@ -12,6 +12,7 @@
 #include "sim/link_stats.hpp"
 #include "sim/platform.hpp"
 #include "models/workload/placement.hpp"
+#include "sim/step_player.hpp"
 #include "sim/step_report.hpp"
 #include "sim/step_trace.hpp"
 
@@ -55,22 +56,41 @@ std::vector<double> simulate_variant(const Scenario& sc, const TopologyOptions& 
 }
 
 // The compute ops and collectives the step player would start (every pass of every chunk of
-// every device, every micro-batch); empty when within kMaxSimulatedProgramOps.
+// every device, every micro-batch), and what its collectives' flows cost the engine
+// (collective_flow_scans, the representative groups alone); empty when within both bounds.
 constexpr double kMaxSimulatedProgramOps = 2e7;
+// About a minute of engine time on a 2-core VM at the measured 3e7 scans a second.
+constexpr double kMaxSimulatedCollectiveScans = 2e9;
 std::string beyond_simulated_op_budget(const Workload& w) {
-  double ops = 0;
+  double ops = 0, scans = 0;
   for (const DeviceProgram& d : w.programs)
     for (const ChunkProgram& ch : d.chunks)
       for (const PassProgram& p : ch.pass)
-        for (const OpBlock& b : p.blocks) ops += static_cast<double>(b.compute.size() + b.comm.size()) * b.repeat;
+        for (const OpBlock& b : p.blocks) {
+          ops += static_cast<double>(b.compute.size() + b.comm.size()) * b.repeat;
+          for (const CommOp& c : b.comm)
+            scans += b.repeat * collective_flow_scans(
+                                    collective_flows(c.op, w.group_shapes[static_cast<int>(c.group)].ranks));
+        }
   ops *= w.micro_batches;
-  if (ops <= kMaxSimulatedProgramOps) return {};
-  char buf[256];
-  std::snprintf(buf, sizeof buf,
-                "the step has %.3g compute ops and collectives to play, beyond the simulate tier's bound of "
-                "%.0e: the estimate answers (fewer micro-batches, or --fidelity estimate)",
-                ops, kMaxSimulatedProgramOps);
-  return buf;
+  scans *= w.micro_batches;
+  char buf[320];
+  if (ops > kMaxSimulatedProgramOps) {
+    std::snprintf(buf, sizeof buf,
+                  "the step has %.3g compute ops and collectives to play, beyond the simulate tier's bound of "
+                  "%.0e: the estimate answers (fewer micro-batches, or --fidelity estimate)",
+                  ops, kMaxSimulatedProgramOps);
+    return buf;
+  }
+  if (scans > kMaxSimulatedCollectiveScans) {
+    std::snprintf(buf, sizeof buf,
+                  "the step's collectives start flows that would cost the flow engine %.3g scans (an all-to-all "
+                  "over n ranks is n(n-1) flows in flight at once), beyond the simulate tier's bound of %.0e: "
+                  "the estimate answers (smaller EP groups, fewer micro-batches, or --fidelity estimate)",
+                  scans, kMaxSimulatedCollectiveScans);
+    return buf;
+  }
+  return {};
 }
 
 Result fall_back_to_estimate(const Scenario& sc, const std::string& why, nlohmann::json& extra) {

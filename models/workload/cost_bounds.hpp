@@ -16,7 +16,9 @@
 // export-chakra about 10 us and 2 KB per node it writes (JSON objects in memory), so:
 //   simulate / timeline: pipeline ops <= 2e6 and p2p flows <= 2e6   (seconds, < 0.3 GiB)
 //   export-chakra:       nodes <= 5e5                               (seconds, < 1 GiB)
-// The simulate tier's data-parallel flows have their own budget (sim StepOptions.max_dp_flows).
+// The simulate tier's data-parallel flows have their own budget (sim StepOptions.max_dp_flows),
+// and the ops and collective flows of its passes theirs (sim/step_simulation.cpp: they need the
+// op graph, which this closed form does not build).
 // A plan whose precision changes with the step (plan.precision_stages) is outside both: each
 // plays one step at one precision, and the run is a mix of steps (estimate/precision_schedule.hpp).
 #pragma once

@@ -355,5 +355,29 @@ TEST(StepSimulation, PlansBeyondTheSimulateBoundAreAnsweredByTheEstimateWithTheR
   EXPECT_TRUE(said);
 }
 
+TEST(StepSimulation, AllToAllsTooCostlyForTheFlowEngineAreAnsweredByTheEstimate) {
+  // EP 128 over 128 one-GPU nodes: each all-to-all is 128 x 127 flows in flight at once, about
+  // 2.6e8 scans of the engine's comm list (collective_flow_scans); 4 MoE layers x 4 all-to-alls
+  // (dispatch and combine, forward and backward) make 16 x (128 x 127)^2 = 4.23e9, beyond the bound of 2e9.
+  EXPECT_EQ(collective_flows(CollectiveOp::kAllToAll, 128), 128.0 * 127);
+  EXPECT_EQ(collective_flows(CollectiveOp::kAllGather, 128), 128.0);
+  nlohmann::json raw = moe_raw(1);
+  raw["model"]["moe"]["experts"] = 128;
+  raw["cluster"]["nodes"] = 128;
+  raw["cluster"]["network"]["switch_radix"] = 64;
+  raw["plan"]["dp"] = 128;
+  raw["plan"]["ep"] = 128;
+  raw["plan"]["global_batch"] = 128;
+  const Scenario s = parse_scenario(resolve_scenario_json(raw, presets(), "."));
+  nlohmann::json extra = nlohmann::json::object();
+  const Result r = simulate_step(s, SimulateOptions{}, extra);  // in-process: no platform is built
+  EXPECT_EQ(r.fidelity, "estimate");
+  EXPECT_GT(r.step_time_s, 0);
+  ASSERT_TRUE(extra["simulation"].contains("skipped"));
+  const std::string why = extra["simulation"]["skipped"].get<std::string>();
+  EXPECT_NE(why.find("4.23e+09 scans"), std::string::npos) << why;
+  EXPECT_NE(why.find("all-to-all"), std::string::npos) << why;
+}
+
 }  // namespace
 }  // namespace trainsim::sim
