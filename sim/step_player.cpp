@@ -22,6 +22,19 @@ double collective_flows(CollectiveOp op, double ranks) {
   return op == CollectiveOp::kAllToAll ? ranks * (ranks - 1) : ranks;
 }
 
+std::array<double, 5> collective_scans_by_group(const Workload& w) {
+  std::array<double, 5> scans{};
+  for (const DeviceProgram& d : w.programs)
+    for (const ChunkProgram& ch : d.chunks)
+      for (const PassProgram& prog : ch.pass)
+        for (const OpBlock& b : prog.blocks)
+          for (const CommOp& c : b.comm) {
+            const int k = static_cast<int>(c.group);
+            scans[k] += b.repeat * collective_flow_scans(collective_flows(c.op, w.group_shapes[k].ranks));
+          }
+  return scans;
+}
+
 namespace {
 
 // Devices choose their next op once every event of an instant is in (as models' timeline does):
@@ -197,16 +210,7 @@ struct Player {
   // stays within the flow budget, otherwise the representative's alone.
   void plan_groups() {
     double mirrored_scans = 0;
-    // Per kind of group: the scans of one group's collectives of a micro-batch, all devices.
-    std::array<double, 5> group_scans{};
-    for (int d = 0; d < n; ++d)
-      for (const ChunkProgram& ch : w.programs[d].chunks)
-        for (const PassProgram& prog : ch.pass)
-          for (const OpBlock& b : prog.blocks)
-            for (const CommOp& c : b.comm) {
-              const int k = static_cast<int>(c.group);
-              group_scans[k] += b.repeat * collective_flow_scans(collective_flows(c.op, w.group_shapes[k].ranks));
-            }
+    const std::array<double, 5> group_scans = collective_scans_by_group(w);
     for (int s = 0; s < n; ++s) {
       auto& g = comm_groups[s];
       g[static_cast<int>(CommGroup::kTp)] = place.tp_groups(s);

@@ -68,6 +68,9 @@ double collective_flows(CollectiveOp op, double ranks);
 // in flight at each completion, so about flows^2 scans (measured: an EP16 all-to-all step of
 // 1.2e9 scans played in 42 s on a 2-core VM, an EP8 one of 4e6 in 0.5 s).
 inline double collective_flow_scans(double flows) { return flows * flows; }
+// Per kind of group (CommGroup): the scans of one group's collectives in one micro-batch's
+// passes, over every device's programs.
+std::array<double, 5> collective_scans_by_group(const Workload& w);
 
 struct StepOpRecord {
   int stage = 0;

@@ -66,12 +66,8 @@ std::string beyond_simulated_op_budget(const Workload& w) {
   for (const DeviceProgram& d : w.programs)
     for (const ChunkProgram& ch : d.chunks)
       for (const PassProgram& p : ch.pass)
-        for (const OpBlock& b : p.blocks) {
-          ops += static_cast<double>(b.compute.size() + b.comm.size()) * b.repeat;
-          for (const CommOp& c : b.comm)
-            scans += b.repeat * collective_flow_scans(
-                                    collective_flows(c.op, w.group_shapes[static_cast<int>(c.group)].ranks));
-        }
+        for (const OpBlock& b : p.blocks) ops += static_cast<double>(b.compute.size() + b.comm.size()) * b.repeat;
+  for (double s : collective_scans_by_group(w)) scans += s;
   ops *= w.micro_batches;
   scans *= w.micro_batches;
   char buf[320];

@@ -395,9 +395,14 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r, const WorkloadOp
   const int passes = split ? 3 : 2;
   uint32_t contexts[3] = {0, 0, 0};
   if (env != 0) context_ids(ctx, kinds, passes, contexts);
+  // A stage's figures are per micro-batch: interleaving takes every micro-batch through each
+  // of the device's chunks, DualPipe takes each through one of its two (its direction's), so a
+  // chunk counts for the share of the micro-batches that visit it.
+  const double visits = static_cast<double>(schedule.layer_chunks(p.vpp)) / chunks;
+  const bool by_direction = schedule.bidirectional() && pp > 1;  // stage_costs reads them
+  const bool pairs = by_direction && schedule.overlaps_forward_backward() && chunks == 2;
   // Pairs left for price_pairs: the context they are priced in, the layouts per device below.
-  const bool defer = options.defer_pairs && !options.keep_programs && schedule.bidirectional() && pp > 1 &&
-                     schedule.overlaps_forward_backward() && chunks == 2;
+  const bool defer = pairs && options.defer_pairs && !options.keep_programs;
   Workload::PendingPairs& pending = w.pending_pairs;
   pending.pending = defer;
   pending.chunks.clear();
@@ -439,12 +444,6 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r, const WorkloadOp
       }
       std::copy(previous_traffic, previous_traffic + kCommPurposes, stage_traffic);
     }
-    // A stage's figures are per micro-batch: interleaving takes every micro-batch through each
-    // of the device's chunks, DualPipe takes each through one of its two (its direction's), so a
-    // chunk counts for the share of the micro-batches that visit it.
-    const double visits = static_cast<double>(schedule.layer_chunks(p.vpp)) / chunks;
-    const bool by_direction = schedule.bidirectional() && pp > 1;  // stage_costs reads them
-    const bool pairs = by_direction && schedule.overlaps_forward_backward() && chunks == 2;
     for (int k = 0; k < chunks && !reuse; ++k) {
       const ChunkLayers& cl = layout.chunk(d, k);
       ChunkProgram* ch = nullptr;
