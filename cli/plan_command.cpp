@@ -94,7 +94,7 @@ std::string why(const Result& r) {
   char buf[256];
   std::snprintf(buf, sizeof buf, "bubble %.1f%%, exposed comm %.1f%% of the step, memory headroom %s",
                 100 * r.bubble_fraction, 100 * r.exposed_comm_s / r.step_time_s,
-                units::format_bytes_si(r.hbm_capacity_bytes - r.peak_memory_bytes).c_str());
+                units::format_bytes(r.hbm_capacity_bytes - r.peak_memory_bytes).c_str());
   return buf;
 }
 
@@ -355,7 +355,7 @@ int run(PlanOptions& o) {
                 k + 1, p.tp, p.pp, p.dp, p.cp, p.ep, p.sp ? " SP" : "", p.vpp, p.schedule.c_str(),
                 static_cast<long long>(p.micro_batch), shown[k].zero_label.c_str(), to_string(p.recompute),
                 p.offload.optimizer ? " offload" : "", units::format_time(r.step_time_s).c_str(),
-                units::format_count(r.tokens_per_s).c_str(), 100 * r.mfu, units::format_bytes_si(shown[k].memory_bytes).c_str());
+                units::format_count(r.tokens_per_s).c_str(), 100 * r.mfu, units::format_bytes(shown[k].memory_bytes).c_str());
     std::printf("    why: %s\n", why(r).c_str());
     if (!simulated[c].is_null()) {
       if (simulated[c].contains("step_time_s"))

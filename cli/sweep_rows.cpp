@@ -353,7 +353,7 @@ std::string describe(const SweepTally& t, const RankedPlan& p, const std::string
                 p.index, t.strings.at(p.model).c_str(), p.tp, p.pp, p.dp, p.cp, p.ep, p.vpp,
                 t.strings.at(p.schedule).c_str(), static_cast<int>(p.micro_batch), zero_label.c_str(),
                 t.strings.at(p.recompute).c_str(), units::format_time(step).c_str(),
-                units::format_count(tokens).c_str(), 100 * mfu, units::format_bytes_si(memory).c_str(), 100 * bubble);
+                units::format_count(tokens).c_str(), 100 * mfu, units::format_bytes(memory).c_str(), 100 * bubble);
   std::string out = line;
   if (sim) {
     const double est = p.step_time_s, simulated = step;

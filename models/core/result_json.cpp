@@ -119,8 +119,9 @@ std::string result_to_text(const Scenario& sc, const Result& r) {
                   100 * s / r.step_time_s);
     o << line;
   }
-  // Memory in decimal GB, the unit GPU vendors state capacity in ("80GB" reads as 80 GB).
-  o << "\n  memory per GPU (HBM " << units::format_bytes_si(r.hbm_capacity_bytes) << "):\n";
+  // Memory in GiB, the unit the driver and the framework report it in (nvidia-smi's MiB,
+  // torch.cuda.max_memory_allocated / 2^30): an A100 80GB has 80 GiB.
+  o << "\n  memory per GPU (HBM " << units::format_bytes(r.hbm_capacity_bytes) << "):\n";
   o << "    stage  layers  params     grads      optimizer  activations  other      total\n";
   const std::size_t n = r.per_stage.size();
   for (std::size_t i = 0; i < n; ++i) {
@@ -131,12 +132,12 @@ std::string result_to_text(const Scenario& sc, const Result& r) {
     const auto& s = r.per_stage[i];
     const auto& m = s.breakdown;
     std::snprintf(line, sizeof line, "    %5d  %6d  %-9s  %-9s  %-9s  %-11s  %-9s  %s\n", s.stage,
-                  s.layers, units::format_bytes_si(m.params_bytes).c_str(),
-                  units::format_bytes_si(m.grads_bytes).c_str(),
-                  units::format_bytes_si(m.optimizer_bytes).c_str(),
-                  units::format_bytes_si(m.activations_bytes).c_str(),
-                  units::format_bytes_si(m.other_bytes).c_str(),
-                  units::format_bytes_si(s.total_bytes).c_str());
+                  s.layers, units::format_bytes(m.params_bytes).c_str(),
+                  units::format_bytes(m.grads_bytes).c_str(),
+                  units::format_bytes(m.optimizer_bytes).c_str(),
+                  units::format_bytes(m.activations_bytes).c_str(),
+                  units::format_bytes(m.other_bytes).c_str(),
+                  units::format_bytes(s.total_bytes).c_str());
     o << line;
   }
   for (const auto& w : r.warnings) o << "  warning: " << w << "\n";

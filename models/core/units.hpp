@@ -23,8 +23,8 @@ std::string format_bytes(double bytes);
 std::string format_time(double seconds);
 std::string format_bandwidth(double bytes_per_s);
 std::string format_flops(double flops_per_s);
-// Memory sizes in decimal units, as GPU vendors state them ("80 GB", "54.2 GB"): reports print
-// one unit for HBM capacity and what a plan needs, and an "80GB" GPU reads as 80 GB.
+// Data volumes in decimal units ("3.4 GB" of gradients, a "2.1 TB" checkpoint), as link and
+// storage rates are stated; memory on the GPU is printed with format_bytes in GiB.
 std::string format_bytes_si(double bytes);
 // Counts and rates with thousands separators: 156834.2 -> "156,834".
 std::string format_count(double value);

@@ -101,7 +101,7 @@ check unknown-option 2 'not expected: --bogus' -- "$T" run "$good" --bogus
 check completion 0 'complete -o filenames -F _trainsim trainsim' -- "$T" completion bash
 # The report names what it ran after --set, and states memory and throughput as people read them.
 check header-after-set 0 'trainsim estimate: .*, with --set plan.tp=2 plan.dp=16' -- "$T" run "$good" --set plan.tp=2 --set plan.dp=16 --fidelity estimate
-check hbm-as-vendor 0 'memory per GPU \(HBM 80 GB\)' -- "$T" run "$S/default.json" --fidelity estimate
+check hbm-as-driver 0 'memory per GPU \(HBM 80 GiB\)' -- "$T" run "$S/default.json" --fidelity estimate
 check throughput-separators 0 'throughput +[0-9]{1,3}(,[0-9]{3})+ tokens/s' -- "$T" run "$S/default.json" --fidelity estimate
 
 # Imports ask for what their input does not hold: the training sequence length (a config.json has

@@ -50,7 +50,7 @@ TEST(ScenarioLoader, ExpandsPresetsIntoSiUnits) {
   EXPECT_EQ(s.cluster.gpus_per_node, 8);
   EXPECT_EQ(s.cluster.gpu.name, "A100-SXM4-80GB");
   EXPECT_DOUBLE_EQ(s.cluster.gpu.peak_flops_bf16, 312e12);
-  EXPECT_DOUBLE_EQ(s.cluster.gpu.hbm_capacity_bytes, 80e9);
+  EXPECT_DOUBLE_EQ(s.cluster.gpu.hbm_capacity_bytes, 81920.0 * 1024 * 1024);  // nvidia-smi: 81920MiB
   EXPECT_DOUBLE_EQ(s.cluster.network.nic_bandwidth_bytes_per_s, 25e9);  // 200 Gb/s
   EXPECT_EQ(s.cluster.network.nics_per_node, 8);
   EXPECT_DOUBLE_EQ(s.cluster.intra_node.bandwidth_bytes_per_s, 600e9);
