@@ -146,12 +146,27 @@ struct MoeSpec {
   bool operator==(const MoeSpec&) const = default;
 };
 
+// Multi-head latent attention (DeepSeek-V2/V3, arXiv:2405.04434 sec. 2.1): queries and keys/values
+// are projected down to low-rank latents, normalised, and projected up per head; each query/key
+// head is a no-position part and a rotary part, the rotary key shared by all heads.
+struct MlaSpec {
+  int64_t q_lora_rank = 0;  // 0: queries projected straight from the hidden state (V2-Lite)
+  int64_t kv_lora_rank = 0;
+  int qk_nope_head_dim = 0;
+  int qk_rope_head_dim = 0;
+  int v_head_dim = 0;
+  bool operator==(const MlaSpec&) const = default;
+};
+
 struct ModelSpec {
   std::string name;
   int layers = 0;
   int64_t hidden = 0;
   int heads = 0;
   int kv_heads = 0;  // == heads for MHA; fewer for GQA/MQA
+  // Width of one attention head; 0: hidden / heads. Some models set it apart from the hidden
+  // size (Qwen3, Gemma: heads x head_dim != hidden). MLA's widths are in `mla`.
+  int head_dim = 0;
   int64_t ffn_hidden = 0;
   FfnActivation ffn_act = FfnActivation::kGelu;
   int64_t vocab = 0;
@@ -163,6 +178,7 @@ struct ModelSpec {
   // GPT (hidden_dropout = attention_dropout = 0.1).
   double dropout = 0.1;
   std::optional<MoeSpec> moe;
+  std::optional<MlaSpec> mla;
   bool operator==(const ModelSpec&) const = default;
 };
 

@@ -5,13 +5,29 @@
 namespace trainsim {
 
 namespace {
-// Width of the K and V projections under grouped-query attention: h * g / a.
-double kv_width(const ModelSpec& m) {
-  return static_cast<double>(m.hidden) * m.kv_heads / m.heads;
-}
 // Weight matrices of one FFN of inner width f: GeLU two (h x f, f x h), SwiGLU three.
 double ffn_matrices(const ModelSpec& m) { return m.ffn_act == FfnActivation::kSwiglu ? 3.0 : 2.0; }
 }  // namespace
+
+HeadDims head_dims(const ModelSpec& m) {
+  if (m.mla) return {static_cast<double>(m.mla->qk_nope_head_dim + m.mla->qk_rope_head_dim),
+                     static_cast<double>(m.mla->v_head_dim)};
+  const double d = m.head_dim > 0 ? m.head_dim : static_cast<double>(m.hidden) / m.heads;
+  return {d, d};
+}
+
+double query_width(const ModelSpec& m) { return m.heads * head_dims(m).qk; }
+double key_value_width(const ModelSpec& m) {
+  const HeadDims d = head_dims(m);
+  return (m.mla ? m.heads : m.kv_heads) * (d.qk + d.v);
+}
+double context_width(const ModelSpec& m) { return m.heads * head_dims(m).v; }
+
+double mla_gathered_width(const ModelSpec& m) {
+  if (!m.mla) return 0;
+  const double q = m.mla->q_lora_rank > 0 ? static_cast<double>(m.mla->q_lora_rank) : static_cast<double>(m.hidden);
+  return q + static_cast<double>(m.mla->kv_lora_rank) + m.mla->qk_rope_head_dim;
+}
 
 bool is_moe_layer(const ModelSpec& model, int index) {
   return model.moe.has_value() && index >= model.moe->dense_layers;
@@ -20,9 +36,20 @@ bool is_moe_layer(const ModelSpec& model, int index) {
 LayerParams layer_params(const ModelSpec& m, bool moe_layer) {
   const double h = static_cast<double>(m.hidden);
   LayerParams p;
-  // QKV h x (h + 2 h_kv) and output projection h x h.
-  p.attention = h * (h + 2 * kv_width(m)) + h * h;
   p.norms = 4 * h;  // two layernorms, weight + bias
+  if (m.mla) {
+    // DeepSeek-V2 eqs. 9-14: W^DQ h x r_q, W^UQ r_q x a(d_nope + d_rope) (or W^Q h x a d_qk
+    // without a query latent), W^DKV + W^KR h x (r_kv + d_rope), W^UK, W^UV r_kv x a(d_nope + d_v),
+    // W^O a d_v x h; an RMSNorm on each latent.
+    const MlaSpec& l = *m.mla;
+    const double rq = static_cast<double>(l.q_lora_rank), rkv = static_cast<double>(l.kv_lora_rank);
+    const double up_kv = rkv * m.heads * (l.qk_nope_head_dim + l.v_head_dim);
+    p.attention = (rq > 0 ? rq : h) * query_width(m) + up_kv + context_width(m) * h;
+    p.attention_replicated = (rq > 0 ? h * rq + rq : 0) + h * (rkv + l.qk_rope_head_dim) + rkv;
+  } else {
+    // Q h x a d, K and V h x g d each, output projection a d x h.
+    p.attention = h * (query_width(m) + key_value_width(m)) + context_width(m) * h;
+  }
   if (moe_layer && m.moe) {
     const double expert = ffn_matrices(m) * h * static_cast<double>(m.moe->expert_ffn_hidden);
     p.experts = m.moe->experts * expert;
@@ -37,10 +64,12 @@ LayerFlops layer_forward_flops_per_token(const ModelSpec& m, bool moe_layer) {
   const double h = static_cast<double>(m.hidden);
   const double s = static_cast<double>(m.seq_len);
   LayerFlops f;
-  // QKV 2h(h + 2h_kv) (= 6h^2 for MHA), output projection 2h^2.
-  f.gemm = 2 * h * (h + 2 * kv_width(m)) + 2 * h * h;
-  // Scores 2sh + context 2sh (Narayanan et al. SC'21 appendix).
-  f.attention = 4 * s * h;
+  // The projections: 2 FLOPs per weight (QKV 6h^2 and the output projection 2h^2 for MHA).
+  const LayerParams lp = layer_params(m, false);
+  const double latent_norms = m.mla ? static_cast<double>(m.mla->q_lora_rank + m.mla->kv_lora_rank) : 0.0;
+  f.gemm = 2 * (lp.attention + lp.attention_replicated - latent_norms);
+  // Scores 2 s a d_qk + context 2 s a d_v (= 2sh + 2sh for MHA, Narayanan et al. SC'21 appendix).
+  f.attention = 2 * s * (query_width(m) + context_width(m));
   if (moe_layer && m.moe) {
     const double expert = 2 * ffn_matrices(m) * h * static_cast<double>(m.moe->expert_ffn_hidden);
     f.gemm += (m.moe->top_k + m.moe->shared_experts) * expert + 2 * h * m.moe->experts;
@@ -85,9 +114,9 @@ ParamCount count_params(const ModelSpec& m) {
   for (int i = 0; i < m.layers; ++i) {
     const bool moe = is_moe_layer(m, i);
     const LayerParams p = layer_params(m, moe);
-    c.total += p.attention + p.mlp_dense + p.experts + p.norms;
+    c.total += p.attention + p.attention_replicated + p.mlp_dense + p.experts + p.norms;
     c.experts += p.experts;
-    c.active_per_token += p.attention + p.mlp_dense + p.norms;
+    c.active_per_token += p.attention + p.attention_replicated + p.mlp_dense + p.norms;
     if (moe && m.moe) c.active_per_token += p.experts * m.moe->top_k / m.moe->experts;
   }
   return c;

@@ -10,6 +10,23 @@
 
 namespace trainsim {
 
+// Per-head widths of the attention: queries and keys (qk), values and the context (v). MHA and
+// GQA: head_dim (hidden / heads unless the model sets it); MLA: nope + rope for qk, v_head_dim.
+struct HeadDims {
+  double qk = 0;
+  double v = 0;
+};
+HeadDims head_dims(const ModelSpec& model);
+// Columns of the attention's projections, all heads together: Q heads x qk, K and V kv_heads x
+// (qk + v) (MLA: one K/V head per query head), and the output projection's input heads x v.
+double query_width(const ModelSpec& model);
+double key_value_width(const ModelSpec& model);
+double context_width(const ModelSpec& model);
+// MLA's latents that a TP group all-gathers before the up-projections (sequence parallel) and
+// reduces after their backward: q_lora_rank (or the hidden state when queries are not
+// compressed) + kv_lora_rank + qk_rope_head_dim per token.
+double mla_gathered_width(const ModelSpec& model);
+
 // Forward FLOPs per token of one transformer layer, split by kind.
 struct LayerFlops {
   double gemm = 0;       // QKV, output projection, MLP / experts, router
@@ -42,10 +59,15 @@ ParamCount count_params(const ModelSpec& model);
 
 // Parameters of one transformer layer (all of it, before any sharding).
 struct LayerParams {
-  double attention = 0;
+  double attention = 0;  // the projections tensor parallelism splits (by heads)
+  // MLA's down-projections and latent norms: every TP rank holds them whole (Megatron-Core
+  // builds them duplicated).
+  double attention_replicated = 0;
   double mlp_dense = 0;  // dense MLP, or shared experts + router in an MoE layer
   double experts = 0;    // all routed experts of an MoE layer
   double norms = 0;
+  // One TP rank's share of the non-expert parameters.
+  double dense_per_tp_rank(int tp) const { return (attention + mlp_dense) / tp + attention_replicated + norms; }
 };
 LayerParams layer_params(const ModelSpec& model, bool moe_layer);
 

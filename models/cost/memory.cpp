@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "models/cost/flops.hpp"
+
 namespace trainsim {
 
 StateBytes state_bytes_per_param(Precision precision) {
@@ -47,17 +49,23 @@ double layer_activation_bytes(const ModelSpec& m, bool moe_layer, const Activati
   const double h = static_cast<double>(m.hidden);
   const double a = m.heads;
   const double s = static_cast<double>(m.seq_len) / o.cp;  // context parallel splits the sequence
-  const double hkv = h * m.kv_heads / m.heads;
   const double tokens = s * o.micro_batch;
   if (o.recompute == Recompute::kFull) return tokens * 2 * h / (o.sp ? t : 1.0);
   const bool dropout = m.dropout > 0;  // a 1-byte mask per dropout, else none
 
   // Per token, Korthikanti's inventory: terms that TP does not split unless SP is on ...
-  const double replicated = 2 * h    /* QKV input */ + (dropout ? h : 0) /* attention-out dropout mask */ +
-                            2 * h    /* MLP input */ + (dropout ? h : 0) /* MLP dropout mask */ +
-                            4 * h;   /* two layernorm inputs */
-  // ... and terms that TP splits: Q, K, V and the output-projection input.
-  double split = 2 * h + 4 * hkv + 2 * h;
+  double replicated = 2 * h    /* QKV input */ + (dropout ? h : 0) /* attention-out dropout mask */ +
+                      2 * h    /* MLP input */ + (dropout ? h : 0) /* MLP dropout mask */ +
+                      4 * h;   /* two layernorm inputs */
+  if (m.mla) {
+    // MLA's latents, computed on every TP rank's own tokens: each norm's input and output (the
+    // up-projection's input), and the rotary key.
+    const double q_latent = static_cast<double>(m.mla->q_lora_rank);
+    replicated += 4 * (q_latent + static_cast<double>(m.mla->kv_lora_rank)) + 2.0 * m.mla->qk_rope_head_dim;
+  }
+  // ... and terms that TP splits: Q, K, V (2h + 4h_kv for MHA/GQA) and the output-projection
+  // input (2h), at their own widths (MLA: 192-wide queries and keys, one K/V head per query head).
+  double split = 2 * query_width(m) + 2 * key_value_width(m) + 2 * context_width(m);
   double ffn_inner;
   double ffn_width = static_cast<double>(m.ffn_hidden);
   double ffn_copies = 1;

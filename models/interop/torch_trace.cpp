@@ -800,10 +800,10 @@ TorchTrace parse_torch_trace(const json& trace, const std::string& source, const
   if (options.model) {
     const ModelSpec& m = *options.model;
     const int tp = std::max(1, options.tp);
-    const double hd = static_cast<double>(m.hidden) / m.heads;
     h = static_cast<double>(m.hidden);
-    qkv_out = (m.heads + 2.0 * m.kv_heads) * hd / tp;
-    attn_in = m.heads * hd / tp;
+    // A fused QKV projection (MLA's separate latent projections are not labelled).
+    qkv_out = (query_width(m) + key_value_width(m)) / tp;
+    attn_in = context_width(m) / tp;
     up = static_cast<double>(m.ffn_hidden) * (m.ffn_act == FfnActivation::kSwiglu ? 2 : 1) / tp;
     down_in = static_cast<double>(m.ffn_hidden) / tp;
     vocab = static_cast<double>(m.vocab) / tp;

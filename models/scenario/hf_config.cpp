@@ -162,11 +162,26 @@ json hf_config_to_model_json(const json& config, const std::string& path, int64_
     if (kv > heads || heads % kv != 0)
       f.fail("num_key_value_heads", "must divide num_attention_heads (" + std::to_string(heads) +
                                         "), got " + std::to_string(kv));
-    if (m["hidden"].get<int64_t>() % heads != 0)
+    const bool mla = f.has("kv_lora_rank");
+    // Qwen3, Gemma: heads x head_dim may differ from hidden_size; the attention keeps its width.
+    if (!mla && f.has("head_dim") && !config["head_dim"].is_null()) {
+      const int64_t d = f.integer("head_dim", 1, limits::kMaxHeadDim);
+      if (d * heads != m["hidden"].get<int64_t>()) m["head_dim"] = d;
+    }
+    if (!m.contains("head_dim") && m["hidden"].get<int64_t>() % heads != 0)
       f.fail("num_attention_heads", "must divide hidden_size (" +
                                         std::to_string(m["hidden"].get<int64_t>()) + ")");
-    if (f.has("head_dim") && f.integer("head_dim", 1, limits::kMaxHidden) * heads != m["hidden"].get<int64_t>())
-      notes.push_back("head_dim x heads != hidden_size; attention width approximated as hidden_size");
+    if (mla) {
+      // DeepseekV2Config / DeepseekV3Config: multi-head latent attention; q_lora_rank null
+      // (V2-Lite) projects queries straight from the hidden state.
+      const bool q_latent = config.contains("q_lora_rank") && !config["q_lora_rank"].is_null();
+      m["kv_heads"] = heads;
+      m["mla"] = {{"q_lora_rank", q_latent ? f.integer("q_lora_rank", 1, limits::kMaxHidden) : 0},
+                  {"kv_lora_rank", f.integer("kv_lora_rank", 1, limits::kMaxHidden)},
+                  {"qk_nope_head_dim", f.integer("qk_nope_head_dim", 1, limits::kMaxHeadDim)},
+                  {"qk_rope_head_dim", f.integer("qk_rope_head_dim", 1, limits::kMaxHeadDim)},
+                  {"v_head_dim", f.integer("v_head_dim", 1, limits::kMaxHeadDim)}};
+    }
     const std::string act = f.string_or("hidden_act", type == "gpt_neox" ? "gelu" : "silu");
     const bool gated = type != "gpt_neox" && gated_activation(act);
     m["ffn_act"] = gated ? "swiglu" : "gelu";
@@ -197,10 +212,6 @@ json hf_config_to_model_json(const json& config, const std::string& path, int64_
                   {"dense_layers", f.integer_or("first_k_dense_replace", 0, 0, limits::kMaxLayers)}};
       if (f.integer_or("moe_layer_freq", 1) != 1)
         notes.push_back("moe_layer_freq != 1: every layer after the dense ones is costed as MoE");
-      if (f.has("kv_lora_rank"))
-        notes.push_back("multi-head latent attention (kv_lora_rank " +
-                        std::to_string(f.integer("kv_lora_rank")) +
-                        ") approximated as MHA of hidden/heads width");
       if (f.integer_or("num_nextn_predict_layers", 0, 0) > 0)
         notes.push_back("multi-token-prediction layers (num_nextn_predict_layers) not modelled");
     } else if (type == "qwen2_moe" || type == "qwen3_moe" || f.has("num_experts")) {

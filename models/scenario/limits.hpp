@@ -14,6 +14,7 @@ constexpr int64_t kMaxGpusPerNode = 1024;
 constexpr int64_t kMaxLayers = 100000;
 constexpr int64_t kMaxHidden = int64_t{1} << 22;      // 4M (the largest published: 18432, 25600)
 constexpr int64_t kMaxHeads = int64_t{1} << 16;
+constexpr int64_t kMaxHeadDim = int64_t{1} << 12;  // 4096 (the widest published: 256)
 constexpr int64_t kMaxFfnHidden = int64_t{1} << 24;
 constexpr int64_t kMaxVocab = int64_t{1} << 24;
 constexpr int64_t kMaxSeqLen = int64_t{1} << 24;

@@ -173,9 +173,10 @@ ModelSpec parse_model(const json& j, const std::string& path) {
   if (m.heads % m.kv_heads != 0)
     r.fail("kv_heads", "must divide heads (" + std::to_string(m.heads) + "), got " +
                            std::to_string(m.kv_heads));
-  if (m.hidden % m.heads != 0)
+  m.head_dim = static_cast<int>(r.integer_or("head_dim", 0, 1, limits::kMaxHeadDim));
+  if (m.head_dim == 0 && m.hidden % m.heads != 0)
     r.fail("heads", "must divide hidden (" + std::to_string(m.hidden) + "), got " +
-                        std::to_string(m.heads));
+                        std::to_string(m.heads) + " (or set model.head_dim)");
   const std::string act = r.choice_or("ffn_act", {"gelu", "swiglu"}, "gelu");
   m.ffn_act = act == "swiglu" ? FfnActivation::kSwiglu : FfnActivation::kGelu;
   m.ffn_hidden = r.integer_or("ffn_hidden", 4 * m.hidden, 1, limits::kMaxFfnHidden);
@@ -193,6 +194,23 @@ ModelSpec parse_model(const json& j, const std::string& path) {
     s.dense_layers = static_cast<int>(e.integer_or("dense_layers", 0, 0, m.layers));
     e.finish(kDocKeys);
     m.moe = s;
+  }
+  if (const json* mla = r.raw("mla")) {
+    JsonReader e(*mla, r.child_path("mla"));
+    MlaSpec l;
+    l.q_lora_rank = e.integer_or("q_lora_rank", 0, 0, limits::kMaxHidden);
+    l.kv_lora_rank = e.integer("kv_lora_rank", 1, limits::kMaxHidden);
+    l.qk_nope_head_dim = static_cast<int>(e.integer("qk_nope_head_dim", 1, limits::kMaxHeadDim));
+    l.qk_rope_head_dim = static_cast<int>(e.integer("qk_rope_head_dim", 1, limits::kMaxHeadDim));
+    l.v_head_dim = static_cast<int>(e.integer("v_head_dim", 1, limits::kMaxHeadDim));
+    e.finish(kDocKeys);
+    if (m.kv_heads != m.heads)
+      r.fail("kv_heads", "multi-head latent attention (model.mla) gives every query head its own key "
+                         "and value head: leave kv_heads out or set it to heads (" + std::to_string(m.heads) + ")");
+    if (r.raw("head_dim"))
+      r.fail("head_dim", "with model.mla the head widths are mla.qk_nope_head_dim + mla.qk_rope_head_dim "
+                         "and mla.v_head_dim: leave head_dim out");
+    m.mla = l;
   }
   r.finish({"description", "source", "notes", "params"});
   return m;
@@ -690,6 +708,13 @@ json to_json(const Scenario& s) {
                     {"expert_ffn_hidden", m.moe->expert_ffn_hidden},
                     {"shared_experts", m.moe->shared_experts},
                     {"dense_layers", m.moe->dense_layers}};
+  if (m.head_dim > 0) model["head_dim"] = m.head_dim;
+  if (m.mla)
+    model["mla"] = {{"q_lora_rank", m.mla->q_lora_rank},
+                    {"kv_lora_rank", m.mla->kv_lora_rank},
+                    {"qk_nope_head_dim", m.mla->qk_nope_head_dim},
+                    {"qk_rope_head_dim", m.mla->qk_rope_head_dim},
+                    {"v_head_dim", m.mla->v_head_dim}};
   json gpu = {{"name", c.gpu.name},
               {"peak_flops", {{"fp32", c.gpu.peak_flops_fp32}, {"fp16", c.gpu.peak_flops_fp16},
                               {"bf16", c.gpu.peak_flops_bf16}, {"fp8", c.gpu.peak_flops_fp8}}},

@@ -207,8 +207,7 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r, const WorkloadOp
   const LayerParams moe_lp = m.moe ? layer_params(m, true) : dense_lp;
   auto chunk_dense_params = [&](const ChunkLayers& cl) {
     const int dense_n = cl.layers - cl.moe_layers;
-    double params = dense_n * ((dense_lp.attention + dense_lp.mlp_dense) / tp + dense_lp.norms) +
-                    cl.moe_layers * ((moe_lp.attention + moe_lp.mlp_dense) / tp + moe_lp.norms);
+    double params = dense_n * dense_lp.dense_per_tp_rank(tp) + cl.moe_layers * moe_lp.dense_per_tp_rank(tp);
     const double vocab_split = p.vocab_parallel ? tp : 1;  // plan.vocab_parallel
     if (cl.first) params += v * h / vocab_split;
     if (cl.last && (pp > 1 || !m.tied_embeddings)) params += v * h / vocab_split;
@@ -230,8 +229,8 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r, const WorkloadOp
     }
   }
   const double largest_layer_params =
-      std::max((dense_lp.attention + dense_lp.mlp_dense) / tp,
-               m.moe ? (moe_lp.attention + moe_lp.mlp_dense) / tp + moe_lp.experts / (double(ep) * etp) : 0.0);
+      std::max(dense_lp.dense_per_tp_rank(tp) - dense_lp.norms,
+               m.moe ? moe_lp.dense_per_tp_rank(tp) - moe_lp.norms + moe_lp.experts / (double(ep) * etp) : 0.0);
   double max_stage_params = 0, max_stage_dense = 0, max_stage_expert = 0;
   for (const StageWork& sw : w.stages)
     if (sw.dense_params + sw.expert_params > max_stage_params) {

@@ -42,7 +42,7 @@ struct OpKey {
   uint32_t env;
   uint8_t kind, role, pass, precision, causal, kernel, pad[2];
   double gemm[4];
-  double attention[6];
+  double attention[7];
   double flop, bytes, elements;
   int64_t kernels;
 };
@@ -64,6 +64,7 @@ OpPrice memo_price_op(uint32_t env, const GpuSpec& gpu, const ComputeOp& op) {
   k.gemm[0] = g.m, k.gemm[1] = g.n, k.gemm[2] = g.k, k.gemm[3] = g.groups;
   k.attention[0] = a.batch, k.attention[1] = a.heads, k.attention[2] = a.kv_heads;
   k.attention[3] = a.seq_q, k.attention[4] = a.seq_kv, k.attention[5] = a.head_dim;
+  k.attention[6] = a.head_dim_v;
   k.flop = op.flop;
   k.bytes = op.bytes;
   k.elements = op.elements;
@@ -104,17 +105,20 @@ class BlockBuilder {
     AttentionShape& a = op.attention;
     a.batch = ctx_.micro_batch;
     a.heads = static_cast<double>(md.heads) / ctx_.tp;
-    a.kv_heads = std::max(1.0, static_cast<double>(md.kv_heads) / ctx_.tp);
+    // MLA's up-projections give every query head its own key and value head.
+    a.kv_heads = std::max(1.0, static_cast<double>(md.mla ? md.heads : md.kv_heads) / ctx_.tp);
     // Context parallel: this rank's s/cp queries attend to all s keys (load-balanced causal
     // split), which is 1/cp of the causal work.
     a.seq_q = static_cast<double>(md.seq_len) / ctx_.cp;
     a.seq_kv = static_cast<double>(md.seq_len);
-    a.head_dim = static_cast<double>(md.hidden) / md.heads;
+    const HeadDims hd = head_dims(md);
+    a.head_dim = hd.qk;
+    a.head_dim_v = hd.v;
     a.causal = true;
     a.kernel = ctx_.flash_attention ? ctx_.attention_kernel : AttentionKernel::kUnfused;
     const bool bwd = pass == Pass::kBackwardInput || pass == Pass::kBackwardWeight;
     op.flop = a.forward_flop() * (bwd ? 2.5 : 1.0);
-    op.elements = a.batch * a.heads * a.seq_q * a.head_dim;
+    op.elements = a.batch * a.heads * a.seq_q * a.value_dim();
     return add(op);
   }
 
@@ -271,7 +275,11 @@ struct Dims {
   double Te = 0;    // tokens elementwise ops touch (T / tp with sequence parallel)
   double h = 0;     // hidden
   double qkv_n = 0; // QKV output columns per rank: (a + 2g) d / tp
-  double attn_k = 0;  // attention output projection input per rank: a d / tp
+  double attn_k = 0;  // attention output projection input per rank: a d_v / tp
+  double kv_n = 0;    // K and V columns per rank (what context parallelism passes around)
+  // MLA: the latents' widths (the query's is the hidden size when it has no latent), the
+  // up-projections' columns per rank, and what a TP group gathers per token.
+  double q_rank = 0, kv_rank = 0, q_up_n = 0, kv_up_n = 0, latent = 0;
   double up_n = 0;  // fc1 (or gate+up) columns per rank
   double f = 0;     // ffn per rank (fc2 input)
   double A = 2;     // activation element bytes
@@ -283,9 +291,17 @@ Dims dims(const LayerContext& c) {
   d.h = static_cast<double>(m.hidden);
   d.T = c.micro_batch * static_cast<double>(m.seq_len) / c.cp;
   d.Te = c.sp ? d.T / c.tp : d.T;
-  const double head_dim = d.h / m.heads;
-  d.qkv_n = (m.heads + 2.0 * m.kv_heads) * head_dim / c.tp;
-  d.attn_k = m.heads * head_dim / c.tp;
+  d.qkv_n = (query_width(m) + key_value_width(m)) / c.tp;
+  d.attn_k = context_width(m) / c.tp;
+  d.kv_n = key_value_width(m) / c.tp;
+  if (m.mla) {
+    const MlaSpec& l = *m.mla;
+    d.q_rank = l.q_lora_rank > 0 ? static_cast<double>(l.q_lora_rank) : d.h;
+    d.kv_rank = static_cast<double>(l.kv_lora_rank);
+    d.q_up_n = query_width(m) / c.tp;
+    d.kv_up_n = static_cast<double>(m.heads) * (l.qk_nope_head_dim + l.v_head_dim) / c.tp;
+    d.latent = mla_gathered_width(m);
+  }
   d.f = static_cast<double>(m.ffn_hidden) / c.tp;
   d.up_n = (m.ffn_act == FfnActivation::kSwiglu ? 2.0 : 1.0) * d.f;
   d.A = c.activation_bytes;
@@ -311,16 +327,33 @@ double loss_backward_bytes(double A) { return A + 20; }
 
 // The forward ops of the attention half of a layer (norm, QKV, attention, projection, residual),
 // as the forward or as the recompute pass.
+// MLA's projections up to Q, K and V (Megatron-Core's MLA): the down-projections run whole on
+// every TP rank, on its own tokens (Te), their latents normalised and gathered over the TP group
+// (sequence parallel), then the up-projections split by heads. Queries without a latent are
+// projected from the gathered hidden state.
+void mla_projections_forward(BlockBuilder& b, const LayerContext& c, const Dims& d, Pass pass) {
+  const bool q_latent = c.model->mla->q_lora_rank > 0;
+  const double rope = c.model->mla->qk_rope_head_dim;
+  if (q_latent) b.gemm(OpRole::kQkv, pass, d.Te, d.q_rank, d.h);
+  b.gemm(OpRole::kQkv, pass, d.Te, d.kv_rank + rope, d.h);
+  const double normed = (q_latent ? d.q_rank : 0) + d.kv_rank;
+  b.mem(OpRole::kNorm, pass, norm_bytes(d, false) * d.Te * normed, d.Te * normed);
+  if (c.sp) b.tp_comm(CollectiveOp::kAllGather, d.T * d.latent * d.A);
+  b.gemm(OpRole::kQkv, pass, d.T, d.q_up_n, d.q_rank);
+  b.gemm(OpRole::kQkv, pass, d.T, d.kv_up_n, d.kv_rank);
+}
+
 void attention_forward(BlockBuilder& b, const LayerContext& c, const Dims& d, Pass pass) {
   b.mem(OpRole::kNorm, pass, norm_bytes(d, false) * d.Te * d.h, d.Te * d.h);
-  if (c.sp) b.tp_comm(CollectiveOp::kAllGather, d.T * d.h * d.A);
-  b.gemm(OpRole::kQkv, pass, d.T, d.qkv_n, d.h);
-  if (c.cp > 1) {
-    // Ring attention: cp-1 K/V blocks pass around the CP ring while the blocks compute.
-    const ModelSpec& m = *c.model;
-    const double kv = 2 * d.T * (static_cast<double>(m.kv_heads) / m.heads) * d.h / c.tp * d.A;
-    b.overlapped_comm(CollectiveOp::kSendRecv, CommPurpose::kCp, CommGroup::kCp, (c.cp - 1) * kv);
+  if (c.model->mla) {
+    mla_projections_forward(b, c, d, pass);
+  } else {
+    if (c.sp) b.tp_comm(CollectiveOp::kAllGather, d.T * d.h * d.A);
+    b.gemm(OpRole::kQkv, pass, d.T, d.qkv_n, d.h);
   }
+  // Ring attention: cp-1 K/V blocks pass around the CP ring while the blocks compute.
+  if (c.cp > 1)
+    b.overlapped_comm(CollectiveOp::kSendRecv, CommPurpose::kCp, CommGroup::kCp, (c.cp - 1) * d.T * d.kv_n * d.A);
   b.attention(pass);
   b.gemm(OpRole::kAttnOut, pass, d.T, d.h, d.attn_k);
   b.tp_comm(c.sp ? CollectiveOp::kReduceScatter : CollectiveOp::kAllReduce, d.T * d.h * d.A);
@@ -456,6 +489,23 @@ void moe_mlp_backward(BlockBuilder& b, const LayerContext& c, const Dims& d, Pas
   }
 }
 
+void mla_projections_backward(BlockBuilder& b, const LayerContext& c, const Dims& d, PassKind pass) {
+  const bool dx = has_input_grad(pass);
+  const bool q_latent = c.model->mla->q_lora_rank > 0;
+  const double rope = c.model->mla->qk_rope_head_dim;
+  if (c.sp && pass != PassKind::kBackwardInput)
+    b.overlapped_comm(CollectiveOp::kAllGather, CommPurpose::kTp, CommGroup::kTp, d.T * d.latent * d.A);
+  linear_backward(b, OpRole::kQkv, pass, d.T, d.kv_up_n, d.kv_rank);
+  linear_backward(b, OpRole::kQkv, pass, d.T, d.q_up_n, d.q_rank);
+  const double normed = (q_latent ? d.q_rank : 0) + d.kv_rank;
+  if (dx) {
+    b.tp_comm(c.sp ? CollectiveOp::kReduceScatter : CollectiveOp::kAllReduce, d.T * d.latent * d.A);
+    b.mem(OpRole::kNorm, Pass::kBackwardInput, norm_bytes(d, true) * d.Te * normed, d.Te * normed);
+  }
+  linear_backward(b, OpRole::kQkv, pass, d.Te, d.kv_rank + rope, d.h);
+  if (q_latent) linear_backward(b, OpRole::kQkv, pass, d.Te, d.q_rank, d.h);
+}
+
 void attention_backward(BlockBuilder& b, const LayerContext& c, const Dims& d, PassKind pass) {
   const bool dx = has_input_grad(pass);
   if (dx) {
@@ -464,21 +514,20 @@ void attention_backward(BlockBuilder& b, const LayerContext& c, const Dims& d, P
   }
   linear_backward(b, OpRole::kAttnOut, pass, d.T, d.h, d.attn_k);
   if (dx) {
-    if (c.cp > 1) {
-      // K, V and their gradients travel the ring in the backward pass: twice the forward bytes.
-      const ModelSpec& m = *c.model;
-      const double kv = 2 * d.T * (static_cast<double>(m.kv_heads) / m.heads) * d.h / c.tp * d.A;
-      b.overlapped_comm(CollectiveOp::kSendRecv, CommPurpose::kCp, CommGroup::kCp, 2 * (c.cp - 1) * kv);
-    }
+    // K, V and their gradients travel the ring in the backward pass: twice the forward bytes.
+    if (c.cp > 1)
+      b.overlapped_comm(CollectiveOp::kSendRecv, CommPurpose::kCp, CommGroup::kCp, 2 * (c.cp - 1) * d.T * d.kv_n * d.A);
     b.attention(Pass::kBackwardInput);
   }
-  if (c.sp && pass != PassKind::kBackwardInput)
-    b.overlapped_comm(CollectiveOp::kAllGather, CommPurpose::kTp, CommGroup::kTp, d.T * d.h * d.A);
-  linear_backward(b, OpRole::kQkv, pass, d.T, d.qkv_n, d.h);
-  if (dx) {
-    b.tp_comm(c.sp ? CollectiveOp::kReduceScatter : CollectiveOp::kAllReduce, d.T * d.h * d.A);
-    b.mem(OpRole::kNorm, Pass::kBackwardInput, norm_bytes(d, true) * d.Te * d.h, d.Te * d.h);
+  if (c.model->mla) {
+    mla_projections_backward(b, c, d, pass);
+  } else {
+    if (c.sp && pass != PassKind::kBackwardInput)
+      b.overlapped_comm(CollectiveOp::kAllGather, CommPurpose::kTp, CommGroup::kTp, d.T * d.h * d.A);
+    linear_backward(b, OpRole::kQkv, pass, d.T, d.qkv_n, d.h);
+    if (dx) b.tp_comm(c.sp ? CollectiveOp::kReduceScatter : CollectiveOp::kAllReduce, d.T * d.h * d.A);
   }
+  if (dx) b.mem(OpRole::kNorm, Pass::kBackwardInput, norm_bytes(d, true) * d.Te * d.h, d.Te * d.h);
 }
 
 // Parameters of one layer on one rank: dense part (TP-split), experts (EP x ETP-split).
@@ -489,7 +538,7 @@ struct RankLayerParams {
 RankLayerParams rank_layer_params(const LayerContext& c, bool moe) {
   const LayerParams lp = layer_params(*c.model, moe);
   RankLayerParams r;
-  r.dense = (lp.attention + lp.mlp_dense) / c.tp + lp.norms;
+  r.dense = lp.dense_per_tp_rank(c.tp);
   r.experts = lp.experts / (static_cast<double>(c.ep) * c.etp);
   return r;
 }

@@ -51,11 +51,17 @@ double default_flop(const AttentionShape& a, bool backward) {
 // matrix is computed and then masked.
 double unfused_time_s(const GpuSpec& gpu, const AttentionShape& a, bool backward, Precision p) {
   const double bh = std::max(1.0, a.batch * a.heads);
-  const GemmShape scores{a.seq_q, a.seq_kv, a.head_dim, bh};   // Q K^T (and dP = dO V^T)
-  const GemmShape context{a.seq_q, a.head_dim, a.seq_kv, bh};  // P V   (and dQ = dS K)
-  const GemmShape kv_grad{a.seq_kv, a.head_dim, a.seq_q, bh};  // dV = P^T dO, dK = dS^T Q
-  double t = gemm_timing(gpu, scores, p).time_s + gemm_timing(gpu, context, p).time_s;
-  if (backward) t += 2 * gemm_timing(gpu, kv_grad, p).time_s;
+  const double dqk = a.head_dim, dv = a.value_dim();
+  double t = 0;
+  if (!backward) {
+    t += gemm_timing(gpu, GemmShape{a.seq_q, a.seq_kv, dqk, bh}, p).time_s;  // S = Q K^T
+    t += gemm_timing(gpu, GemmShape{a.seq_q, dv, a.seq_kv, bh}, p).time_s;   // O = P V
+  } else {
+    t += gemm_timing(gpu, GemmShape{a.seq_q, a.seq_kv, dv, bh}, p).time_s;   // dP = dO V^T
+    t += gemm_timing(gpu, GemmShape{a.seq_q, dqk, a.seq_kv, bh}, p).time_s;  // dQ = dS K
+    t += gemm_timing(gpu, GemmShape{a.seq_kv, dqk, a.seq_q, bh}, p).time_s;  // dK = dS^T Q
+    t += gemm_timing(gpu, GemmShape{a.seq_kv, dv, a.seq_q, bh}, p).time_s;   // dV = P^T dO
+  }
   const double per_score = backward ? kUnfusedBackwardBytesPerScore : kUnfusedForwardBytesPerScore;
   return t + memory_bound_time_s(gpu, per_score * bh * a.seq_q * a.seq_kv);
 }

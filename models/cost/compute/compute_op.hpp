@@ -68,10 +68,14 @@ struct AttentionShape {
   double batch = 0, heads = 0, kv_heads = 0, seq_q = 0, seq_kv = 0, head_dim = 0;
   bool causal = true;
   AttentionKernel kernel = AttentionKernel::kFlash2;
-  // FlashAttention's convention (its benchmark tables): forward 4 b s_q s_kv h d, halved when
-  // causal; the backward pass is 2.5x the forward.
+  // Width of the value and context heads where it differs from the query/key width (MLA:
+  // 128 against 192); 0: head_dim.
+  double head_dim_v = 0;
+  double value_dim() const { return head_dim_v > 0 ? head_dim_v : head_dim; }
+  // FlashAttention's convention (its benchmark tables): forward 4 b s_q s_kv h d (2 b s_q s_kv h
+  // (d_qk + d_v): scores and context), halved when causal; the backward pass is 2.5x the forward.
   double forward_flop() const {
-    return 4 * batch * seq_q * seq_kv * heads * head_dim * (causal ? 0.5 : 1.0);
+    return 2 * batch * seq_q * seq_kv * heads * (head_dim + value_dim()) * (causal ? 0.5 : 1.0);
   }
 };
 

@@ -52,7 +52,7 @@ TEST(Flops, ParameterCountsMatchPublishedModels) {
       {"llama3-8b", 8.03, 8.03, 0.01},
       {"llama3-405b", 405.9, 405.9, 0.01},
       {"mixtral-8x7b", 46.7, 12.9, 0.01},    // Mixtral paper: 47B total, 13B active
-      {"deepseek-v3", 671, 37, 0.06},        // DeepSeek-V3: MLA approximated as MHA here
+      {"deepseek-v3", 671, 37, 0.02},        // DeepSeek-V3 report: 671B, 37B activated (37.55B here)
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.name);
@@ -71,6 +71,25 @@ TEST(Flops, GqaAndSwigluChangeTheCounts) {
   m.kv_heads = 8;  // GQA: K and V shrink to h * g / a
   lf = layer_forward_flops_per_token(m, false);
   EXPECT_DOUBLE_EQ(lf.gemm, 2 * h * (h + 2 * h / 4) + 2 * h * h + 6 * h * f);
+}
+
+// Multi-head latent attention, DeepSeek-V2 (arXiv:2405.04434) eqs. 9-14 with DeepSeek-V3's
+// widths: the projections W^DQ, W^UQ (+ W^QR), W^DKV + W^KR, W^UK + W^UV and W^O, 2 FLOPs per
+// weight; scores over 192-wide query/key heads, context over 128-wide value heads.
+TEST(Flops, MultiHeadLatentAttentionCountsItsOwnProjectionsAndHeadWidths) {
+  const ModelSpec m = preset("deepseek-v3");
+  ASSERT_TRUE(m.mla.has_value());
+  const double h = 7168, a = 128, rq = 1536, rkv = 512, nope = 128, rope = 64, dv = 128, s = m.seq_len;
+  const double projections = h * rq + rq * a * (nope + rope) + h * (rkv + rope) + rkv * a * (nope + dv) + a * dv * h;
+  const LayerFlops dense = layer_forward_flops_per_token(m, false);
+  EXPECT_DOUBLE_EQ(dense.gemm, 2 * projections + 6 * h * m.ffn_hidden);
+  EXPECT_DOUBLE_EQ(dense.attention, 2 * s * a * (nope + rope) + 2 * s * a * dv);
+  // 2.9x the attention core of MHA at hidden / heads = 56 wide heads (4 s h).
+  EXPECT_NEAR(dense.attention / (4 * s * h), 320.0 / 112.0, 1e-12);
+  // The down-projections and latent norms are whole on every tensor-parallel rank.
+  const LayerParams p = layer_params(m, false);
+  EXPECT_DOUBLE_EQ(p.attention_replicated, h * rq + rq + h * (rkv + rope) + rkv);
+  EXPECT_DOUBLE_EQ(p.dense_per_tp_rank(8), (p.attention + p.mlp_dense) / 8 + p.attention_replicated + p.norms);
 }
 
 TEST(Flops, MoeLayersCountTopKAndSharedExperts) {

@@ -98,6 +98,36 @@ TEST(Memory, FlashAttentionRemovesTheScoreMatrix) {
   EXPECT_DOUBLE_EQ(unfused - flash, 5.0 * 32 * 4096 * 4096);
 }
 
+TEST(Memory, LatentAttentionKeepsItsHeadsAtTheirOwnWidths) {
+  // MLA's saved tensors per token, 2 bytes each, beside an MHA layer of the same hidden size:
+  // Q and K of a 192-wide heads and V and the context of 128 (instead of 4 h), and the latents
+  // q 1536, kv 512 before and after their norms plus the 64-wide rotary key, which tensor
+  // parallelism does not split (sequence parallelism does).
+  ModelSpec mha;
+  mha.hidden = 7168;
+  mha.heads = mha.kv_heads = 128;
+  mha.ffn_hidden = 18432;
+  mha.ffn_act = FfnActivation::kSwiglu;
+  mha.seq_len = 4096;
+  mha.dropout = 0;
+  ModelSpec mla = mha;
+  mla.mla = MlaSpec{1536, 512, 128, 64, 128};
+  const double a = 128, s = 4096, h = 7168;
+  for (int t : {1, 8}) {
+    SCOPED_TRACE(t);
+    ActivationOptions o;
+    o.tp = t;
+    o.flash_attention = true;
+    const double heads = 2 * a * (192 + 192 + 128 + 128) - 8 * h;
+    const double latents = 4 * (1536 + 512) + 2 * 64;
+    EXPECT_DOUBLE_EQ(layer_activation_bytes(mla, false, o) - layer_activation_bytes(mha, false, o),
+                     s * (heads / t + latents));
+    o.sp = true;
+    EXPECT_DOUBLE_EQ(layer_activation_bytes(mla, false, o) - layer_activation_bytes(mha, false, o),
+                     s * (heads + latents) / t);
+  }
+}
+
 // DeepSpeed's estimators as written in its source; e.g. a 13B model on 8 GPUs with a 325M
 // largest layer (the example users run): ZeRO-3 without offload 4*325M + 18*13B/8 bytes.
 TEST(Memory, ReproducesDeepSpeedEstimators) {

@@ -36,8 +36,8 @@ struct Case {
 };
 
 // Published totals: Llama 2 paper / HF cards (6.74B, 8.03B, 70.6B), Mistral 7.24B, Mixtral
-// 46.7B, Qwen2-7B 7.62B, Qwen1.5-MoE-A2.7B 14.3B, DeepSeek-V3 671B (MLA approximated as MHA:
-// the preset's stated 1-6%), GPT-2 124M, GPT-NeoX-20B 20.55B.
+// 46.7B, Qwen2-7B 7.62B, Qwen1.5-MoE-A2.7B 14.3B, DeepSeek-V3 671B (without its
+// multi-token-prediction module), GPT-2 124M, GPT-NeoX-20B 20.55B.
 const Case kCases[] = {
     {"llama2-7b.json", 32, 4096, 32, 32, 11008, "swiglu", 32000, false, 0, 0, 0, 0, 0, 6.74e9, 0.02},
     {"llama3-8b.json", 32, 4096, 32, 8, 14336, "swiglu", 128256, false, 0, 0, 0, 0, 0, 8.03e9, 0.02},
@@ -46,7 +46,7 @@ const Case kCases[] = {
     {"mixtral-8x7b.json", 32, 4096, 32, 8, 14336, "swiglu", 32000, false, 8, 2, 0, 0, 14336, 46.7e9, 0.02},
     {"qwen2-7b.json", 28, 3584, 28, 4, 18944, "swiglu", 152064, false, 0, 0, 0, 0, 0, 7.62e9, 0.02},
     {"qwen1.5-moe-a2.7b.json", 24, 2048, 16, 16, 5632, "swiglu", 151936, false, 60, 4, 4, 0, 1408, 14.3e9, 0.03},
-    {"deepseek-v3.json", 61, 7168, 128, 128, 18432, "swiglu", 129280, false, 256, 8, 1, 3, 2048, 671e9, 0.06},
+    {"deepseek-v3.json", 61, 7168, 128, 128, 18432, "swiglu", 129280, false, 256, 8, 1, 3, 2048, 671e9, 0.005},
     {"gpt2.json", 12, 768, 12, 12, 3072, "gelu", 50257, true, 0, 0, 0, 0, 0, 124.4e6, 0.02},
     {"gpt-neox-20b.json", 44, 6144, 64, 64, 24576, "gelu", 50432, false, 0, 0, 0, 0, 0, 20.55e9, 0.02},
 };
@@ -99,11 +99,34 @@ TEST(HfConfig, TheTrainingSequenceLengthIsGivenNotTakenFromTheContextLength) {
   EXPECT_NE(longer["notes"].get<std::string>().find("exceeds the config's context length 1024"), std::string::npos);
 }
 
+// Qwen3-4B's config.json fields: 32 heads of head_dim 128 on a 2560-wide hidden state. The
+// attention keeps its 4096-wide projections; the model card states 4.0B parameters, 3.6B of
+// them outside the (tied) embedding.
+TEST(HfConfig, AHeadDimApartFromTheHiddenSizeKeepsItsWidth) {
+  const json config = {{"model_type", "qwen3"}, {"num_hidden_layers", 36}, {"hidden_size", 2560},
+                       {"num_attention_heads", 32}, {"num_key_value_heads", 8}, {"head_dim", 128},
+                       {"intermediate_size", 9728}, {"vocab_size", 151936}, {"tie_word_embeddings", true},
+                       {"hidden_act", "silu"}, {"max_position_embeddings", 40960}};
+  const json model = hf_config_to_model_json(config, "qwen3-4b/config.json", 4096);
+  EXPECT_EQ(model["head_dim"], 128);
+  const Scenario s = load_with_model(model);
+  const ParamCount p = count_params(s.model);
+  EXPECT_NEAR(p.total / 1e9, 4.02, 0.01);
+  EXPECT_NEAR((p.total - 151936.0 * 2560) / 1e9, 3.63, 0.01);
+}
+
 TEST(HfConfig, NameAndApproximationsAreRecorded) {
   const std::string path = test::data_path("hf/deepseek-v3.json");
   const json m = hf_config_to_model_json(read_json_file(path), path, 4096);
   EXPECT_EQ(m["name"], "deepseek_v3");  // no _name_or_path in that config
-  EXPECT_NE(m["notes"].get<std::string>().find("latent attention"), std::string::npos);
+  EXPECT_NE(m["notes"].get<std::string>().find("multi-token-prediction"), std::string::npos);
+  // Multi-head latent attention is read, not approximated (the config's own fields).
+  EXPECT_EQ(m["mla"]["q_lora_rank"], 1536);
+  EXPECT_EQ(m["mla"]["kv_lora_rank"], 512);
+  EXPECT_EQ(m["mla"]["qk_nope_head_dim"], 128);
+  EXPECT_EQ(m["mla"]["qk_rope_head_dim"], 64);
+  EXPECT_EQ(m["mla"]["v_head_dim"], 128);
+  EXPECT_EQ(m["notes"].get<std::string>().find("latent attention"), std::string::npos);
   const std::string llama = test::data_path("hf/llama2-7b.json");
   EXPECT_EQ(hf_config_to_model_json(read_json_file(llama), llama, 4096)["name"], "Llama-2-7b-hf");
 }

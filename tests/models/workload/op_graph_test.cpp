@@ -72,6 +72,44 @@ TEST(OpGraph, GemmFlopsAreTheModelsTrainingFlops) {
   }
 }
 
+TEST(OpGraph, LatentAttentionRunsItsDownProjectionsOnEveryTensorParallelRank) {
+  // MLA (DeepSeek-V2 eqs. 9-14) on a small dense model: the op graph's GEMMs are the model's
+  // training FLOPs when sequence parallelism gives each TP rank its own tokens to project down;
+  // without it every rank projects all tokens, t - 1 redundant copies of W^DQ and W^DKV.
+  const json model = {{"layers", 8}, {"hidden", 2048}, {"heads", 16}, {"ffn_hidden", 5632}, {"ffn_act", "swiglu"},
+                      {"vocab", 32000}, {"seq_len", 2048}, {"dropout", 0.0},
+                      {"mla", {{"q_lora_rank", 512}, {"kv_lora_rank", 256}, {"qk_nope_head_dim", 64},
+                               {"qk_rope_head_dim", 32}, {"v_head_dim", 64}}}};
+  const int t = 4;
+  const double down = 2048.0 * 512 + 2048.0 * (256 + 32);  // W^DQ, W^DKV + W^KR
+  for (bool sp : {true, false}) {
+    SCOPED_TRACE(sp);
+    const Scenario sc = make({{"tp", t}, {"pp", 1}, {"dp", 2}, {"global_batch", 8}, {"sp", sp}}, model, 1);
+    Result r;
+    const Workload w = build(sc, r);
+    const double tokens = r.tokens_per_step;
+    const LayerFlops lf = layer_forward_flops_per_token(sc.model, false);
+    double expected = (3 * lf.gemm * sc.model.layers + 3 * logits_forward_flops_per_token(sc.model)) * tokens;
+    if (!sp) expected += (t - 1) * 3 * 2 * down * sc.model.layers * tokens;
+    const double gpus = static_cast<double>(t) * sc.plan.dp;
+    EXPECT_NEAR(totals(w).gemm_flop * w.micro_batches * gpus, expected, 1e-9 * expected);
+    const double attn = 0.5 * lf.attention * sc.model.layers * tokens;
+    EXPECT_NEAR(totals(w).attention_forward_flop * w.micro_batches * gpus, attn, 1e-9 * attn);
+    if (!sp) continue;
+    // Sequence parallel: where a layer all-gathers the hidden state for QKV (forward, and again
+    // for its weight gradient) and reduce-scatters its gradient, MLA moves the latents (q 512 +
+    // kv 256 + rope 32 wide) instead; the rest of the traffic is the same as the MHA twin's.
+    json mha = model;
+    mha.erase("mla");
+    Result rm;
+    build(make({{"tp", t}, {"pp", 1}, {"dp", 2}, {"global_batch", 8}, {"sp", true}}, mha, 1), rm);
+    const double latent = 512 + 256 + 32, h = 2048;
+    const double saved = w.micro_batches * static_cast<double>(sc.model.seq_len) * 2 * (t - 1.0) / t *
+                         sc.model.layers * 3 * (h - latent);
+    EXPECT_NEAR(rm.tp_bytes - r.tp_bytes, saved, 1e-9 * saved);
+  }
+}
+
 TEST(OpGraph, TensorParallelLayersAllReduceTwiceEachWay) {
   // Without sequence parallelism each layer all-reduces the [s, b, h] activation twice forward
   // and twice backward (and twice more when the forward is recomputed); the first stage also
