@@ -17,9 +17,10 @@ HeadDims head_dims(const ModelSpec& m) {
 }
 
 double query_width(const ModelSpec& m) { return m.heads * head_dims(m).qk; }
+double kv_head_count(const ModelSpec& m) { return m.mla ? m.heads : m.kv_heads; }
 double key_value_width(const ModelSpec& m) {
   const HeadDims d = head_dims(m);
-  return (m.mla ? m.heads : m.kv_heads) * (d.qk + d.v);
+  return kv_head_count(m) * (d.qk + d.v);
 }
 double context_width(const ModelSpec& m) { return m.heads * head_dims(m).v; }
 
@@ -27,6 +28,11 @@ double mla_gathered_width(const ModelSpec& m) {
   if (!m.mla) return 0;
   const double q = m.mla->q_lora_rank > 0 ? static_cast<double>(m.mla->q_lora_rank) : static_cast<double>(m.hidden);
   return q + static_cast<double>(m.mla->kv_lora_rank) + m.mla->qk_rope_head_dim;
+}
+
+double mla_up_kv_width(const ModelSpec& m) {
+  if (!m.mla) return 0;
+  return static_cast<double>(m.heads) * (m.mla->qk_nope_head_dim + m.mla->v_head_dim);
 }
 
 bool is_moe_layer(const ModelSpec& model, int index) {
@@ -43,7 +49,7 @@ LayerParams layer_params(const ModelSpec& m, bool moe_layer) {
     // W^O a d_v x h; an RMSNorm on each latent.
     const MlaSpec& l = *m.mla;
     const double rq = static_cast<double>(l.q_lora_rank), rkv = static_cast<double>(l.kv_lora_rank);
-    const double up_kv = rkv * m.heads * (l.qk_nope_head_dim + l.v_head_dim);
+    const double up_kv = rkv * mla_up_kv_width(m);
     p.attention = (rq > 0 ? rq : h) * query_width(m) + up_kv + context_width(m) * h;
     p.attention_replicated = (rq > 0 ? h * rq + rq : 0) + h * (rkv + l.qk_rope_head_dim) + rkv;
   } else {

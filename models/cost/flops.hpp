@@ -20,12 +20,16 @@ HeadDims head_dims(const ModelSpec& model);
 // Columns of the attention's projections, all heads together: Q heads x qk, K and V kv_heads x
 // (qk + v) (MLA: one K/V head per query head), and the output projection's input heads x v.
 double query_width(const ModelSpec& model);
+// Key/value heads: kv_heads (MHA, GQA); MLA up-projects one key and one value head per query head.
+double kv_head_count(const ModelSpec& model);
 double key_value_width(const ModelSpec& model);
 double context_width(const ModelSpec& model);
 // MLA's latents that a TP group all-gathers before the up-projections (sequence parallel) and
 // reduces after their backward: q_lora_rank (or the hidden state when queries are not
 // compressed) + kv_lora_rank + qk_rope_head_dim per token.
 double mla_gathered_width(const ModelSpec& model);
+// MLA's key and value up-projections W^UK and W^UV together: heads x (qk_nope + v) columns.
+double mla_up_kv_width(const ModelSpec& model);
 
 // Forward FLOPs per token of one transformer layer, split by kind.
 struct LayerFlops {

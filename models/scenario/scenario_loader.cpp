@@ -174,9 +174,6 @@ ModelSpec parse_model(const json& j, const std::string& path) {
     r.fail("kv_heads", "must divide heads (" + std::to_string(m.heads) + "), got " +
                            std::to_string(m.kv_heads));
   m.head_dim = static_cast<int>(r.integer_or("head_dim", 0, 1, limits::kMaxHeadDim));
-  if (m.head_dim == 0 && m.hidden % m.heads != 0)
-    r.fail("heads", "must divide hidden (" + std::to_string(m.hidden) + "), got " +
-                        std::to_string(m.heads) + " (or set model.head_dim)");
   const std::string act = r.choice_or("ffn_act", {"gelu", "swiglu"}, "gelu");
   m.ffn_act = act == "swiglu" ? FfnActivation::kSwiglu : FfnActivation::kGelu;
   m.ffn_hidden = r.integer_or("ffn_hidden", 4 * m.hidden, 1, limits::kMaxFfnHidden);
@@ -212,6 +209,10 @@ ModelSpec parse_model(const json& j, const std::string& path) {
                          "and mla.v_head_dim: leave head_dim out");
     m.mla = l;
   }
+  // MLA's head widths are its own (mla.*_head_dim), whatever hidden / heads is.
+  if (!m.mla && m.head_dim == 0 && m.hidden % m.heads != 0)
+    r.fail("heads", "must divide hidden (" + std::to_string(m.hidden) + "), got " +
+                        std::to_string(m.heads) + " (or set model.head_dim)");
   r.finish({"description", "source", "notes", "params"});
   return m;
 }

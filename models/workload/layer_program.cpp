@@ -105,8 +105,7 @@ class BlockBuilder {
     AttentionShape& a = op.attention;
     a.batch = ctx_.micro_batch;
     a.heads = static_cast<double>(md.heads) / ctx_.tp;
-    // MLA's up-projections give every query head its own key and value head.
-    a.kv_heads = std::max(1.0, static_cast<double>(md.mla ? md.heads : md.kv_heads) / ctx_.tp);
+    a.kv_heads = std::max(1.0, kv_head_count(md) / ctx_.tp);
     // Context parallel: this rank's s/cp queries attend to all s keys (load-balanced causal
     // split), which is 1/cp of the causal work.
     a.seq_q = static_cast<double>(md.seq_len) / ctx_.cp;
@@ -299,7 +298,7 @@ Dims dims(const LayerContext& c) {
     d.q_rank = l.q_lora_rank > 0 ? static_cast<double>(l.q_lora_rank) : d.h;
     d.kv_rank = static_cast<double>(l.kv_lora_rank);
     d.q_up_n = query_width(m) / c.tp;
-    d.kv_up_n = static_cast<double>(m.heads) * (l.qk_nope_head_dim + l.v_head_dim) / c.tp;
+    d.kv_up_n = mla_up_kv_width(m) / c.tp;
     d.latent = mla_gathered_width(m);
   }
   d.f = static_cast<double>(m.ffn_hidden) / c.tp;

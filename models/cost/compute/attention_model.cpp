@@ -42,6 +42,19 @@ const AttentionKernelParams* fused_params(const GpuSpec& gpu, AttentionKernel ke
   return nullptr;
 }
 
+// FlashAttention-2 (and v1 and the Triton kernel) take one head width for Q, K and V: a model
+// whose value heads are narrower (MLA: 128 against 192) pads V with zeros to the query/key width
+// before the call (Hugging Face's DeepSeek-V2/V3 attention under "flash_attention_2"), so the
+// kernel computes 2 b s_q s_kv h (d_qk + d_qk) while the FLOP count keeps d_v. FlashAttention-3
+// and the generation's native kernels take the two widths as they are. A "flash3" plan on a GPU
+// without FlashAttention-3 runs FlashAttention-2.
+double padded_value_work(const GpuSpec& gpu, const AttentionShape& a) {
+  const double dqk = a.head_dim, dv = a.value_dim();
+  if (dv >= dqk) return 1.0;
+  const bool native = a.kernel == AttentionKernel::kFlash3 && gpu.kernel.flash3.present();
+  return native ? 1.0 : 2 * dqk / (dqk + dv);
+}
+
 double default_flop(const AttentionShape& a, bool backward) {
   return a.forward_flop() * (backward ? 2.5 : 1.0);
 }
@@ -104,11 +117,12 @@ double attention_time_s(const GpuSpec& gpu, const AttentionShape& a, Pass pass, 
   if (flop <= 0) flop = default_flop(a, backward);
   if (a.kernel == AttentionKernel::kUnfused)
     return unfused_time_s(gpu, a, backward, p);
+  const double executed = flop * padded_value_work(gpu, a);
   const double eff = fused_attention_efficiency(gpu, a, backward);
-  if (eff > 0) return flop / (gpu.peak_flops(p) * eff);
+  if (eff > 0) return executed / (gpu.peak_flops(p) * eff);
   // No fused-kernel parameters for this GPU: the fused kernel at the GEMM sustained rate (a
   // bound: FlashAttention sustains less than a large GEMM on every generation measured).
-  return gemm_time_from_flop_s(gpu, flop, p);
+  return gemm_time_from_flop_s(gpu, executed, p);
 }
 
 }  // namespace trainsim

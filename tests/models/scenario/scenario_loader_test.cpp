@@ -156,6 +156,20 @@ TEST(ScenarioLoader, CountsAndQuantitiesStayInTheirRanges) {
   EXPECT_EQ(load(j).plan.global_batch, int64_t{32} << 30);
 }
 
+// MLA's head widths are its own fields, not hidden / heads: DeepSeek-V2-Lite's latent widths
+// with 15 heads (not a divisor of its 2048-wide hidden state) load, and the same model without
+// mla is refused.
+TEST(ScenarioLoader, LatentAttentionHeadsNeedNotDivideTheHiddenSize) {
+  json j = minimal();
+  j["model"] = {{"base", "gpt-1.7b"}, {"hidden", 2048}, {"heads", 15}};
+  EXPECT_NE(error_of(j).find("model.heads: must divide hidden"), std::string::npos);
+  j["model"]["mla"] = {{"kv_lora_rank", 512}, {"qk_nope_head_dim", 128}, {"qk_rope_head_dim", 64}, {"v_head_dim", 128}};
+  const Scenario s = load(j);
+  ASSERT_TRUE(s.model.mla.has_value());
+  EXPECT_EQ(s.model.heads, 15);
+  EXPECT_EQ(s.model.mla->v_head_dim, 128);
+}
+
 TEST(ScenarioLoader, CyclicBaseReferencesAreRejected) {
   // A preset that names itself as its base, through an inline object.
   json j = minimal();

@@ -126,6 +126,28 @@ TEST(AttentionModel, Flash3FallsBackToFlash2OnAmpere) {
   EXPECT_DOUBLE_EQ(t3, attention_time_s(a100, a, Pass::kForward));
 }
 
+// MLA's 192-wide queries and keys with 128-wide values: FlashAttention-2 takes one width, so V
+// is padded to 192 before the call (Hugging Face's DeepSeek-V3 attention) and the kernel runs
+// the 192/192 shape's time; FlashAttention-3 on Hopper takes both widths, 320/384 of that work.
+TEST(AttentionModel, Flash2PadsNarrowerValueHeadsAndFlash3DoesNot) {
+  const GpuSpec h100 = gpu_preset("H100-SXM-80GB");
+  const GpuSpec a100 = gpu_preset("A100-SXM4-80GB");
+  for (const Pass pass : {Pass::kForward, Pass::kBackwardInput}) {
+    AttentionShape mla = fa_protocol(4096, 192, true, AttentionKernel::kFlash2);
+    mla.head_dim_v = 128;
+    AttentionShape square = mla;
+    square.head_dim_v = 0;
+    EXPECT_NEAR(attention_time_s(h100, mla, pass), attention_time_s(h100, square, pass), 1e-12);
+    mla.kernel = square.kernel = AttentionKernel::kFlash3;
+    EXPECT_NEAR(attention_time_s(h100, mla, pass) / attention_time_s(h100, square, pass), 320.0 / 384.0, 1e-9);
+    // No FlashAttention-3 on Ampere: a flash3 plan runs FlashAttention-2, padded.
+    EXPECT_NEAR(attention_time_s(a100, mla, pass), attention_time_s(a100, square, pass), 1e-12);
+    // The unfused path multiplies by V at its own width.
+    mla.kernel = square.kernel = AttentionKernel::kUnfused;
+    EXPECT_LT(attention_time_s(h100, mla, pass), attention_time_s(h100, square, pass));
+  }
+}
+
 TEST(AttentionModel, UnfusedMovesTheScoreMatrixAndSavesNothingForCausal) {
   const GpuSpec a100 = gpu_preset("A100-SXM4-80GB");
   AttentionShape a = fa_protocol(4096, 128, true, AttentionKernel::kUnfused);
