@@ -280,17 +280,25 @@ EstimatedStep estimate_step(const Scenario& sc, const EstimateOptions& options) 
     double most = -1;
     for (const PrecisionShare& share : precision_shares(sc))
       if (share.steps > most) most = share.steps, typical = share.precision;
-    const Scenario first = at_precision(sc, typical);
-    Result single;
-    const bool built = build_workload(first, out.workload, single, workload_options(options));
-    out.result = estimate(sc, options);
-    const CostCheck bounds = check_cost_bounds(first, CostTier::kSimulate);
+    // The typical precision's workload is built once, into out.workload, as its share of the mix.
+    bool built = false;
+    std::string unbuilt_reason;
+    out.result = mix_precision_stages(sc, [&](const Scenario& s) {
+      if (s.plan.precision != typical) return estimate(s, options);
+      Result r;
+      r.fidelity = "estimate";
+      built = build_workload(s, out.workload, r, workload_options(options));
+      if (built) compose_closed_form(s, out.workload, r, options);
+      else unbuilt_reason = r.reason;
+      return r;
+    });
+    const CostCheck bounds = check_cost_bounds(at_precision(sc, typical), CostTier::kSimulate);
     if (built && bounds.within) {
       out.timeline = pipeline_timeline(out.workload, out.workload.p2p_s);
       out.timeline_note = std::string("one step at ") + to_string(typical) +
                           ", the precision most steps run at; the step time is the mix over plan.precision_stages";
     } else {
-      out.timeline_skipped = built ? bounds.reason : single.reason;
+      out.timeline_skipped = built ? bounds.reason : unbuilt_reason;
     }
     return out;
   }
