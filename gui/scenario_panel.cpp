@@ -16,6 +16,7 @@
 #include <QSpinBox>
 #include <QTableWidget>
 #include <QVBoxLayout>
+#include <algorithm>
 #include <optional>
 
 #include "models/schedules/pipeline_schedule.hpp"
@@ -127,6 +128,21 @@ ScenarioPanel::ScenarioPanel(QWidget* parent) : QWidget(parent) {
   auto* mem_form = new QFormLayout(mem_box);
   mem_form->addRow(add_label(QT_TR_NOOP("ZeRO stage")), add_combo("plan.zero_stage", {"0", "1", "2", "3"}));
   mem_form->addRow(add_label(QT_TR_NOOP("Recompute")), add_combo("plan.recompute", {"none", "selective", "full"}));
+  // What selective recomputation rebuilds (plan.recompute_modules): one box per module, named as
+  // the field's values are (Megatron-Core's names), so not translated.
+  auto* modules_row = new QWidget(mem_box);
+  auto* modules_grid = new QGridLayout(modules_row);
+  modules_grid->setContentsMargins(0, 0, 0, 0);
+  for (const std::string& name : recompute_module_names()) {
+    auto* check = new QCheckBox(QString::fromStdString(name), modules_row);
+    modules_grid->addWidget(check, static_cast<int>(recompute_modules_.size()) / 2, static_cast<int>(recompute_modules_.size()) % 2);
+    recompute_modules_.push_back(check);
+    connect(check, &QCheckBox::toggled, this, [this] {
+      if (!populating_) emit_recompute_modules();
+    });
+  }
+  controls_.insert("plan.recompute_modules", modules_row);
+  mem_form->addRow(add_label(QT_TR_NOOP("Recomputed parts")), modules_row);
   mem_form->addRow(add_label(QT_TR_NOOP("Precision")), add_combo("plan.precision", {"fp32", "fp16", "bf16", "fp8"}));
   auto* offload_row = new QWidget(mem_box);
   auto* offload_layout = new QHBoxLayout(offload_row);
@@ -399,6 +415,10 @@ void ScenarioPanel::populate(const Evaluation& ev) {
     set_spin("plan.global_batch", p.global_batch);
     set_combo("plan.zero_stage", QString::number(p.zero_stage));
     set_combo("plan.recompute", to_string(p.recompute));
+    const std::vector<std::string> listed = to_strings(p.recompute_modules);
+    for (QCheckBox* check : recompute_modules_)
+      check->setChecked(std::find(listed.begin(), listed.end(), check->text().toStdString()) != listed.end());
+    controls_.value("plan.recompute_modules")->setEnabled(p.recompute == Recompute::kSelective);
     set_combo("plan.precision", to_string(p.precision));
     set_check("plan.offload.optimizer", p.offload.optimizer);
     set_check("plan.offload.params", p.offload.params);
@@ -472,6 +492,14 @@ void ScenarioPanel::rebuild_compression(const nlohmann::json& stages) {
     connect(ratio, &QDoubleSpinBox::valueChanged, this, &ScenarioPanel::emit_compression);
     connect(rank, &QSpinBox::valueChanged, this, &ScenarioPanel::emit_compression);
   }
+}
+
+// No box ticked removes the field: selective recomputation's default (core_attn) applies.
+void ScenarioPanel::emit_recompute_modules() {
+  nlohmann::json listed = nlohmann::json::array();
+  for (QCheckBox* check : recompute_modules_)
+    if (check->isChecked()) listed.push_back(check->text().toStdString());
+  emit field_edited("plan.recompute_modules", listed.empty() ? QString() : json_text(listed));
 }
 
 void ScenarioPanel::emit_compression() {

@@ -62,6 +62,7 @@ class ScenarioPanel : public QWidget {
   void populate(const Evaluation& ev);
   void rebuild_compression(const nlohmann::json& stages);
   void emit_compression();
+  void emit_recompute_modules();
   static void set_combo_text(QComboBox* combo, const QString& text);
 
   struct Translated {
@@ -83,6 +84,7 @@ class ScenarioPanel : public QWidget {
   QPushButton* remove_stage_ = nullptr;
   QPushButton* edit_json_ = nullptr;
   QCheckBox* dp_lock_ = nullptr;
+  QList<QCheckBox*> recompute_modules_;  // one per recompute_module_names(), in that order
   nlohmann::json shown_compression_ = nlohmann::json::array();
   bool populating_ = false;
 };

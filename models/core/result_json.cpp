@@ -87,7 +87,7 @@ std::string result_to_text(const Scenario& sc, const Result& r) {
                 "ZeRO-%d, recompute %s, %s\n",
                 p.tp, p.pp, p.dp, p.cp, p.ep, p.sp ? " +SP" : "", p.vpp, p.schedule.c_str(),
                 static_cast<long long>(p.micro_batch), static_cast<long long>(p.global_batch),
-                p.zero_stage, to_string(p.recompute), to_string(p.precision));
+                p.zero_stage, recompute_label(p).c_str(), to_string(p.precision));
   o << line << "\n";
   if (!r.feasible) {
     o << "  INFEASIBLE: " << r.reason << "\n";

@@ -17,6 +17,32 @@ enum class Precision { kFp32, kFp16, kBf16, kFp8 };
 enum class Recompute { kNone, kSelective, kFull };
 enum class FfnActivation { kGelu, kSwiglu };
 
+// What selective recomputation recomputes in the backward pass (Megatron-Core
+// --recompute-modules, with --recompute-granularity selective): each module's outputs are not
+// kept from the forward pass and are computed again from what is.
+//   core_attn    the attention core (scores, softmax, dropout, context)
+//   layernorm    the two pre-norms (and MLA's latent norms): their outputs are not kept
+//   mla_up_proj  MLA's up-projections: Q, K and V are rebuilt from the kept latents
+//   moe_act      the experts' activation function: its output is not kept
+//   mlp          the dense MLP of non-MoE layers: only its input is kept
+struct RecomputeModules {
+  bool core_attn = true;
+  bool layernorm = false;
+  bool mla_up_proj = false;
+  bool moe_act = false;
+  bool mlp = false;
+  uint8_t bits() const {
+    return static_cast<uint8_t>(core_attn | layernorm << 1 | mla_up_proj << 2 | moe_act << 3 | mlp << 4);
+  }
+  bool operator==(const RecomputeModules& o) const { return bits() == o.bits(); }
+};
+// The modules' names in the order above, and the names of the set (a JSON list).
+const std::vector<std::string>& recompute_module_names();
+std::vector<std::string> to_strings(const RecomputeModules& modules);
+// The parts recomputed piece by piece: the modules under selective; none under none, and none
+// under full, which recomputes the whole layer from its input.
+RecomputeModules piecewise_recompute(Recompute mode, const RecomputeModules& modules);
+
 const char* to_string(Precision p);
 const char* to_string(Recompute r);
 const char* to_string(FfnActivation a);
@@ -273,6 +299,7 @@ struct ParallelPlan {
   int64_t global_batch = 1;
   int zero_stage = 0;
   Recompute recompute = Recompute::kNone;
+  RecomputeModules recompute_modules;  // plan.recompute "selective" only
   OffloadSpec offload;
   Precision precision = Precision::kBf16;
   std::vector<PrecisionStage> precision_stages;  // empty: plan.precision every step
@@ -299,6 +326,10 @@ struct ParallelPlan {
   // many are gathered behind the previous layer's compute and the rest when the layer starts.
   double zero3_prefetch_params = 0;
 };
+
+// "selective (layernorm, mla_up_proj)" where the modules are not the default core_attn; else the
+// mode's name.
+std::string recompute_label(const ParallelPlan& plan);
 
 // training.faults: what goes wrong over a long run, and the checkpoint policy that
 // bounds the loss. MTBFs are per component (0 = that component never fails). A failure of a GPU,

@@ -90,23 +90,38 @@ double logits_forward_flops_per_token(const ModelSpec& m) {
   return 2.0 * static_cast<double>(m.hidden) * static_cast<double>(m.vocab);
 }
 
-StepFlops step_flops(const ModelSpec& m, Recompute recompute, double tokens) {
-  double layers_fwd = 0, attention_fwd = 0;
+double recompute_forward_flops_per_token(const ModelSpec& m, bool moe_layer, const RecomputeModules& rc) {
+  const double h = static_cast<double>(m.hidden);
+  double f = 0;
+  if (rc.core_attn) f += layer_forward_flops_per_token(m, moe_layer).attention;
+  if (rc.mla_up_proj && m.mla) {
+    const double rq = static_cast<double>(m.mla->q_lora_rank);
+    f += 2 * (rq * query_width(m) + static_cast<double>(m.mla->kv_lora_rank) * mla_up_kv_width(m));
+  }
+  if (rc.mlp && !(moe_layer && m.moe)) f += 2 * ffn_matrices(m) * h * static_cast<double>(m.ffn_hidden);
+  return f;
+}
+
+StepFlops step_flops(const ModelSpec& m, Recompute recompute, double tokens, const RecomputeModules& modules) {
+  double layers_fwd = 0;
   const int dense = m.moe ? std::min(m.moe->dense_layers, m.layers) : m.layers;
   const LayerFlops dense_f = layer_forward_flops_per_token(m, false);
   layers_fwd += dense * dense_f.total();
-  attention_fwd += dense * dense_f.attention;
   if (m.layers > dense) {
     const LayerFlops moe_f = layer_forward_flops_per_token(m, true);
     layers_fwd += (m.layers - dense) * moe_f.total();
-    attention_fwd += (m.layers - dense) * moe_f.attention;
   }
   const double fwd = layers_fwd + logits_forward_flops_per_token(m);
   StepFlops out;
   out.model = 3 * fwd * tokens;
   double extra = 0;
-  if (recompute == Recompute::kFull) extra = layers_fwd;
-  else if (recompute == Recompute::kSelective) extra = attention_fwd;
+  if (recompute == Recompute::kFull) {
+    extra = layers_fwd;
+  } else {
+    const RecomputeModules rc = piecewise_recompute(recompute, modules);
+    extra = dense * recompute_forward_flops_per_token(m, false, rc) +
+            (m.layers - dense) * recompute_forward_flops_per_token(m, true, rc);
+  }
   out.hardware = out.model + extra * tokens;
   return out;
 }

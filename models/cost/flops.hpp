@@ -49,8 +49,15 @@ struct StepFlops {
   double hardware = 0;  // plus recompute
 };
 
-// For a step of `tokens` tokens (global batch x sequence length).
-StepFlops step_flops(const ModelSpec& model, Recompute recompute, double tokens);
+// Forward FLOPs per token of one layer that selective recomputation runs again: the attention
+// core (core_attn), MLA's up-projections (mla_up_proj; the query's only where it has a latent)
+// and a dense layer's MLP (mlp). Norms and activations add memory traffic, no FLOPs.
+double recompute_forward_flops_per_token(const ModelSpec& model, bool moe_layer, const RecomputeModules& modules);
+
+// For a step of `tokens` tokens (global batch x sequence length). `modules`: what selective
+// recomputation runs again (plan.recompute_modules).
+StepFlops step_flops(const ModelSpec& model, Recompute recompute, double tokens,
+                     const RecomputeModules& modules = RecomputeModules{});
 
 // Parameter count of the whole model (embeddings included; the output layer counted once more
 // unless tied), and the part that sits in MoE experts.

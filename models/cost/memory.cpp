@@ -52,20 +52,28 @@ double layer_activation_bytes(const ModelSpec& m, bool moe_layer, const Activati
   const double tokens = s * o.micro_batch;
   if (o.recompute == Recompute::kFull) return tokens * 2 * h / (o.sp ? t : 1.0);
   const bool dropout = m.dropout > 0;  // a 1-byte mask per dropout, else none
+  // What selective recomputation rebuilds in the backward pass is not kept.
+  const RecomputeModules rc = piecewise_recompute(o.recompute, o.recompute_modules);
 
   // Per token, Korthikanti's inventory: terms that TP does not split unless SP is on ...
-  double replicated = 2 * h    /* QKV input */ + (dropout ? h : 0) /* attention-out dropout mask */ +
-                      2 * h    /* MLP input */ + (dropout ? h : 0) /* MLP dropout mask */ +
+  // (the QKV and MLP inputs are the two pre-norms' outputs).
+  const double norm_output = rc.layernorm ? 0 : 2 * h;
+  double replicated = norm_output /* QKV input */ + (dropout ? h : 0) /* attention-out dropout mask */ +
+                      norm_output /* MLP input */ + (dropout ? h : 0) /* MLP dropout mask */ +
                       4 * h;   /* two layernorm inputs */
   if (m.mla) {
     // MLA's latents, computed on every TP rank's own tokens: each norm's input and output (the
     // up-projection's input), and the rotary key.
-    const double q_latent = static_cast<double>(m.mla->q_lora_rank);
-    replicated += 4 * (q_latent + static_cast<double>(m.mla->kv_lora_rank)) + 2.0 * m.mla->qk_rope_head_dim;
+    const double latents = static_cast<double>(m.mla->q_lora_rank + m.mla->kv_lora_rank);
+    replicated += (rc.layernorm ? 2 : 4) * latents + 2.0 * m.mla->qk_rope_head_dim;
   }
   // ... and terms that TP splits: Q, K, V (2h + 4h_kv for MHA/GQA) and the output-projection
   // input (2h), at their own widths (MLA: 192-wide queries and keys, one K/V head per query head).
+  // MLA's up-projection recompute rebuilds K and V, and Q where it has a latent, from the
+  // latents; queries projected from the hidden state are kept.
   double split = 2 * query_width(m) + 2 * key_value_width(m) + 2 * context_width(m);
+  if (m.mla && rc.mla_up_proj)
+    split -= (m.mla->q_lora_rank > 0 ? 2 * query_width(m) : 0) + 2 * key_value_width(m);
   double ffn_inner;
   double ffn_width = static_cast<double>(m.ffn_hidden);
   double ffn_copies = 1;
@@ -76,12 +84,16 @@ double layer_activation_bytes(const ModelSpec& m, bool moe_layer, const Activati
   // GeLU keeps its input and output (2f + 2f = 16h at f = 4h); SwiGLU keeps the gate and up
   // projections (4f) and their product (2f).
   ffn_inner = (m.ffn_act == FfnActivation::kSwiglu ? 6.0 : 4.0) * ffn_width * ffn_copies;
+  // moe_act: the routed experts' activation output (2f each) is computed again; mlp: a dense
+  // MLP keeps only its input (the norm output, above).
+  if (moe_layer && m.moe && rc.moe_act) ffn_inner -= 2 * ffn_width * m.moe->top_k;
+  if (!(moe_layer && m.moe) && rc.mlp) ffn_inner = 0;
   split += ffn_inner;
   // Softmax output (2), dropout mask (1) and dropout output (2) of the a x s score matrix per
   // token, the softmax output alone without dropout; flash attention and selective recompute
   // do not keep them.
   double attn_core = 0;
-  if (!o.flash_attention && o.recompute == Recompute::kNone) attn_core = (dropout ? 5 : 2) * a * s;
+  if (!o.flash_attention && !rc.core_attn) attn_core = (dropout ? 5 : 2) * a * s;
   const double per_token = (o.sp ? replicated / t : replicated) + (split + attn_core) / t;
   return tokens * per_token;
 }

@@ -29,6 +29,7 @@ struct ActivationOptions {
   int cp = 1;
   bool sp = false;
   Recompute recompute = Recompute::kNone;
+  RecomputeModules recompute_modules;  // applied under kSelective (plan.recompute_modules)
   bool flash_attention = true;
   double micro_batch = 1;
   bool vocab_parallel = true;  // logits split over TP (plan.vocab_parallel)

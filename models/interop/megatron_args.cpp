@@ -8,6 +8,7 @@
 #include <set>
 
 #include "models/core/scenario_error.hpp"
+#include "models/core/specs.hpp"
 #include "models/scenario/json_reader.hpp"
 #include "models/scenario/limits.hpp"
 
@@ -29,7 +30,7 @@ const std::set<std::string> kUsedValued = {
     "padded-vocab-size", "vocab-size", "make-vocab-size-divisible-by", "tokenizer-type",
     "tokenizer-model", "fp8-format", "max-position-embeddings", "kv-channels",
     "decoder-first-pipeline-num-layers", "decoder-last-pipeline-num-layers", "train-iters",
-    "cpu-offloading-num-layers"};
+    "cpu-offloading-num-layers", "recompute-modules"};
 const std::set<std::string> kUsedBoolean = {
     "sequence-parallel", "use-distributed-optimizer", "swiglu",
     "untie-embeddings-and-output-weights", "group-query-attention", "bf16", "fp16",
@@ -259,6 +260,14 @@ MegatronImport import_megatron_args(const std::vector<std::string>& all_args,
       note_rampup = true;
       continue;
     }
+    // argparse nargs='*': --recompute-modules core_attn moe_act ... (space-separated here).
+    if (name == "recompute-modules" && !has_inline) {
+      while (i + 1 < all_args.size() && !starts_with(all_args[i + 1], "--"))
+        value += (value.empty() ? "" : " ") + all_args[++i];
+      flags.present.insert(name);
+      flags.values[name] = value;
+      continue;
+    }
     const bool boolean = kUsedBoolean.count(name) || kIgnoredBoolean.count(name);
     if (valued) {
       if (!has_inline) {
@@ -473,6 +482,38 @@ MegatronImport import_megatron_args(const std::vector<std::string>& all_args,
            ": costed as full recompute of every layer (partial recompute is not modelled)");
   }
   plan["recompute"] = recompute;
+  if (const std::string* modules = flags.value("recompute-modules")) {
+    // Megatron-Core's names; the modules trainsim has (specs.hpp, RecomputeModules) pass through.
+    std::string rest = *modules;
+    std::replace(rest.begin(), rest.end(), ',', ' ');
+    json listed = json::array();
+    std::size_t at = 0;
+    while (at < rest.size()) {
+      const std::size_t start = rest.find_first_not_of(' ', at);
+      if (start == std::string::npos) break;
+      const std::size_t end = std::min(rest.find(' ', start), rest.size());
+      const std::string m = rest.substr(start, end - start);
+      at = end;
+      const auto& known = recompute_module_names();
+      if (m == "moe" || m == "shared_experts")
+        note("--recompute-modules " + m + ": recomputing the whole " + (m == "moe" ? "MoE layer" : "shared experts") +
+             " is not modelled; left out");
+      else if (m == "mla_up_proj")
+        note("--recompute-modules mla_up_proj: multi-head latent attention is not imported from Megatron flags; left out");
+      else if (m == "moe_act" && !flags.value("num-experts"))
+        note("--recompute-modules moe_act without --num-experts has no effect; left out");
+      else if (std::find(known.begin(), known.end(), m) == known.end())
+        throw ScenarioError("--recompute-modules", "unknown module \"" + safe_excerpt(m) +
+                                                       "\"; Megatron-Core's are core_attn, moe_act, layernorm, "
+                                                       "mla_up_proj, mlp, moe, shared_experts");
+      else if (std::find(listed.begin(), listed.end(), m) == listed.end())
+        listed.push_back(m);
+    }
+    if (recompute != "selective")
+      note("--recompute-modules only applies with --recompute-granularity selective");
+    else if (!listed.empty())
+      plan["recompute_modules"] = listed;
+  }
   std::string precision = "fp32";
   if (flags.has("fp16")) precision = "fp16";
   if (flags.has("bf16")) precision = "bf16";

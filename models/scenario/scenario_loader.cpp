@@ -291,6 +291,32 @@ json resolve_cluster_json(const json& cluster, const LoadOptions& options, const
 
 namespace {
 
+// plan.recompute_modules: a non-empty list of distinct module names. They apply under
+// plan.recompute "selective" and are kept, unused, under the other modes (an edit of the mode
+// does not invalidate the plan).
+RecomputeModules parse_recompute_modules(const json& list, const JsonReader& r) {
+  const std::string path = r.child_path("recompute_modules");
+  const std::vector<std::string>& names = recompute_module_names();
+  std::string choices;
+  for (const std::string& n : names) choices += (choices.empty() ? "" : ", ") + n;
+  if (!list.is_array() || list.empty())
+    throw ScenarioError(path, "expected a non-empty list of module names (" + choices + "), got " + json_type_name(list));
+  RecomputeModules m;
+  m.core_attn = false;
+  bool* field[] = {&m.core_attn, &m.layernorm, &m.mla_up_proj, &m.moe_act, &m.mlp};
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const std::string at = path + "[" + std::to_string(i) + "]";
+    if (!list[i].is_string()) throw ScenarioError(at, "expected a module name (" + choices + "), got " + json_type_name(list[i]));
+    const auto it = std::find(names.begin(), names.end(), list[i].get<std::string>());
+    if (it == names.end())
+      throw ScenarioError(at, "unknown module \"" + list[i].get<std::string>().substr(0, 40) + "\"; expected one of " + choices);
+    bool& on = *field[it - names.begin()];
+    if (on) throw ScenarioError(at, "\"" + *it + "\" is listed twice");
+    on = true;
+  }
+  return m;
+}
+
 ParallelPlan parse_plan(const json& j, const std::string& path) {
   JsonReader r(j, path);
   ParallelPlan p;
@@ -319,6 +345,7 @@ ParallelPlan parse_plan(const json& j, const std::string& path) {
   p.global_batch = r.integer("global_batch", 1, limits::kMaxGlobalBatch);
   p.zero_stage = static_cast<int>(r.integer_or("zero_stage", 0, 0, 3));
   p.recompute = parse_recompute(r.choice_or("recompute", {"none", "selective", "full"}, "none"));
+  if (const json* mods = r.raw("recompute_modules")) p.recompute_modules = parse_recompute_modules(*mods, r);
   if (const json* off = r.raw("offload")) {
     JsonReader o(*off, r.child_path("offload"));
     p.offload.optimizer = o.boolean_or("optimizer", false);
@@ -511,6 +538,7 @@ const char* to_string(Precision p) {
   }
   return "?";
 }
+
 const char* to_string(Recompute r) {
   switch (r) {
     case Recompute::kNone: return "none";
@@ -648,6 +676,11 @@ Scenario parse_scenario(const json& resolved) {
   const json* plan = r.raw("plan");
   if (!plan) r.fail("plan", "missing (required): the parallelism plan object");
   s.plan = parse_plan(*plan, "plan");
+  // A module the model does not have cannot be recomputed.
+  if (s.plan.recompute == Recompute::kSelective && s.plan.recompute_modules.mla_up_proj && !s.model.mla)
+    throw ScenarioError("plan.recompute_modules", "\"mla_up_proj\" needs multi-head latent attention (model.mla)");
+  if (s.plan.recompute == Recompute::kSelective && s.plan.recompute_modules.moe_act && !s.model.moe)
+    throw ScenarioError("plan.recompute_modules", "\"moe_act\" needs a mixture-of-experts model (model.moe)");
   if (const json* training = r.raw("training")) s.training = parse_training(*training, "training");
   r.finish({"source", "notes"});
   finish_plan(s);
@@ -787,6 +820,8 @@ json to_json(const Scenario& s) {
                {"vocab_parallel", p.vocab_parallel},
                {"zero3_prefetch_params", p.zero3_prefetch_params}};
   if (!p.layers_per_stage.empty()) plan["layers_per_stage"] = p.layers_per_stage;
+  if (!(p.recompute_modules == RecomputeModules{}))
+    plan["recompute_modules"] = to_strings(p.recompute_modules);
   if (!p.precision_stages.empty()) {
     json stages = json::array();
     for (const auto& st : p.precision_stages)

@@ -172,7 +172,7 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r, const WorkloadOp
   const double seq = static_cast<double>(m.seq_len);
   const double tokens_step = static_cast<double>(p.global_batch) * seq;
   r.tokens_per_step = tokens_step;
-  const StepFlops flops = step_flops(m, p.recompute, tokens_step);
+  const StepFlops flops = step_flops(m, p.recompute, tokens_step, p.recompute_modules);
   r.model_flops_per_step = flops.model;
   r.hardware_flops_per_step = flops.hardware;
 
@@ -248,6 +248,7 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r, const WorkloadOp
   ao.cp = cp;
   ao.sp = p.sp;
   ao.recompute = p.recompute;
+  ao.recompute_modules = p.recompute_modules;
   ao.flash_attention = p.flash_attention;
   ao.micro_batch = static_cast<double>(p.micro_batch);
   ao.vocab_parallel = p.vocab_parallel;
@@ -371,6 +372,7 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r, const WorkloadOp
   ctx.micro_batch = static_cast<double>(p.micro_batch);
   ctx.precision = p.precision;
   ctx.recompute = p.recompute;
+  ctx.recompute_modules = piecewise_recompute(p.recompute, p.recompute_modules);
   ctx.flash_attention = p.flash_attention;
   ctx.attention_kernel = p.attention_kernel == "flash3"   ? AttentionKernel::kFlash3
                          : p.attention_kernel == "flash1" ? AttentionKernel::kFlash1

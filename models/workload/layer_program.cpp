@@ -359,14 +359,19 @@ void attention_forward(BlockBuilder& b, const LayerContext& c, const Dims& d, Pa
   b.mem(OpRole::kResidual, pass, residual_bytes(d, false) * d.Te * d.h, d.Te * d.h);
 }
 
-void dense_mlp_forward(BlockBuilder& b, const LayerContext& c, const Dims& d, Pass pass) {
+// The MLP between its norm and its residual add: what recomputing the MLP runs again.
+void dense_mlp_core_forward(BlockBuilder& b, const LayerContext& c, const Dims& d, Pass pass) {
   const bool swiglu = c.model->ffn_act == FfnActivation::kSwiglu;
-  b.mem(OpRole::kNorm, pass, norm_bytes(d, false) * d.Te * d.h, d.Te * d.h);
   if (c.sp) b.tp_comm(CollectiveOp::kAllGather, d.T * d.h * d.A);
   b.gemm(OpRole::kMlpUp, pass, d.T, d.up_n, d.h);
   b.mem(OpRole::kActivation, pass, activation_bytes(d, swiglu, false) * d.T * d.f, d.T * d.f);
   b.gemm(OpRole::kMlpDown, pass, d.T, d.h, d.f);
   b.tp_comm(c.sp ? CollectiveOp::kReduceScatter : CollectiveOp::kAllReduce, d.T * d.h * d.A);
+}
+
+void dense_mlp_forward(BlockBuilder& b, const LayerContext& c, const Dims& d, Pass pass) {
+  b.mem(OpRole::kNorm, pass, norm_bytes(d, false) * d.Te * d.h, d.Te * d.h);
+  dense_mlp_core_forward(b, c, d, pass);
   b.mem(OpRole::kResidual, pass, residual_bytes(d, false) * d.Te * d.h, d.Te * d.h);
 }
 
@@ -587,6 +592,35 @@ double zero3_prefetched_params(double bound_params, double module_params) {
   return bound_params > 0 ? std::min(module_params, bound_params) : module_params;
 }
 
+// Selective recomputation at the start of a layer's backward (plan.recompute_modules): the
+// pre-norms and MLA's latent norms (layernorm), MLA's up-projections from the kept latents
+// (mla_up_proj; the query's where it has a latent), the attention core (core_attn), the routed
+// experts' activation (moe_act) and a dense layer's MLP from its input (mlp).
+void selective_recompute(BlockBuilder& b, const LayerContext& c, const Dims& d, bool moe_layer) {
+  const RecomputeModules& rc = c.recompute_modules;
+  const ModelSpec& m = *c.model;
+  if (rc.layernorm) {
+    for (int norm = 0; norm < 2; ++norm)
+      b.mem(OpRole::kNorm, Pass::kRecompute, norm_bytes(d, false) * d.Te * d.h, d.Te * d.h);
+    if (m.mla) {
+      const double normed = (m.mla->q_lora_rank > 0 ? d.q_rank : 0) + d.kv_rank;
+      b.mem(OpRole::kNorm, Pass::kRecompute, norm_bytes(d, false) * d.Te * normed, d.Te * normed);
+    }
+  }
+  if (rc.mla_up_proj && m.mla) {
+    if (m.mla->q_lora_rank > 0) b.gemm(OpRole::kQkv, Pass::kRecompute, d.T, d.q_up_n, d.q_rank);
+    b.gemm(OpRole::kQkv, Pass::kRecompute, d.T, d.kv_up_n, d.kv_rank);
+  }
+  if (rc.core_attn) b.attention(Pass::kRecompute);
+  if (rc.moe_act && moe_layer) {
+    const MoeDims e = moe_dims(c, d);
+    const bool swiglu = m.ffn_act == FfnActivation::kSwiglu;
+    const double elements = e.m_per_expert * e.local_experts * e.f_e;
+    b.mem(OpRole::kActivation, Pass::kRecompute, activation_bytes(d, swiglu, false) * elements, elements);
+  }
+  if (rc.mlp && !moe_layer) dense_mlp_core_forward(b, c, d, Pass::kRecompute);
+}
+
 OpBlock layer_block(const LayerContext& c, bool moe, PassKind pass, int repeat) {
   const Dims d = dims(c);
   BlockBuilder b(c, moe ? "moe layer" : "dense layer", repeat);
@@ -608,7 +642,7 @@ OpBlock layer_block(const LayerContext& c, bool moe, PassKind pass, int repeat) 
       if (moe_layer) moe_mlp_forward(b, c, d, Pass::kRecompute);
       else dense_mlp_forward(b, c, d, Pass::kRecompute);
     } else if (c.recompute == Recompute::kSelective) {
-      b.attention(Pass::kRecompute);
+      selective_recompute(b, c, d, moe_layer);
     }
   }
   if (moe_layer) moe_mlp_backward(b, c, d, pass);

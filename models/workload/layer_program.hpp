@@ -46,6 +46,7 @@ struct LayerContext {
   double micro_batch = 1;
   Precision precision = Precision::kBf16;
   Recompute recompute = Recompute::kNone;
+  RecomputeModules recompute_modules;  // what kSelective recomputes (plan.recompute_modules)
   bool flash_attention = true;
   AttentionKernel attention_kernel = AttentionKernel::kFlash2;
   bool overlap_tp = false;

@@ -116,7 +116,9 @@ void context_ids(const LayerContext& ctx, const PassKind* kinds, int count, uint
     const bool weights = has_weight_grads(pass);
     k.micro_batches = weights && !ctx.grad_accumulation_fusion ? ctx.micro_batches : 0;
     k.gaf = weights && ctx.grad_accumulation_fusion;
-    k.recompute = has_input_grads(pass) ? static_cast<uint8_t>(ctx.recompute) : 0;
+    k.recompute = has_input_grads(pass)
+                      ? static_cast<uint8_t>(static_cast<uint8_t>(ctx.recompute) | ctx.recompute_modules.bits() << 2)
+                      : 0;
     k.pass = static_cast<uint8_t>(pass);
     ids[i] = table.get(k, [&] { return Id{next_id++}; }).id;
   }

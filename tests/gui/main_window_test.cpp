@@ -107,6 +107,49 @@ class MainWindowTest : public QObject {
     QVERIFY(w.panel()->flagged_controls().isEmpty());
   }
 
+  // The recomputed-parts boxes as a user ticks them: they apply under selective recomputation,
+  // write plan.recompute_modules, and what a ticked part rebuilds is no longer kept.
+  void ticking_a_recomputed_part_edits_the_plan_and_frees_its_activations() {
+    MainWindow w;
+    QVERIFY(w.open_scenario(kDefault));
+    QWidget* parts = w.panel()->control_for_path("plan.recompute_modules");
+    QVERIFY(parts);
+    auto* mode = qobject_cast<QComboBox*>(w.panel()->control_for_path("plan.recompute"));
+    const int selective = mode->findText("selective");
+    mode->setCurrentIndex(selective);
+    emit mode->activated(selective);
+    QVERIFY(w.evaluation().loaded);
+    QVERIFY(parts->isEnabled());
+    const auto boxes = parts->findChildren<QCheckBox*>();
+    QCOMPARE(boxes.size(), 5);
+    QCheckBox* core = nullptr;
+    QCheckBox* norms = nullptr;
+    for (QCheckBox* b : boxes) {
+      if (b->text() == "core_attn") core = b;
+      if (b->text() == "layernorm") norms = b;
+    }
+    QVERIFY(core && norms);
+    QVERIFY(core->isChecked());  // the default
+    QVERIFY(!norms->isChecked());
+    const double before = w.evaluation().result.per_stage.at(0).breakdown.activations_bytes;
+    QTest::mouseClick(norms, Qt::LeftButton, {}, QPoint(4, norms->height() / 2));
+    QCOMPARE(QString::fromStdString(w.raw_scenario()["plan"]["recompute_modules"].dump()),
+             QString(R"(["core_attn","layernorm"])"));
+    QVERIFY(w.evaluation().loaded);
+    QVERIFY(w.evaluation().scenario.plan.recompute_modules.layernorm);
+    QVERIFY(w.evaluation().result.per_stage.at(0).breakdown.activations_bytes < before);
+    // Unticking every part removes the field: the default applies again.
+    norms->click();
+    core->click();
+    QVERIFY(!w.raw_scenario()["plan"].contains("recompute_modules"));
+    QVERIFY(w.evaluation().scenario.plan.recompute_modules == trainsim::RecomputeModules{});
+    // Under full recomputation the boxes do not apply.
+    const int full = mode->findText("full");
+    mode->setCurrentIndex(full);
+    emit mode->activated(full);
+    QVERIFY(!parts->isEnabled());
+  }
+
   void an_unknown_key_is_flagged_with_its_path() {
     QTemporaryDir dir;
     const QString path = write_file(dir, "typo.json", R"({

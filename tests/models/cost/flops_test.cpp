@@ -39,6 +39,23 @@ TEST(Flops, SelectiveRecomputeAddsOnlyTheAttentionCore) {
   EXPECT_DOUBLE_EQ(sel.hardware - sel.model, m.layers * 4.0 * m.seq_len * m.hidden * tokens);
 }
 
+// DeepSeek-V3's MLA up-projections computed again: W^UQ 1536 x 128*192 and W^UK+W^UV 512 x
+// 128*(128+128), 2 FLOPs a weight = 109,051,904 FLOPs per token a layer; with core_attn too, the
+// attention core's forward (2 s a (192 + 128)) on top.
+TEST(Flops, RecomputedUpProjectionsAddTheirForwardGemms) {
+  ModelSpec m = preset("deepseek-v3");
+  const double tokens = 4096;
+  RecomputeModules up;
+  up.core_attn = false;
+  up.mla_up_proj = true;
+  const StepFlops sel = step_flops(m, Recompute::kSelective, tokens, up);
+  EXPECT_DOUBLE_EQ(sel.hardware - sel.model, m.layers * 109051904.0 * tokens);
+  up.core_attn = true;
+  const StepFlops both = step_flops(m, Recompute::kSelective, tokens, up);
+  EXPECT_DOUBLE_EQ(both.hardware - both.model, m.layers * (109051904.0 + 2.0 * m.seq_len * 128 * 320) * tokens);
+  EXPECT_DOUBLE_EQ(step_flops(m, Recompute::kNone, tokens, up).hardware, sel.model);
+}
+
 // Published parameter counts (model cards / papers).
 TEST(Flops, ParameterCountsMatchPublishedModels) {
   struct Case {

@@ -98,18 +98,25 @@ TEST(Memory, FlashAttentionRemovesTheScoreMatrix) {
   EXPECT_DOUBLE_EQ(unfused - flash, 5.0 * 32 * 4096 * 4096);
 }
 
+// DeepSeek-V3's layer shape (hidden 7168, 128 heads, SwiGLU 18432, s = 4096, no dropout) with
+// multi-head attention; the tests add its MLA and MoE blocks.
+ModelSpec deepseek_v3_shape_mha() {
+  ModelSpec m;
+  m.hidden = 7168;
+  m.heads = m.kv_heads = 128;
+  m.ffn_hidden = 18432;
+  m.ffn_act = FfnActivation::kSwiglu;
+  m.seq_len = 4096;
+  m.dropout = 0;
+  return m;
+}
+
 TEST(Memory, LatentAttentionKeepsItsHeadsAtTheirOwnWidths) {
   // MLA's saved tensors per token, 2 bytes each, beside an MHA layer of the same hidden size:
   // Q and K of a 192-wide heads and V and the context of 128 (instead of 4 h), and the latents
   // q 1536, kv 512 before and after their norms plus the 64-wide rotary key, which tensor
   // parallelism does not split (sequence parallelism does).
-  ModelSpec mha;
-  mha.hidden = 7168;
-  mha.heads = mha.kv_heads = 128;
-  mha.ffn_hidden = 18432;
-  mha.ffn_act = FfnActivation::kSwiglu;
-  mha.seq_len = 4096;
-  mha.dropout = 0;
+  const ModelSpec mha = deepseek_v3_shape_mha();
   ModelSpec mla = mha;
   mla.mla = MlaSpec{1536, 512, 128, 64, 128};
   const double a = 128, s = 4096, h = 7168;
@@ -125,6 +132,44 @@ TEST(Memory, LatentAttentionKeepsItsHeadsAtTheirOwnWidths) {
     o.sp = true;
     EXPECT_DOUBLE_EQ(layer_activation_bytes(mla, false, o) - layer_activation_bytes(mha, false, o),
                      s * (heads + latents) / t);
+  }
+}
+
+// Selective recomputation of DeepSeek-V3's parts (Megatron-Core --recompute-modules; the report's
+// section 3.2.3 recomputes "all RMSNorm operations and MLA up-projections"), per token at TP 1,
+// 2 bytes an element: layernorm drops the two pre-norms' outputs (2 x 2h) and the latents' norm
+// outputs (2 (1536 + 512)) = 32,768 B; mla_up_proj drops Q (128 x 192) and K, V (128 x (192 +
+// 128)) = 131,072 B; moe_act the 8 routed experts' activation outputs (8 x 2048) = 32,768 B;
+// mlp a dense SwiGLU MLP's gate, up and product (3 x 18,432) = 110,592 B.
+TEST(Memory, RecomputedModulesKeepNothingOfWhatTheyRebuild) {
+  ModelSpec m = deepseek_v3_shape_mha();
+  m.mla = MlaSpec{1536, 512, 128, 64, 128};
+  m.moe = MoeSpec{256, 8, 2048, 1, 3};
+  const double s = 4096;
+  ActivationOptions base;
+  base.recompute = Recompute::kSelective;  // core_attn alone: nothing kept with flash attention
+  auto with = [&](void (*set)(RecomputeModules&)) {
+    ActivationOptions o = base;
+    set(o.recompute_modules);
+    return o;
+  };
+  const ActivationOptions norms = with([](RecomputeModules& r) { r.layernorm = true; });
+  const ActivationOptions up = with([](RecomputeModules& r) { r.mla_up_proj = true; });
+  const ActivationOptions act = with([](RecomputeModules& r) { r.moe_act = true; });
+  const ActivationOptions mlp = with([](RecomputeModules& r) { r.mlp = true; });
+  for (bool moe : {false, true}) {
+    SCOPED_TRACE(moe);
+    const double kept = layer_activation_bytes(m, moe, base);
+    EXPECT_DOUBLE_EQ(kept - layer_activation_bytes(m, moe, norms), s * 32768);
+    EXPECT_DOUBLE_EQ(kept - layer_activation_bytes(m, moe, up), s * 131072);
+    EXPECT_DOUBLE_EQ(kept - layer_activation_bytes(m, moe, act), moe ? s * 32768 : 0.0);
+    EXPECT_DOUBLE_EQ(kept - layer_activation_bytes(m, moe, mlp), moe ? 0.0 : s * 110592);
+    // Under none and full the modules do nothing.
+    for (Recompute rc : {Recompute::kNone, Recompute::kFull}) {
+      ActivationOptions a = norms, b = base;
+      a.recompute = b.recompute = rc;
+      EXPECT_DOUBLE_EQ(layer_activation_bytes(m, moe, a), layer_activation_bytes(m, moe, b));
+    }
   }
 }
 

@@ -109,6 +109,30 @@ TEST(MegatronArgs, MoeFp8AndExplicitWorldSize) {
   EXPECT_EQ(s.cluster.total_gpus(), 64);
 }
 
+// Megatron-Core's --recompute-modules takes several tokens (argparse nargs='*'): the modules
+// trainsim models pass through; moe (the whole MoE layer) is noted and left out.
+TEST(MegatronArgs, RecomputeModulesTakeSeveralValues) {
+  MegatronImportOptions o;
+  o.gpus = 64;
+  std::string cmd = read_text("megatron/mixtral_fp8.sh");
+  cmd += " --recompute-granularity selective --recompute-modules core_attn moe_act layernorm moe --seed 7";
+  const MegatronImport imp = import_megatron_args(split_command_line(cmd), o);
+  const Scenario s = load(imp.scenario);
+  EXPECT_EQ(s.plan.recompute, Recompute::kSelective);
+  EXPECT_TRUE(s.plan.recompute_modules.core_attn);
+  EXPECT_TRUE(s.plan.recompute_modules.moe_act);
+  EXPECT_TRUE(s.plan.recompute_modules.layernorm);
+  EXPECT_FALSE(s.plan.recompute_modules.mlp);
+  EXPECT_TRUE(mentions(imp.assumptions, "--recompute-modules moe: recomputing the whole MoE layer is not modelled"));
+  EXPECT_TRUE(mentions(imp.ignored, "--seed")) << "the flag after the list is parsed as a flag";
+  try {
+    import_megatron_args(split_command_line(read_text("megatron/mixtral_fp8.sh") + " --recompute-modules attn"), o);
+    ADD_FAILURE() << "an unknown module was accepted";
+  } catch (const ScenarioError& e) {
+    EXPECT_NE(std::string(e.what()).find("--recompute-modules: unknown module \"attn\""), std::string::npos) << e.what();
+  }
+}
+
 TEST(MegatronArgs, SwigluDefaultWidthAndSmallWorlds) {
   MegatronImportOptions o;
   o.gpus = 4;

@@ -112,6 +112,10 @@ TEST(ScenarioLoader, BadInputNamesThePathAndWhatWasExpected) {
       {"unknown compression", [](json& j) { j["plan"]["compression"] = json::array({{{"method", "zip"}}}); }, "plan.compression[0].method"},
       {"model is a number", [](json& j) { j["model"] = 7; }, "model: expected a preset name or an object"},
       {"preset path traversal", [](json& j) { j["model"] = "../../etc/passwd"; }, "not a valid preset name"},
+      {"unknown recompute module", [](json& j) { j["plan"]["recompute"] = "selective"; j["plan"]["recompute_modules"] = {"core_attn", "attn"}; }, "plan.recompute_modules[1]: unknown module \"attn\"; expected one of core_attn, layernorm, mla_up_proj, moe_act, mlp"},
+      {"recompute module twice", [](json& j) { j["plan"]["recompute"] = "selective"; j["plan"]["recompute_modules"] = {"mlp", "mlp"}; }, "plan.recompute_modules[1]: \"mlp\" is listed twice"},
+      {"recompute modules not a list", [](json& j) { j["plan"]["recompute_modules"] = "mlp"; }, "plan.recompute_modules: expected a non-empty list of module names"},
+      {"up-projections without mla", [](json& j) { j["plan"]["recompute"] = "selective"; j["plan"]["recompute_modules"] = {"mla_up_proj"}; }, "plan.recompute_modules: \"mla_up_proj\" needs multi-head latent attention (model.mla)"},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.name);

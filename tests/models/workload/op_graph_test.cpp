@@ -72,6 +72,35 @@ TEST(OpGraph, GemmFlopsAreTheModelsTrainingFlops) {
   }
 }
 
+// The GEMMs a plan's selective recomputation runs again (MLA's up-projections; a dense layer's
+// MLP) are what step_flops adds to the hardware FLOPs, summed over every op of the graph.
+TEST(OpGraph, RecomputedModulesRunTheirForwardGemmsAgain) {
+  const json model = {{"layers", 8}, {"hidden", 2048}, {"heads", 16}, {"ffn_hidden", 5632}, {"ffn_act", "swiglu"},
+                      {"vocab", 32000}, {"seq_len", 2048}, {"dropout", 0.0},
+                      {"mla", {{"q_lora_rank", 512}, {"kv_lora_rank", 256}, {"qk_nope_head_dim", 64},
+                               {"qk_rope_head_dim", 32}, {"v_head_dim", 64}}}};
+  const json base = {{"tp", 2}, {"pp", 1}, {"dp", 4}, {"global_batch", 8}, {"sp", true}, {"recompute", "selective"}};
+  Result r0;
+  const Workload w0 = build(make(base, model, 1), r0);
+  for (const json& modules : {json{"mla_up_proj"}, json{"mlp", "layernorm"}, json{"core_attn", "mla_up_proj", "mlp"}}) {
+    SCOPED_TRACE(modules.dump());
+    json plan = base;
+    plan["recompute_modules"] = modules;
+    const Scenario sc = make(plan, model, 1);
+    Result r;
+    const Workload w = build(sc, r);
+    const double gpus = static_cast<double>(sc.plan.tp) * sc.plan.dp;
+    RecomputeModules gemms = sc.plan.recompute_modules;
+    gemms.core_attn = false;  // the attention core is not a GEMM
+    const double expected = recompute_forward_flops_per_token(sc.model, false, gemms) * sc.model.layers * r.tokens_per_step;
+    EXPECT_GT(expected, 0);
+    EXPECT_NEAR((totals(w).gemm_flop - totals(w0).gemm_flop) * w.micro_batches * gpus, expected, 1e-9 * expected);
+    EXPECT_NEAR(r.hardware_flops_per_step - r.model_flops_per_step,
+                (recompute_forward_flops_per_token(sc.model, false, sc.plan.recompute_modules)) * sc.model.layers * r.tokens_per_step,
+                1e-6 * r.hardware_flops_per_step);
+  }
+}
+
 TEST(OpGraph, LatentAttentionRunsItsDownProjectionsOnEveryTensorParallelRank) {
   // MLA (DeepSeek-V2 eqs. 9-14) on a small dense model: the op graph's GEMMs are the model's
   // training FLOPs when sequence parallelism gives each TP rank its own tokens to project down;
