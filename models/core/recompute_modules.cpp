@@ -6,16 +6,24 @@
 
 namespace trainsim {
 
+namespace {
+// The members in recompute_module_names()' order.
+constexpr bool RecomputeModules::*kMembers[] = {&RecomputeModules::core_attn, &RecomputeModules::layernorm,
+                                                 &RecomputeModules::mla_up_proj, &RecomputeModules::moe_act,
+                                                 &RecomputeModules::mlp};
+}  // namespace
+
+bool& recompute_module(RecomputeModules& modules, std::size_t index) { return modules.*kMembers[index]; }
+
 const std::vector<std::string>& recompute_module_names() {
   static const std::vector<std::string> names = {"core_attn", "layernorm", "mla_up_proj", "moe_act", "mlp"};
   return names;
 }
 
 std::vector<std::string> to_strings(const RecomputeModules& m) {
-  const bool on[] = {m.core_attn, m.layernorm, m.mla_up_proj, m.moe_act, m.mlp};
   std::vector<std::string> out;
   for (std::size_t i = 0; i < recompute_module_names().size(); ++i)
-    if (on[i]) out.push_back(recompute_module_names()[i]);
+    if (m.*kMembers[i]) out.push_back(recompute_module_names()[i]);
   return out;
 }
 

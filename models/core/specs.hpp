@@ -39,6 +39,8 @@ struct RecomputeModules {
 // The modules' names in the order above, and the names of the set (a JSON list).
 const std::vector<std::string>& recompute_module_names();
 std::vector<std::string> to_strings(const RecomputeModules& modules);
+// The module recompute_module_names()[index] names.
+bool& recompute_module(RecomputeModules& modules, std::size_t index);
 // The parts recomputed piece by piece: the modules under selective; none under none, and none
 // under full, which recomputes the whole layer from its input.
 RecomputeModules piecewise_recompute(Recompute mode, const RecomputeModules& modules);

@@ -303,14 +303,13 @@ RecomputeModules parse_recompute_modules(const json& list, const JsonReader& r) 
     throw ScenarioError(path, "expected a non-empty list of module names (" + choices + "), got " + json_type_name(list));
   RecomputeModules m;
   m.core_attn = false;
-  bool* field[] = {&m.core_attn, &m.layernorm, &m.mla_up_proj, &m.moe_act, &m.mlp};
   for (std::size_t i = 0; i < list.size(); ++i) {
     const std::string at = path + "[" + std::to_string(i) + "]";
     if (!list[i].is_string()) throw ScenarioError(at, "expected a module name (" + choices + "), got " + json_type_name(list[i]));
     const auto it = std::find(names.begin(), names.end(), list[i].get<std::string>());
     if (it == names.end())
       throw ScenarioError(at, "unknown module \"" + list[i].get<std::string>().substr(0, 40) + "\"; expected one of " + choices);
-    bool& on = *field[it - names.begin()];
+    bool& on = recompute_module(m, static_cast<std::size_t>(it - names.begin()));
     if (on) throw ScenarioError(at, "\"" + *it + "\" is listed twice");
     on = true;
   }

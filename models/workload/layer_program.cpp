@@ -279,6 +279,7 @@ struct Dims {
   // MLA: the latents' widths (the query's is the hidden size when it has no latent), the
   // up-projections' columns per rank, and what a TP group gathers per token.
   double q_rank = 0, kv_rank = 0, q_up_n = 0, kv_up_n = 0, latent = 0;
+  double normed_latents = 0;  // what the latent RMSNorms normalise: the query's latent (if any) + kv's
   double up_n = 0;  // fc1 (or gate+up) columns per rank
   double f = 0;     // ffn per rank (fc2 input)
   double A = 2;     // activation element bytes
@@ -300,6 +301,7 @@ Dims dims(const LayerContext& c) {
     d.q_up_n = query_width(m) / c.tp;
     d.kv_up_n = mla_up_kv_width(m) / c.tp;
     d.latent = mla_gathered_width(m);
+    d.normed_latents = (l.q_lora_rank > 0 ? d.q_rank : 0) + d.kv_rank;
   }
   d.f = static_cast<double>(m.ffn_hidden) / c.tp;
   d.up_n = (m.ffn_act == FfnActivation::kSwiglu ? 2.0 : 1.0) * d.f;
@@ -335,8 +337,7 @@ void mla_projections_forward(BlockBuilder& b, const LayerContext& c, const Dims&
   const double rope = c.model->mla->qk_rope_head_dim;
   if (q_latent) b.gemm(OpRole::kQkv, pass, d.Te, d.q_rank, d.h);
   b.gemm(OpRole::kQkv, pass, d.Te, d.kv_rank + rope, d.h);
-  const double normed = (q_latent ? d.q_rank : 0) + d.kv_rank;
-  b.mem(OpRole::kNorm, pass, norm_bytes(d, false) * d.Te * normed, d.Te * normed);
+  b.mem(OpRole::kNorm, pass, norm_bytes(d, false) * d.Te * d.normed_latents, d.Te * d.normed_latents);
   if (c.sp) b.tp_comm(CollectiveOp::kAllGather, d.T * d.latent * d.A);
   b.gemm(OpRole::kQkv, pass, d.T, d.q_up_n, d.q_rank);
   b.gemm(OpRole::kQkv, pass, d.T, d.kv_up_n, d.kv_rank);
@@ -501,10 +502,9 @@ void mla_projections_backward(BlockBuilder& b, const LayerContext& c, const Dims
     b.overlapped_comm(CollectiveOp::kAllGather, CommPurpose::kTp, CommGroup::kTp, d.T * d.latent * d.A);
   linear_backward(b, OpRole::kQkv, pass, d.T, d.kv_up_n, d.kv_rank);
   linear_backward(b, OpRole::kQkv, pass, d.T, d.q_up_n, d.q_rank);
-  const double normed = (q_latent ? d.q_rank : 0) + d.kv_rank;
   if (dx) {
     b.tp_comm(c.sp ? CollectiveOp::kReduceScatter : CollectiveOp::kAllReduce, d.T * d.latent * d.A);
-    b.mem(OpRole::kNorm, Pass::kBackwardInput, norm_bytes(d, true) * d.Te * normed, d.Te * normed);
+    b.mem(OpRole::kNorm, Pass::kBackwardInput, norm_bytes(d, true) * d.Te * d.normed_latents, d.Te * d.normed_latents);
   }
   linear_backward(b, OpRole::kQkv, pass, d.Te, d.kv_rank + rope, d.h);
   if (q_latent) linear_backward(b, OpRole::kQkv, pass, d.Te, d.q_rank, d.h);
@@ -603,8 +603,7 @@ void selective_recompute(BlockBuilder& b, const LayerContext& c, const Dims& d, 
     for (int norm = 0; norm < 2; ++norm)
       b.mem(OpRole::kNorm, Pass::kRecompute, norm_bytes(d, false) * d.Te * d.h, d.Te * d.h);
     if (m.mla) {
-      const double normed = (m.mla->q_lora_rank > 0 ? d.q_rank : 0) + d.kv_rank;
-      b.mem(OpRole::kNorm, Pass::kRecompute, norm_bytes(d, false) * d.Te * normed, d.Te * normed);
+      b.mem(OpRole::kNorm, Pass::kRecompute, norm_bytes(d, false) * d.Te * d.normed_latents, d.Te * d.normed_latents);
     }
   }
   if (rc.mla_up_proj && m.mla) {
