@@ -112,6 +112,9 @@ ScenarioPanel::ScenarioPanel(QWidget* parent) : QWidget(parent) {
   dp_lock_ = new QCheckBox(par_box);
   translated_.push_back({dp_lock_, QT_TR_NOOP("Hold DP when other degrees change")});
   grid->addWidget(dp_lock_, 5, 0, 1, 4);
+  // How MoE tokens reach their experts (plan.moe_dispatcher); a dense model has nothing to send.
+  grid->addWidget(add_label(QT_TR_NOOP("MoE dispatch")), 6, 0);
+  grid->addWidget(add_combo("plan.moe_dispatcher", {"alltoall", "deepep"}), 6, 1, 1, 3);
   grid->setColumnStretch(1, 1);
   grid->setColumnStretch(3, 1);
   col->addWidget(par_box);
@@ -411,6 +414,8 @@ void ScenarioPanel::populate(const Evaluation& ev) {
     set_spin("plan.vpp", p.vpp);
     set_combo("plan.schedule", QString::fromStdString(p.schedule));
     set_check("plan.sp", p.sp);
+    set_combo("plan.moe_dispatcher", to_string(p.moe_dispatcher));
+    controls_.value("plan.moe_dispatcher")->setEnabled(sc.model.moe.has_value());
     set_spin("plan.micro_batch", p.micro_batch);
     set_spin("plan.global_batch", p.global_batch);
     set_combo("plan.zero_stage", QString::number(p.zero_stage));

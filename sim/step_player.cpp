@@ -22,8 +22,8 @@ double collective_flows(CollectiveOp op, double ranks) {
   return op == CollectiveOp::kAllToAll ? ranks * (ranks - 1) : ranks;
 }
 
-std::array<double, 5> collective_scans_by_group(const Workload& w) {
-  std::array<double, 5> scans{};
+std::array<double, kCommGroups> collective_scans_by_group(const Workload& w) {
+  std::array<double, kCommGroups> scans{};
   for (const DeviceProgram& d : w.programs)
     for (const ChunkProgram& ch : d.chunks)
       for (const PassProgram& prog : ch.pass)
@@ -114,8 +114,8 @@ struct Player {
   std::vector<Queue> queues;  // per (device, expert)
   std::vector<std::vector<std::vector<int>>> dense_groups, expert_groups;  // per stage
   // Groups of every kind per stage: [stage][CommGroup] -> groups (the representative first).
-  std::vector<std::array<std::vector<std::vector<int>>, 5>> comm_groups;
-  std::vector<std::array<bool, 5>> mirror_kind;  // play every group of the kind, not only the first
+  std::vector<std::array<std::vector<std::vector<int>>, kCommGroups>> comm_groups;
+  std::vector<std::array<bool, kCommGroups>> mirror_kind;  // play every group of the kind, not only the first
   std::vector<int> bucket_outstanding;
   bool mirror = false;
   int buckets_per_chunk = 8;
@@ -210,7 +210,7 @@ struct Player {
   // stays within the flow budget, otherwise the representative's alone.
   void plan_groups() {
     double mirrored_scans = 0;
-    const std::array<double, 5> group_scans = collective_scans_by_group(w);
+    const std::array<double, kCommGroups> group_scans = collective_scans_by_group(w);
     for (int s = 0; s < n; ++s) {
       auto& g = comm_groups[s];
       g[static_cast<int>(CommGroup::kTp)] = place.tp_groups(s);
@@ -218,7 +218,12 @@ struct Player {
       g[static_cast<int>(CommGroup::kEp)] = place.ep_groups(s);
       g[static_cast<int>(CommGroup::kDp)] = place.dp_groups(s);
       g[static_cast<int>(CommGroup::kExpertDp)] = place.expert_dp_groups(s);
-      for (int k = 0; k < 5; ++k) {
+      if (w.group_shapes[static_cast<int>(CommGroup::kEpInter)].ranks > 1 ||
+          w.group_shapes[static_cast<int>(CommGroup::kEpIntra)].ranks > 1) {
+        g[static_cast<int>(CommGroup::kEpInter)] = place.ep_hop_groups(s, true);
+        g[static_cast<int>(CommGroup::kEpIntra)] = place.ep_hop_groups(s, false);
+      }
+      for (int k = 0; k < kCommGroups; ++k) {
         const bool dp_kind = k == static_cast<int>(CommGroup::kDp) || k == static_cast<int>(CommGroup::kExpertDp);
         const bool crosses = !g[k].empty() && w.group_shapes[k].nodes > 1;
         mirror_kind[s][k] = dp_kind || crosses;
@@ -230,7 +235,8 @@ struct Player {
     }
     if (mirrored_scans > opt.max_mirror_collective_scans)
       for (int s = 0; s < n; ++s)
-        for (int k : {static_cast<int>(CommGroup::kTp), static_cast<int>(CommGroup::kCp), static_cast<int>(CommGroup::kEp)})
+        for (int k : {static_cast<int>(CommGroup::kTp), static_cast<int>(CommGroup::kCp), static_cast<int>(CommGroup::kEp),
+                      static_cast<int>(CommGroup::kEpInter), static_cast<int>(CommGroup::kEpIntra)})
           mirror_kind[s][k] = false;
   }
 

@@ -70,7 +70,7 @@ double collective_flows(CollectiveOp op, double ranks);
 inline double collective_flow_scans(double flows) { return flows * flows; }
 // Per kind of group (CommGroup): the scans of one group's collectives in one micro-batch's
 // passes, over every device's programs.
-std::array<double, 5> collective_scans_by_group(const Workload& w);
+std::array<double, kCommGroups> collective_scans_by_group(const Workload& w);
 
 struct StepOpRecord {
   int stage = 0;

@@ -961,6 +961,10 @@ Live numbers come from the estimate tier (closed form, in-process); Simulate run
         <translation type="unfinished"></translation>
     </message>
     <message>
+        <source>MoE dispatch</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
         <source>Recomputed parts</source>
         <translation type="unfinished"></translation>
     </message>

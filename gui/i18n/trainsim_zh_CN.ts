@@ -962,6 +962,10 @@ Live numbers come from the estimate tier (closed form, in-process); Simulate run
         <translation>重计算</translation>
     </message>
     <message>
+        <source>MoE dispatch</source>
+        <translation>MoE 分发</translation>
+    </message>
+    <message>
         <source>Recomputed parts</source>
         <translation>重计算部分</translation>
     </message>

@@ -83,9 +83,10 @@ std::string result_to_text(const Scenario& sc, const Result& r) {
                 sc.cluster.total_gpus());
   o << line;
   std::snprintf(line, sizeof line,
-                "  plan     TP%d PP%d DP%d CP%d EP%d%s vpp %d, %s, micro-batch %lld, global batch %lld, "
+                "  plan     TP%d PP%d DP%d CP%d EP%d%s%s vpp %d, %s, micro-batch %lld, global batch %lld, "
                 "ZeRO-%d, recompute %s, %s\n",
-                p.tp, p.pp, p.dp, p.cp, p.ep, p.sp ? " +SP" : "", p.vpp, p.schedule.c_str(),
+                p.tp, p.pp, p.dp, p.cp, p.ep, p.moe_dispatcher == MoeDispatcher::kDeepEp ? " (DeepEP)" : "",
+                p.sp ? " +SP" : "", p.vpp, p.schedule.c_str(),
                 static_cast<long long>(p.micro_batch), static_cast<long long>(p.global_batch),
                 p.zero_stage, recompute_label(p).c_str(), to_string(p.precision));
   o << line << "\n";

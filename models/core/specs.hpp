@@ -171,6 +171,11 @@ struct MoeSpec {
   int64_t expert_ffn_hidden = 0;
   int shared_experts = 0;
   int dense_layers = 0;  // the first layers are dense (DeepSeek-V3: 3)
+  // Group-limited routing (Hugging Face n_group / topk_group; DeepSeek-V3: 8 and 4): the experts
+  // split into `groups` contiguous groups and a token's top_k come from `groups_per_token` of
+  // them. 0: no limit.
+  int groups = 0;
+  int groups_per_token = 0;
   bool operator==(const MoeSpec&) const = default;
 };
 
@@ -288,6 +293,14 @@ struct OverlapSpec {
   bool pp = true;
 };
 
+// kAllToAll: Megatron-Core's alltoall dispatcher, every (token, expert) copy sent to its expert's
+// GPU over the EP group. kDeepEp: DeepEP's kernels (DeepSeek-V3 report sec. 3.2.2): a token
+// crosses the network once per target node, to the GPU of the same in-node index, which forwards
+// it over NVLink to the GPUs of its experts (once per GPU); the combine runs the same routes
+// back, reducing per GPU and per node before sending.
+enum class MoeDispatcher : uint8_t { kAllToAll, kDeepEp };
+const char* to_string(MoeDispatcher d);
+
 struct ParallelPlan {
   int tp = 1, pp = 1, dp = 1, cp = 1, ep = 1;
   // MoE parallel folding (Megatron-Core): expert tensor parallel degree; EP x expert_tp ranks
@@ -327,6 +340,8 @@ struct ParallelPlan {
   // stage3_prefetch_bucket_size (its default 5e7): of a layer with more parameters, only that
   // many are gathered behind the previous layer's compute and the rest when the layer starts.
   double zero3_prefetch_params = 0;
+  // How MoE tokens reach their experts' GPUs (plan.moe_dispatcher).
+  MoeDispatcher moe_dispatcher = MoeDispatcher::kAllToAll;
 };
 
 // "selective (layernorm, mla_up_proj)" where the modules are not the default core_attn; else the

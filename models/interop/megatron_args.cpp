@@ -30,12 +30,14 @@ const std::set<std::string> kUsedValued = {
     "padded-vocab-size", "vocab-size", "make-vocab-size-divisible-by", "tokenizer-type",
     "tokenizer-model", "fp8-format", "max-position-embeddings", "kv-channels",
     "decoder-first-pipeline-num-layers", "decoder-last-pipeline-num-layers", "train-iters",
-    "cpu-offloading-num-layers", "recompute-modules"};
+    "cpu-offloading-num-layers", "recompute-modules", "moe-token-dispatcher-type",
+    "moe-flex-dispatcher-backend", "moe-router-num-groups", "moe-router-group-topk"};
 const std::set<std::string> kUsedBoolean = {
     "sequence-parallel", "use-distributed-optimizer", "swiglu",
     "untie-embeddings-and-output-weights", "group-query-attention", "bf16", "fp16",
     "overlap-grad-reduce", "overlap-param-gather", "tp-comm-overlap", "recompute-activations",
-    "use-flash-attn", "optimizer-cpu-offload", "cpu-offloading", "no-overlap-p2p-communication"};
+    "use-flash-attn", "optimizer-cpu-offload", "cpu-offloading", "no-overlap-p2p-communication",
+    "moe-enable-deepep"};
 // Known flags with no effect on step time or memory in this model (optimiser hyper-parameters,
 // data, logging, checkpointing, fusions, initialisation): listed as ignored, never as unknown.
 const std::set<std::string> kIgnoredValued = {
@@ -48,7 +50,7 @@ const std::set<std::string> kIgnoredValued = {
     "distributed-backend", "distributed-timeout-minutes", "position-embedding-type",
     "normalization", "norm-epsilon", "rotary-base", "rotary-percent", "data-cache-path",
     "num-workers", "moe-router-load-balancing-type", "moe-aux-loss-coeff",
-    "moe-token-dispatcher-type", "moe-router-score-function", "moe-router-topk-scaling-factor",
+    "moe-router-score-function", "moe-router-topk-scaling-factor",
     "moe-z-loss-coeff", "moe-expert-capacity-factor", "transformer-impl", "ckpt-format",
     "loss-scale", "initial-loss-scale", "min-loss-scale", "loss-scale-window",
     "fp8-amax-history-len", "fp8-amax-compute-algo", "fp8-margin", "fp8-interval",
@@ -393,6 +395,12 @@ MegatronImport import_megatron_args(const std::vector<std::string>& all_args,
         note("--moe-layer-freq " + safe_excerpt(v) + " approximated as every layer MoE");
       }
     }
+    // Group-limited routing: --moe-router-num-groups groups, --moe-router-group-topk of them a token.
+    if (const std::string* g = flags.value("moe-router-num-groups")) {
+      moe["groups"] = Flags::parse("moe-router-num-groups", *g, 1, limits::kMaxExperts);
+      if (const std::string* k = flags.value("moe-router-group-topk"))
+        moe["groups_per_token"] = Flags::parse("moe-router-group-topk", *k, 1, limits::kMaxExperts);
+    }
     model["moe"] = moe;
   } else if (ep > 1) {
     throw ScenarioError("--expert-model-parallel-size", "> 1 needs --num-experts");
@@ -408,6 +416,19 @@ MegatronImport import_megatron_args(const std::vector<std::string>& all_args,
   plan["pp"] = pp;
   plan["cp"] = cp;
   plan["ep"] = ep;
+  // --moe-token-dispatcher-type flex with DeepEP (--moe-enable-deepep, or the newer
+  // --moe-flex-dispatcher-backend deepep) sends a token once per node; alltoall, and allgather
+  // (costed as alltoall), send every copy.
+  if (const std::string* d = flags.value("moe-token-dispatcher-type")) {
+    const std::string* backend = flags.value("moe-flex-dispatcher-backend");
+    const bool deepep = flags.has("moe-enable-deepep") || (backend && *backend == "deepep");
+    if (*d == "flex" && deepep) plan["moe_dispatcher"] = "deepep";
+    else if (*d == "flex") note("--moe-token-dispatcher-type flex without DeepEP costed as alltoall");
+    else if (*d == "allgather") note("--moe-token-dispatcher-type allgather costed as alltoall");
+    else if (*d != "alltoall")
+      throw ScenarioError("--moe-token-dispatcher-type", "unknown dispatcher \"" + safe_excerpt(*d) +
+                                                            "\"; expected allgather, alltoall or flex");
+  }
   int64_t gpus = options.gpus > 0 ? options.gpus : launcher_gpus;
   // The world size is not a Megatron flag: it comes from the launcher or the caller. Without it
   // the data-parallel degree (and the cluster) would be a guess; the other flags are still

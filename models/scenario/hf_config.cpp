@@ -210,6 +210,11 @@ json hf_config_to_model_json(const json& config, const std::string& path, int64_
                   {"expert_ffn_hidden", f.integer("moe_intermediate_size", 1, limits::kMaxFfnHidden)},
                   {"shared_experts", f.integer_or("n_shared_experts", 0, 0, limits::kMaxSharedExperts)},
                   {"dense_layers", f.integer_or("first_k_dense_replace", 0, 0, limits::kMaxLayers)}};
+      // Group-limited routing (DeepseekV3Config n_group, topk_group; V2's "group_limited_greedy").
+      if (const int64_t groups = f.integer_or("n_group", 1, 1, limits::kMaxExperts); groups > 1) {
+        m["moe"]["groups"] = groups;
+        m["moe"]["groups_per_token"] = f.integer_or("topk_group", groups, 1, groups);
+      }
       if (f.integer_or("moe_layer_freq", 1) != 1)
         notes.push_back("moe_layer_freq != 1: every layer after the dense ones is costed as MoE");
       if (f.integer_or("num_nextn_predict_layers", 0, 0) > 0)

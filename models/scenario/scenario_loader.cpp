@@ -189,6 +189,22 @@ ModelSpec parse_model(const json& j, const std::string& path) {
     s.expert_ffn_hidden = e.integer_or("expert_ffn_hidden", m.ffn_hidden, 1, limits::kMaxFfnHidden);
     s.shared_experts = static_cast<int>(e.integer_or("shared_experts", 0, 0, limits::kMaxSharedExperts));
     s.dense_layers = static_cast<int>(e.integer_or("dense_layers", 0, 0, m.layers));
+    s.groups = static_cast<int>(e.integer_or("groups", 0, 0, s.experts));
+    s.groups_per_token = static_cast<int>(e.integer_or("groups_per_token", 0, 0, s.experts));
+    if (s.groups > 0 && s.experts % s.groups != 0)
+      throw ScenarioError(e.child_path("groups"), "must divide experts (" + std::to_string(s.experts) +
+                                                      "): the groups are equal runs of experts");
+    if (s.groups_per_token > 0 && s.groups == 0)
+      throw ScenarioError(e.child_path("groups_per_token"), "needs moe.groups (the groups it picks from)");
+    if (s.groups_per_token > s.groups && s.groups > 0)
+      throw ScenarioError(e.child_path("groups_per_token"),
+                          "expected at most moe.groups (" + std::to_string(s.groups) + "), got " +
+                              std::to_string(s.groups_per_token));
+    if (s.groups_per_token > 0 && static_cast<int64_t>(s.groups_per_token) * (s.experts / s.groups) < s.top_k)
+      throw ScenarioError(e.child_path("groups_per_token"),
+                          "too few: " + std::to_string(s.groups_per_token) + " groups of " +
+                              std::to_string(s.experts / s.groups) + " experts cannot hold top_k " +
+                              std::to_string(s.top_k) + " experts");
     e.finish(kDocKeys);
     m.moe = s;
   }
@@ -425,6 +441,9 @@ ParallelPlan parse_plan(const json& j, const std::string& path) {
   p.vocab_parallel = r.boolean_or("vocab_parallel", true);
   p.zero3_prefetch_params = r.number_or("zero3_prefetch_params", 0, 0, 1e15);
   p.attention_kernel = r.choice_or("attention_kernel", {"flash2", "flash3", "flash1", "triton"}, "flash2");
+  p.moe_dispatcher = r.choice_or("moe_dispatcher", {"alltoall", "deepep"}, "alltoall") == "deepep"
+                         ? MoeDispatcher::kDeepEp
+                         : MoeDispatcher::kAllToAll;
   r.finish(kDocKeys);
   return p;
 }
@@ -546,6 +565,7 @@ const char* to_string(Recompute r) {
   }
   return "?";
 }
+const char* to_string(MoeDispatcher d) { return d == MoeDispatcher::kDeepEp ? "deepep" : "alltoall"; }
 const char* to_string(FfnActivation a) { return a == FfnActivation::kSwiglu ? "swiglu" : "gelu"; }
 
 double GpuSpec::peak_flops(Precision p) const {
@@ -741,6 +761,10 @@ json to_json(const Scenario& s) {
                     {"expert_ffn_hidden", m.moe->expert_ffn_hidden},
                     {"shared_experts", m.moe->shared_experts},
                     {"dense_layers", m.moe->dense_layers}};
+  if (m.moe && m.moe->groups > 0) {
+    model["moe"]["groups"] = m.moe->groups;
+    if (m.moe->groups_per_token > 0) model["moe"]["groups_per_token"] = m.moe->groups_per_token;
+  }
   if (m.head_dim > 0) model["head_dim"] = m.head_dim;
   if (m.mla)
     model["mla"] = {{"q_lora_rank", m.mla->q_lora_rank},
@@ -819,6 +843,7 @@ json to_json(const Scenario& s) {
                {"vocab_parallel", p.vocab_parallel},
                {"zero3_prefetch_params", p.zero3_prefetch_params}};
   if (!p.layers_per_stage.empty()) plan["layers_per_stage"] = p.layers_per_stage;
+  if (p.moe_dispatcher != MoeDispatcher::kAllToAll) plan["moe_dispatcher"] = to_string(p.moe_dispatcher);
   if (!(p.recompute_modules == RecomputeModules{}))
     plan["recompute_modules"] = to_strings(p.recompute_modules);
   if (!p.precision_stages.empty()) {

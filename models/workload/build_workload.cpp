@@ -115,14 +115,14 @@ class ChunkLayout {
 // The placement's group shapes (worst per kind, and the first pipeline pair), memoised per
 // (degrees, node size, rank order): 1024 slots of ~150 bytes.
 struct PlacementShapes {
-  GroupShape worst[5];
+  GroupShape worst[kCommGroups];
   GroupShape pp_pair;
 };
 
 PlacementShapes placement_shapes(const RankPlacement& place, const std::string& order, bool memoise) {
   auto compute = [&] {
     PlacementShapes out;
-    for (int k = 0; k < 5; ++k) out.worst[k] = place.worst_shape(k);
+    for (int k = 0; k < kCommGroups; ++k) out.worst[k] = place.worst_shape(k);
     out.pp_pair = place.pp() > 1 ? place.pp_pair_shape(0, 1) : GroupShape{};
     return out;
   };
@@ -187,7 +187,7 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r, const WorkloadOp
   w.placement = RankPlacement(tp, cp, dp, pp, p.placement, m.moe ? ep : 1, etp, gpn, nodes_per_leaf(c));
   const RankPlacement& place = w.placement;
   const PlacementShapes shapes = placement_shapes(place, p.placement, env != 0);
-  for (int k = 0; k < 5; ++k) w.group_shapes[k] = shapes.worst[k];
+  for (int k = 0; k < kCommGroups; ++k) w.group_shapes[k] = shapes.worst[k];
   const GroupShape& tp_group = w.group_shapes[static_cast<int>(CommGroup::kTp)];
   const GroupShape dp_group = w.group_shapes[static_cast<int>(CommGroup::kDp)];
   const GroupShape expert_dp_group =
@@ -362,7 +362,7 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r, const WorkloadOp
   ctx.fabric = fabric;
   ctx.algo = algo;
   ctx.protocol = protocol;
-  for (int k = 0; k < 5; ++k) ctx.shape[k] = w.group_shapes[k];
+  for (int k = 0; k < kCommGroups; ++k) ctx.shape[k] = w.group_shapes[k];
   ctx.tp = tp;
   ctx.cp = cp;
   ctx.ep = m.moe ? ep : 1;
@@ -381,6 +381,7 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r, const WorkloadOp
   ctx.overlap_tp = p.overlap.tp;
   ctx.zero_stage = p.zero_stage;
   ctx.zero3_prefetch_params = p.zero3_prefetch_params;
+  ctx.moe_dispatcher = p.moe_dispatcher;
   ctx.grad_accumulation_fusion = p.grad_accumulation_fusion;
   ctx.vocab_parallel = p.vocab_parallel;
   ctx.micro_batches = micro_batches;

@@ -9,6 +9,7 @@
 #include "models/cost/compute/launch_model.hpp"
 #include "models/cost/compute/precision.hpp"
 #include "models/cost/flops.hpp"
+#include "models/cost/moe_routing.hpp"
 #include "models/workload/memo.hpp"
 
 namespace trainsim {
@@ -143,6 +144,12 @@ class BlockBuilder {
   void overlapped_comm(CollectiveOp op, CommPurpose purpose, CommGroup group, double bytes) {
     const int i = comm(op, purpose, group, CommStream::kTensor, bytes, static_cast<int>(b_.compute.size()) - 1);
     if (i >= 0) wait_after_next_.push_back(i);
+  }
+  // On `stream` beside the compute stream, issued after the last op, the next op waits for it:
+  // with an inline_comm before it, the two run at once and the next op waits for both.
+  void concurrent_comm(CollectiveOp op, CommPurpose purpose, CommGroup group, CommStream stream, double bytes) {
+    const int i = comm(op, purpose, group, stream, bytes, static_cast<int>(b_.compute.size()) - 1);
+    if (i >= 0) wait_next_.push_back(i);
   }
   // A TP collective of the layer: inline, or overlapped with the next GEMM when the plan
   // overlaps TP communication.
@@ -387,6 +394,9 @@ struct MoeDims {
   double f_e = 0;        // expert ffn per ETP rank
   double up_n = 0;
   double shared_f = 0;   // shared experts' ffn per TP rank
+  // DeepEP: the distinct nodes and GPUs of the EP group a token's experts sit on.
+  double nodes_per_token = 1;
+  double gpus_per_token = 1;
 };
 
 MoeDims moe_dims(const LayerContext& c, const Dims& d) {
@@ -401,7 +411,28 @@ MoeDims moe_dims(const LayerContext& c, const Dims& d) {
   m.f_e = static_cast<double>(e.expert_ffn_hidden) / c.etp;
   m.up_n = (c.model->ffn_act == FfnActivation::kSwiglu ? 2.0 : 1.0) * m.f_e;
   m.shared_f = static_cast<double>(e.expert_ffn_hidden) * e.shared_experts / c.tp;
+  if (c.moe_dispatcher == MoeDispatcher::kDeepEp) {
+    const ExpertRouting routing{e.experts, e.top_k, e.groups, e.groups_per_token};
+    m.nodes_per_token = expected_places_per_token(routing, shape_of(c, CommGroup::kEp).nodes);
+    m.gpus_per_token = expected_places_per_token(routing, c.ep);
+  }
   return m;
+}
+
+// One EP exchange of this rank's tokens (dispatch or combine, forward or backward). Megatron's
+// alltoall dispatcher sends every (token, expert) copy over the EP group. DeepEP sends a token
+// once per target node over the network hop while the NVLink hop fans it out once per target
+// GPU; its kernels pipeline the two (DeepSeek-V3 report sec. 3.2.2), so both run at once and the
+// experts wait for both. The combine takes the same routes back.
+void ep_exchange(BlockBuilder& b, const LayerContext& c, const Dims& d, const MoeDims& m) {
+  if (c.moe_dispatcher != MoeDispatcher::kDeepEp) {
+    b.inline_comm(CollectiveOp::kAllToAll, CommPurpose::kEp, CommGroup::kEp, m.copies * d.h * d.A);
+    return;
+  }
+  const double token_bytes = m.tokens * d.h * d.A;
+  b.inline_comm(CollectiveOp::kAllToAll, CommPurpose::kEp, CommGroup::kEpInter, token_bytes * m.nodes_per_token);
+  b.concurrent_comm(CollectiveOp::kAllToAll, CommPurpose::kEp, CommGroup::kEpIntra, CommStream::kEpForward,
+                    token_bytes * m.gpus_per_token);
 }
 
 void moe_mlp_forward(BlockBuilder& b, const LayerContext& c, const Dims& d, Pass pass) {
@@ -411,14 +442,14 @@ void moe_mlp_forward(BlockBuilder& b, const LayerContext& c, const Dims& d, Pass
   b.mem(OpRole::kNorm, pass, norm_bytes(d, false) * d.Te * d.h, d.Te * d.h);
   b.gemm(OpRole::kRouter, pass, m.tokens, static_cast<double>(e.experts), d.h);
   b.mem(OpRole::kPermute, pass, 2 * d.A * m.copies * d.h, m.copies * d.h, 2);
-  b.inline_comm(CollectiveOp::kAllToAll, CommPurpose::kEp, CommGroup::kEp, m.copies * d.h * d.A);
+  ep_exchange(b, c, d, m);
   if (c.etp > 1) b.inline_comm(CollectiveOp::kAllGather, CommPurpose::kTp, CommGroup::kTp, m.copies * d.h * d.A * c.etp);
   b.gemm(OpRole::kExpertUp, pass, m.m_per_expert, m.up_n, d.h, m.local_experts);
   b.mem(OpRole::kActivation, pass, activation_bytes(d, swiglu, false) * m.m_per_expert * m.local_experts * m.f_e,
         m.m_per_expert * m.local_experts * m.f_e);
   b.gemm(OpRole::kExpertDown, pass, m.m_per_expert, d.h, m.f_e, m.local_experts);
   if (c.etp > 1) b.inline_comm(CollectiveOp::kReduceScatter, CommPurpose::kTp, CommGroup::kTp, m.copies * d.h * d.A * c.etp);
-  b.inline_comm(CollectiveOp::kAllToAll, CommPurpose::kEp, CommGroup::kEp, m.copies * d.h * d.A);
+  ep_exchange(b, c, d, m);
   b.mem(OpRole::kPermute, pass, 2 * d.A * m.copies * d.h, m.copies * d.h, 2);
   if (m.shared_f > 0) {
     const double shared_up = (swiglu ? 2.0 : 1.0) * m.shared_f;
@@ -475,7 +506,7 @@ void moe_mlp_backward(BlockBuilder& b, const LayerContext& c, const Dims& d, Pas
   }
   if (dx) {
     b.mem(OpRole::kPermute, Pass::kBackwardInput, 2 * d.A * m.copies * d.h, m.copies * d.h, 2);
-    b.inline_comm(CollectiveOp::kAllToAll, CommPurpose::kEp, CommGroup::kEp, m.copies * d.h * d.A);
+    ep_exchange(b, c, d, m);
   }
   linear_backward(b, OpRole::kExpertDown, pass, m.m_per_expert, d.h, m.f_e, m.local_experts);
   if (dx)
@@ -484,7 +515,7 @@ void moe_mlp_backward(BlockBuilder& b, const LayerContext& c, const Dims& d, Pas
           m.m_per_expert * m.local_experts * m.f_e);
   linear_backward(b, OpRole::kExpertUp, pass, m.m_per_expert, m.up_n, d.h, m.local_experts);
   if (dx) {
-    b.inline_comm(CollectiveOp::kAllToAll, CommPurpose::kEp, CommGroup::kEp, m.copies * d.h * d.A);
+    ep_exchange(b, c, d, m);
     b.mem(OpRole::kPermute, Pass::kBackwardInput, 2 * d.A * m.copies * d.h, m.copies * d.h, 2);
   }
   linear_backward(b, OpRole::kRouter, pass, m.tokens, static_cast<double>(e.experts), d.h);

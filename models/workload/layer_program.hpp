@@ -40,7 +40,7 @@ struct LayerContext {
   FabricTerms fabric;
   CollectiveAlgo algo = CollectiveAlgo::kAuto;
   CollectiveProtocol protocol = CollectiveProtocol::kAuto;  // as NCCL_PROTO: auto or forced
-  GroupShape shape[5];  // per CommGroup: the (worst) group of that kind the placement makes
+  GroupShape shape[kCommGroups];  // per CommGroup: the (worst) group of that kind the placement makes
   int tp = 1, cp = 1, ep = 1, etp = 1, dp = 1;
   bool sp = false;
   double micro_batch = 1;
@@ -52,6 +52,7 @@ struct LayerContext {
   bool overlap_tp = false;
   int zero_stage = 0;
   double zero3_prefetch_params = 0;  // plan.zero3_prefetch_params (0: a whole layer ahead)
+  MoeDispatcher moe_dispatcher = MoeDispatcher::kAllToAll;  // plan.moe_dispatcher
   bool grad_accumulation_fusion = false;
   bool vocab_parallel = true;  // plan.vocab_parallel: embedding and output layer split over TP
   int micro_batches = 1;  // per pipeline per step

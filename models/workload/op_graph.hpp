@@ -32,13 +32,20 @@ enum class CommGroup : uint8_t {
   kEp,        // its EP group (MoE folding)
   kDp,        // its data-parallel group: dp x cp ranks holding the same dense shard
   kExpertDp,  // its expert-data-parallel group
+  // DeepEP's two hops of an EP exchange: the EP members at this rank's in-node index on the EP
+  // group's other nodes (the network hop, one GPU per node), and the EP members on this node
+  // (the NVLink hop).
+  kEpInter,
+  kEpIntra,
 };
+constexpr int kCommGroups = 7;
 const char* to_string(CommGroup group);
 
 // NCCL streams of a device. Collectives of one stream run one after another; kInline is the
 // compute stream itself (Megatron's TP collectives without overlap): compute waits.
-enum class CommStream : uint8_t { kInline, kTensor, kGather, kReduceScatter, kGradients };
-constexpr int kCommStreams = 5;
+// kEpForward: DeepEP's NVLink hop, which runs beside its network hop.
+enum class CommStream : uint8_t { kInline, kTensor, kGather, kReduceScatter, kGradients, kEpForward };
+constexpr int kCommStreams = 6;
 
 struct CommOp {
   CollectiveOp op = CollectiveOp::kAllReduce;

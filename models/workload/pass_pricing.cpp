@@ -66,10 +66,10 @@ struct ContextKey {
   uint32_t env;
   int32_t tp, cp, ep, etp;
   int32_t micro_batches;
-  GroupShape shape[5];
+  GroupShape shape[kCommGroups];
   double micro_batch, activation_bytes, param_bytes, grad_bytes, zero3_prefetch_params;
   char algo[24];
-  uint8_t protocol, sp, precision, recompute, flash, kernel, overlap_tp, zero3, gaf, pass, vocab_parallel;
+  uint8_t protocol, sp, precision, recompute, flash, kernel, overlap_tp, zero3, gaf, pass, vocab_parallel, dispatcher;
 };
 
 bool has_weight_grads(PassKind pass) { return pass == PassKind::kBackward || pass == PassKind::kBackwardWeight; }
@@ -86,7 +86,7 @@ void context_ids(const LayerContext& ctx, const PassKind* kinds, int count, uint
   const bool zero3 = ctx.zero_stage >= 3;
   k.env = ctx.memo_env;
   k.tp = ctx.tp, k.cp = ctx.cp, k.ep = ctx.ep, k.etp = ctx.etp;
-  for (int g = 0; g < 5; ++g) k.shape[g] = ctx.shape[g];
+  for (int g = 0; g < kCommGroups; ++g) k.shape[g] = ctx.shape[g];
   if (!zero3) {
     k.shape[static_cast<int>(CommGroup::kDp)] = GroupShape{};
     k.shape[static_cast<int>(CommGroup::kExpertDp)] = GroupShape{};
@@ -105,6 +105,7 @@ void context_ids(const LayerContext& ctx, const PassKind* kinds, int count, uint
   k.overlap_tp = ctx.overlap_tp;
   k.zero3 = zero3;
   k.vocab_parallel = ctx.vocab_parallel;
+  k.dispatcher = static_cast<uint8_t>(ctx.moe_dispatcher);
   struct Id {
     uint32_t id;
   };

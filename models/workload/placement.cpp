@@ -155,6 +155,45 @@ std::vector<std::vector<int>> RankPlacement::ep_groups(int stage) const {
 
 namespace {
 
+// An EP group's DeepEP hops. Its members on each node, in node order (the NVLink hop's groups);
+// and, for each in-node index j, the j-th member on every node (the network hop's groups).
+std::vector<std::vector<int>> members_per_node(const std::vector<int>& group, int gpn) {
+  std::vector<std::vector<int>> parts;
+  std::vector<int> sorted = group;
+  std::sort(sorted.begin(), sorted.end());
+  for (int g : sorted) {
+    if (parts.empty() || parts.back().front() / gpn != g / gpn) parts.emplace_back();
+    parts.back().push_back(g);
+  }
+  return parts;
+}
+
+void add_ep_hops(const std::vector<int>& group, int gpn, bool inter, std::vector<std::vector<int>>& out) {
+  const auto parts = members_per_node(group, gpn);
+  if (!inter) {
+    out.insert(out.end(), parts.begin(), parts.end());
+    return;
+  }
+  std::size_t widest = 0;
+  for (const auto& p : parts) widest = std::max(widest, p.size());
+  for (std::size_t j = 0; j < widest; ++j) {
+    std::vector<int> rail;
+    for (const auto& p : parts)
+      if (j < p.size()) rail.push_back(p[j]);
+    out.push_back(std::move(rail));
+  }
+}
+
+}  // namespace
+
+std::vector<std::vector<int>> RankPlacement::ep_hop_groups(int stage, bool inter) const {
+  std::vector<std::vector<int>> out;
+  for (const auto& g : ep_groups(stage)) add_ep_hops(g, gpn_, inter, out);
+  return out;
+}
+
+namespace {
+
 // Shape of a set of GPUs from their node ids (sorted here): nodes spanned, most on one node.
 GroupShape shape_of_nodes(int* nodes, int n, int per_leaf) {
   GroupShape g;
@@ -247,7 +286,7 @@ GroupShape RankPlacement::crossing_unless_sampled_exactly(int kind, GroupShape g
   // of the sampled ones by the other dimensions too, and a translate may straddle a leaf
   // boundary the sample does not: unless the whole job hangs off one leaf, one that spans nodes
   // counts as crossing the taper (0, unknown).
-  const bool sub_block = kind == 1 || kind == 2;
+  const bool sub_block = kind == 1 || kind == 2 || kind == 5 || kind == 6;
   if (sub_block && g.nodes > 1 && g.leaf_span == 1) {
     const bool one_leaf = map_.empty() && (static_cast<long long>(gpus()) - 1) / gpn_ / npl_ == 0;
     if (!one_leaf) g.leaf_span = 0;
@@ -256,7 +295,7 @@ GroupShape RankPlacement::crossing_unless_sampled_exactly(int kind, GroupShape g
 }
 
 GroupShape RankPlacement::worst_shape(int kind) const {
-  if (!map_.empty()) return worst_shape_enumerated(kind);
+  if (!map_.empty() || kind >= 5) return worst_shape_enumerated(kind);
   return crossing_unless_sampled_exactly(kind, worst_shape_sampled(kind));
 }
 
@@ -341,6 +380,10 @@ GroupShape RankPlacement::worst_shape_enumerated(int kind) const {
       break;
     case 2:
       for (int i = 0; i < std::min(k, edp_ * etp_); ++i) sample.push_back(ep_group(0, i % etp_, i / etp_));
+      break;
+    case 5:
+    case 6:
+      for (int i = 0; i < std::min(k, edp_ * etp_); ++i) add_ep_hops(ep_group(0, i % etp_, i / etp_), gpn_, kind == 5, sample);
       break;
     case 3: {
       auto g = dp_groups(0);

@@ -60,14 +60,18 @@ class RankPlacement {
   std::vector<std::vector<int>> tp_groups(int stage) const;
   std::vector<std::vector<int>> cp_groups(int stage) const;
   std::vector<std::vector<int>> ep_groups(int stage) const;
+  // DeepEP's hops of every EP group (representative's first): inter, the members at one in-node
+  // index on each of the group's nodes; otherwise the members on one node.
+  std::vector<std::vector<int>> ep_hop_groups(int stage, bool inter) const;
 
   // The worst shape among the stage's groups of a kind (most nodes spanned): groups are
   // translates of one another, so the first few (one per GPU of a node) show every alignment.
   // Its leaf_span is the widest over every stage's copy of those groups (a stage is the first
   // one's translate), so a later stage that straddles two leaves is not missed.
-  // kind: 0 tp, 1 cp, 2 ep, 3 dp, 4 expert dp (CommGroup's order). In closed form for groups
-  // that are arithmetic progressions of GPU ids (the standard orders make them), without
-  // listing a group; otherwise (and with a GPU map) worst_shape_enumerated().
+  // kind: 0 tp, 1 cp, 2 ep, 3 dp, 4 expert dp, 5 and 6 the EP exchange's network and NVLink
+  // hops (CommGroup's order). In closed form for groups that are arithmetic progressions of GPU
+  // ids (the standard orders make them), without listing a group; otherwise (the EP hops, and
+  // with a GPU map) worst_shape_enumerated().
   GroupShape worst_shape(int kind) const;
   // The same sample of groups listed and measured one by one.
   GroupShape worst_shape_enumerated(int kind) const;

@@ -25,6 +25,8 @@ const char* to_string(CommGroup g) {
     case CommGroup::kEp: return "ep";
     case CommGroup::kDp: return "dp";
     case CommGroup::kExpertDp: return "expert_dp";
+    case CommGroup::kEpInter: return "ep_inter";
+    case CommGroup::kEpIntra: return "ep_intra";
   }
   return "?";
 }

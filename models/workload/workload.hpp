@@ -75,7 +75,7 @@ struct Workload {
   bool split_backward = false;          // passes are F, B, W (zero-bubble, DualPipe) or F, B+W
   double overlap_slowdown = 0;          // sigma of program_reduce.hpp
   RankPlacement placement{1, 1, 1, 1};
-  GroupShape group_shapes[5];           // per CommGroup, as the layer programs were priced
+  GroupShape group_shapes[kCommGroups];           // per CommGroup, as the layer programs were priced
 
   // Pipeline point-to-point: each TP rank sends 1/tp of the activation (scatter-gather).
   double p2p_bytes = 0;

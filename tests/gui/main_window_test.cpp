@@ -150,6 +150,38 @@ class MainWindowTest : public QObject {
     QVERIFY(!parts->isEnabled());
   }
 
+  // The MoE dispatcher as a user picks it: DeepEP's deduplicated exchange writes
+  // plan.moe_dispatcher and shortens the exposed expert traffic; a dense model has none to pick.
+  void picking_the_deepep_dispatcher_edits_the_plan_and_shortens_the_expert_exchanges() {
+    QTemporaryDir dir;
+    const QString path = write_file(dir, "moe.json", R"({
+      "schema_version": 1, "name": "moe",
+      "model": {"name": "moe-grouped", "layers": 4, "hidden": 2048, "heads": 16, "ffn_hidden": 4096,
+                "ffn_act": "swiglu", "vocab": 32000, "seq_len": 2048,
+                "moe": {"experts": 64, "top_k": 8, "expert_ffn_hidden": 1024, "groups": 8, "groups_per_token": 4}},
+      "cluster": {"base": "h800-cluster", "nodes": 4},
+      "plan": {"tp": 1, "pp": 1, "dp": 32, "ep": 32, "micro_batch": 1, "global_batch": 64}
+    })");
+    MainWindow w;
+    QVERIFY(w.open_scenario(path));
+    auto* dispatcher = qobject_cast<QComboBox*>(w.panel()->control_for_path("plan.moe_dispatcher"));
+    QVERIFY(dispatcher);
+    QVERIFY(dispatcher->isEnabled());
+    QCOMPARE(dispatcher->currentText(), QString("alltoall"));
+    const double before = w.evaluation().result.breakdown.ep_comm_s;
+    QVERIFY(before > 0);
+    const int deepep = dispatcher->findText("deepep");
+    dispatcher->setCurrentIndex(deepep);
+    emit dispatcher->activated(deepep);
+    QCOMPARE(QString::fromStdString(w.raw_scenario()["plan"]["moe_dispatcher"].get<std::string>()), QString("deepep"));
+    QVERIFY(w.evaluation().loaded);
+    QVERIFY(w.evaluation().scenario.plan.moe_dispatcher == trainsim::MoeDispatcher::kDeepEp);
+    QVERIFY(w.evaluation().result.breakdown.ep_comm_s < 0.6 * before);
+    MainWindow dense;
+    QVERIFY(dense.open_scenario(kDefault));
+    QVERIFY(!dense.panel()->control_for_path("plan.moe_dispatcher")->isEnabled());
+  }
+
   void an_unknown_key_is_flagged_with_its_path() {
     QTemporaryDir dir;
     const QString path = write_file(dir, "typo.json", R"({

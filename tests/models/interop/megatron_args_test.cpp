@@ -133,6 +133,34 @@ TEST(MegatronArgs, RecomputeModulesTakeSeveralValues) {
   }
 }
 
+TEST(MegatronArgs, TheDeepEpDispatcherAndGroupLimitedRoutingAreRead) {
+  MegatronImportOptions o;
+  o.gpus = 64;
+  const std::string base = read_text("megatron/mixtral_fp8.sh");
+  const MegatronImport imp = import_megatron_args(
+      split_command_line(base + " --moe-token-dispatcher-type flex --moe-enable-deepep --moe-router-num-groups 4"
+                                " --moe-router-group-topk 2"),
+      o);
+  const Scenario s = load(imp.scenario);
+  EXPECT_EQ(s.plan.moe_dispatcher, MoeDispatcher::kDeepEp);
+  ASSERT_TRUE(s.model.moe);
+  EXPECT_EQ(s.model.moe->groups, 4);
+  EXPECT_EQ(s.model.moe->groups_per_token, 2);
+  // The newer backend flag names DeepEP too; flex without it, and allgather, send every copy.
+  const auto newer = import_megatron_args(
+      split_command_line(base + " --moe-token-dispatcher-type flex --moe-flex-dispatcher-backend deepep"), o);
+  EXPECT_EQ(load(newer.scenario).plan.moe_dispatcher, MoeDispatcher::kDeepEp);
+  const auto gather = import_megatron_args(split_command_line(base + " --moe-token-dispatcher-type allgather"), o);
+  EXPECT_EQ(load(gather.scenario).plan.moe_dispatcher, MoeDispatcher::kAllToAll);
+  EXPECT_TRUE(mentions(gather.assumptions, "allgather costed as alltoall"));
+  try {
+    import_megatron_args(split_command_line(base + " --moe-token-dispatcher-type nccl"), o);
+    ADD_FAILURE() << "an unknown dispatcher was accepted";
+  } catch (const ScenarioError& e) {
+    EXPECT_NE(std::string(e.what()).find("--moe-token-dispatcher-type: unknown dispatcher"), std::string::npos) << e.what();
+  }
+}
+
 TEST(MegatronArgs, SwigluDefaultWidthAndSmallWorlds) {
   MegatronImportOptions o;
   o.gpus = 4;

@@ -126,6 +126,9 @@ TEST(HfConfig, NameAndApproximationsAreRecorded) {
   EXPECT_EQ(m["mla"]["qk_nope_head_dim"], 128);
   EXPECT_EQ(m["mla"]["qk_rope_head_dim"], 64);
   EXPECT_EQ(m["mla"]["v_head_dim"], 128);
+  // Node-limited routing: 8 expert groups, a token's experts from 4 of them.
+  EXPECT_EQ(m["moe"]["groups"], 8);
+  EXPECT_EQ(m["moe"]["groups_per_token"], 4);
   EXPECT_EQ(m["notes"].get<std::string>().find("latent attention"), std::string::npos);
   const std::string llama = test::data_path("hf/llama2-7b.json");
   EXPECT_EQ(hf_config_to_model_json(read_json_file(llama), llama, 4096)["name"], "Llama-2-7b-hf");

@@ -115,6 +115,10 @@ TEST(ScenarioLoader, BadInputNamesThePathAndWhatWasExpected) {
       {"unknown recompute module", [](json& j) { j["plan"]["recompute"] = "selective"; j["plan"]["recompute_modules"] = {"core_attn", "attn"}; }, "plan.recompute_modules[1]: unknown module \"attn\"; expected one of core_attn, layernorm, mla_up_proj, moe_act, mlp"},
       {"recompute module twice", [](json& j) { j["plan"]["recompute"] = "selective"; j["plan"]["recompute_modules"] = {"mlp", "mlp"}; }, "plan.recompute_modules[1]: \"mlp\" is listed twice"},
       {"recompute modules not a list", [](json& j) { j["plan"]["recompute_modules"] = "mlp"; }, "plan.recompute_modules: expected a non-empty list of module names"},
+      {"expert groups that do not divide the experts", [](json& j) { j["model"] = {{"base", "mixtral-8x7b"}, {"moe", {{"experts", 8}, {"top_k", 2}, {"groups", 3}}}}; }, "model.moe.groups: must divide experts (8)"},
+      {"groups a token picks without groups", [](json& j) { j["model"] = {{"base", "mixtral-8x7b"}, {"moe", {{"experts", 8}, {"top_k", 2}, {"groups_per_token", 2}}}}; }, "model.moe.groups_per_token: needs moe.groups"},
+      {"too few groups for top_k", [](json& j) { j["model"] = {{"base", "mixtral-8x7b"}, {"moe", {{"experts", 8}, {"top_k", 2}, {"groups", 8}, {"groups_per_token", 1}}}}; }, "model.moe.groups_per_token: too few: 1 groups of 1 experts cannot hold top_k 2 experts"},
+      {"unknown dispatcher", [](json& j) { j["plan"]["moe_dispatcher"] = "nccl"; }, "plan.moe_dispatcher"},
       {"up-projections without mla", [](json& j) { j["plan"]["recompute"] = "selective"; j["plan"]["recompute_modules"] = {"mla_up_proj"}; }, "plan.recompute_modules: \"mla_up_proj\" needs multi-head latent attention (model.mla)"},
   };
   for (const auto& c : cases) {

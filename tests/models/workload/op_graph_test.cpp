@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "models/cost/flops.hpp"
+#include "models/cost/moe_routing.hpp"
 #include "models/estimate/estimate.hpp"
 #include "models/scenario/scenario_loader.hpp"
 #include "models/workload/program_reduce.hpp"
@@ -361,6 +362,64 @@ TEST(OpGraph, StraddlingTensorParallelGroupsAreCostedAndWarnedAbout) {
   bool warned = false;
   for (const auto& s : r6.warnings) warned |= s.find("straddle") != std::string::npos;
   EXPECT_TRUE(warned);
+}
+
+}  // namespace
+}  // namespace trainsim
+
+namespace trainsim {
+namespace {
+
+// A small MoE model with DeepSeek-V3's routing shape: 64 experts in 8 groups, a token's top 8
+// from 4 groups; EP 32 over four 8-GPU nodes.
+json grouped_moe_model() {
+  return {{"name", "moe-grouped"}, {"layers", 4}, {"hidden", 2048}, {"heads", 16}, {"ffn_hidden", 4096},
+          {"ffn_act", "swiglu"}, {"vocab", 32000}, {"seq_len", 2048},
+          {"moe", {{"experts", 64}, {"top_k", 8}, {"expert_ffn_hidden", 1024}, {"groups", 8}, {"groups_per_token", 4}}}};
+}
+
+TEST(OpGraph, DeepEpSendsATokenOncePerNodeAndFansItOutOverNvlink) {
+  const json plan = {{"tp", 1}, {"pp", 1}, {"dp", 32}, {"ep", 32}, {"global_batch", 32}};
+  json deepep_plan = plan;
+  deepep_plan["moe_dispatcher"] = "deepep";
+  const Scenario a2a = make(plan, grouped_moe_model(), 4, "h800-cluster");
+  const Scenario deepep = make(deepep_plan, grouped_moe_model(), 4, "h800-cluster");
+  Result ra, rd;
+  const Workload wa = build(a2a, ra), wd = build(deepep, rd);
+  const ExpertRouting routing{64, 8, 8, 4};
+  const double token_bytes = 2048.0 * 2048 * 2;  // a micro-batch's tokens x hidden x bf16
+  int inter = 0, intra = 0, plain = 0;
+  for (const OpBlock& b : wd.programs[0].chunks[0].program(PassKind::kForward).blocks)
+    for (const CommOp& c : b.comm) {
+      if (c.group == CommGroup::kEpInter) {
+        ++inter;
+        // One GPU a node, at this rank's in-node index: the network hop, deduplicated per node.
+        EXPECT_EQ(wd.group_shapes[static_cast<int>(c.group)].ranks, 4);
+        EXPECT_EQ(wd.group_shapes[static_cast<int>(c.group)].nodes, 4);
+        EXPECT_NEAR(c.bytes, token_bytes * expected_places_per_token(routing, 4), 1e-6 * c.bytes);
+        EXPECT_EQ(c.stream, CommStream::kInline);
+      }
+      if (c.group == CommGroup::kEpIntra) {
+        ++intra;
+        // The node's 8 EP members: deduplicated per GPU, beside the network hop.
+        EXPECT_EQ(wd.group_shapes[static_cast<int>(c.group)].ranks, 8);
+        EXPECT_EQ(wd.group_shapes[static_cast<int>(c.group)].nodes, 1);
+        EXPECT_NEAR(c.bytes, token_bytes * expected_places_per_token(routing, 32), 1e-6 * c.bytes);
+        EXPECT_EQ(c.stream, CommStream::kEpForward);
+      }
+      plain += c.group == CommGroup::kEp;
+    }
+  EXPECT_EQ(inter, 2);  // dispatch and combine
+  EXPECT_EQ(intra, 2);
+  EXPECT_EQ(plain, 0);
+  // What crosses the network: DeepEP's (3/4 of each node copy leaves the node) against the
+  // alltoall dispatcher's top_k copies, 24 of whose 32 destinations are off the node.
+  const double nodes = expected_places_per_token(routing, 4);
+  EXPECT_LT(nodes, 4.0);
+  const double deepep_nic = nodes * 3 / 4, a2a_nic = 8.0 * 24 / 32;
+  EXPECT_LT(deepep_nic, a2a_nic / 2);
+  // Fewer network bytes: the exchanges take less time though they move more bytes in all.
+  EXPECT_LT(estimate(deepep).breakdown.ep_comm_s, 0.6 * estimate(a2a).breakdown.ep_comm_s);
 }
 
 }  // namespace
