@@ -18,12 +18,15 @@ double miss_probability(double pool, double held, int k) {
   return p;
 }
 
-// C(n, r) as a double (small n: expert groups).
-double choose(int n, int r) {
-  if (r < 0 || r > n) return 0;
-  double c = 1;
-  for (int i = 1; i <= r; ++i) c = c * (n - r + i) / i;
-  return c;
+// ln C(n, r), finite for every group count a model may have.
+double log_choose(int n, int r) {
+  return std::lgamma(n + 1.0) - std::lgamma(r + 1.0) - std::lgamma(n - r + 1.0);
+}
+
+// P(c of the g chosen groups among G are the q on one place): hypergeometric.
+double chosen_on_place(int G, int q, int g, int c) {
+  if (c < 0 || c > q || g - c < 0 || g - c > G - q) return 0;
+  return std::exp(log_choose(q, c) + log_choose(G - q, g - c) - log_choose(G, g));
 }
 
 }  // namespace
@@ -42,7 +45,7 @@ double expected_places_per_token(const ExpertRouting& r, int places) {
       const int q = G / places;
       hit = 0;
       for (int c = 1; c <= std::min(q, g); ++c)
-        hit += choose(q, c) * choose(G - q, g - c) / choose(G, g) * (1 - miss_probability(pool, c * E / G, k));
+        hit += chosen_on_place(G, q, g, c) * (1 - miss_probability(pool, c * E / G, k));
     } else if (places % G == 0) {
       // Each group spans D / G places: this place is eligible when its group is chosen.
       hit = static_cast<double>(g) / G * (1 - miss_probability(pool, E / D, k));
@@ -52,6 +55,7 @@ double expected_places_per_token(const ExpertRouting& r, int places) {
       hit = std::min(hit, reachable / D);
     }
   }
+  if (!std::isfinite(hit)) hit = 1;
   return std::clamp(D * hit, 1.0, std::min(D, static_cast<double>(k)));
 }
 

@@ -64,6 +64,14 @@ TEST(MoeRouting, NodeLimitedRoutingReachesAtMostItsGroupsPlaces) {
     EXPECT_LT(expected_places_per_token(v3, places), expected_places_per_token({256, 8, 0, 0}, places));
 }
 
+TEST(MoeRouting, ManyGroupsStayFinite) {
+  // 4096 single-expert groups, 2048 a token, top 8 over 64 places: the hypergeometric terms
+  // would overflow as plain products; the count is the unlimited one's, as a draw would give.
+  const double n = expected_places_per_token({4096, 8, 4096, 2048}, 64);
+  EXPECT_TRUE(std::isfinite(n));
+  EXPECT_NEAR(n, sampled_places({4096, 8, 4096, 2048}, 64, 5000), 0.05);
+}
+
 TEST(MoeRouting, OnePlaceHoldsEveryExpert) {
   EXPECT_EQ(expected_places_per_token({64, 8, 0, 0}, 1), 1.0);
   // top 2 of 8 experts on 8 GPUs: two GPUs, always.
