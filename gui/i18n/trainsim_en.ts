@@ -965,6 +965,10 @@ Live numbers come from the estimate tier (closed form, in-process); Simulate run
         <translation type="unfinished"></translation>
     </message>
     <message>
+        <source>Keep linear inputs in fp8</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
         <source>Recomputed parts</source>
         <translation type="unfinished"></translation>
     </message>

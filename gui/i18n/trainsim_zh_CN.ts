@@ -966,6 +966,10 @@ Live numbers come from the estimate tier (closed form, in-process); Simulate run
         <translation>MoE 分发</translation>
     </message>
     <message>
+        <source>Keep linear inputs in fp8</source>
+        <translation>以 fp8 保存线性层输入</translation>
+    </message>
+    <message>
         <source>Recomputed parts</source>
         <translation>重计算部分</translation>
     </message>

@@ -340,6 +340,10 @@ struct ParallelPlan {
   // stage3_prefetch_bucket_size (its default 5e7): of a layer with more parameters, only that
   // many are gathered behind the previous layer's compute and the rest when the layer starts.
   double zero3_prefetch_params = 0;
+  // Under fp8: the linears' inputs kept for the backward in fp8 with 1 x 128 tile scales, the
+  // attention output projection's in E5M6 (DeepSeek-V3's framework, arXiv:2412.19437 sec. 3.3.2);
+  // false: 16-bit, or TransformerEngine's fp8 copy and its transpose, the same 2 bytes.
+  bool fp8_activation_cache = false;
   // How MoE tokens reach their experts' GPUs (plan.moe_dispatcher).
   MoeDispatcher moe_dispatcher = MoeDispatcher::kAllToAll;
 };

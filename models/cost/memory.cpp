@@ -57,7 +57,10 @@ double layer_activation_bytes(const ModelSpec& m, bool moe_layer, const Activati
 
   // Per token, Korthikanti's inventory: terms that TP does not split unless SP is on ...
   // (the QKV and MLP inputs are the two pre-norms' outputs).
-  const double norm_output = rc.layernorm ? 0 : 2 * h;
+  // The linears' inputs: 2 bytes (bf16, or TransformerEngine's fp8 copy and its transpose), or
+  // fp8 with tile scales under the fp8 activation cache.
+  const double lin = o.fp8_cache ? kFp8CachedBytes : 2.0;
+  const double norm_output = rc.layernorm ? 0 : lin * h;
   double replicated = norm_output /* QKV input */ + (dropout ? h : 0) /* attention-out dropout mask */ +
                       norm_output /* MLP input */ + (dropout ? h : 0) /* MLP dropout mask */ +
                       4 * h;   /* two layernorm inputs */
@@ -65,13 +68,13 @@ double layer_activation_bytes(const ModelSpec& m, bool moe_layer, const Activati
     // MLA's latents, computed on every TP rank's own tokens: each norm's input and output (the
     // up-projection's input), and the rotary key.
     const double latents = static_cast<double>(m.mla->q_lora_rank + m.mla->kv_lora_rank);
-    replicated += (rc.layernorm ? 2 : 4) * latents + 2.0 * m.mla->qk_rope_head_dim;
+    replicated += (2 + (rc.layernorm ? 0 : lin)) * latents + 2.0 * m.mla->qk_rope_head_dim;
   }
   // ... and terms that TP splits: Q, K, V (2h + 4h_kv for MHA/GQA) and the output-projection
   // input (2h), at their own widths (MLA: 192-wide queries and keys, one K/V head per query head).
   // MLA's up-projection recompute rebuilds K and V, and Q where it has a latent, from the
   // latents; queries projected from the hidden state are kept.
-  double split = 2 * query_width(m) + 2 * key_value_width(m) + 2 * context_width(m);
+  double split = 2 * query_width(m) + 2 * key_value_width(m) + (o.fp8_cache ? kE5m6CachedBytes : 2.0) * context_width(m);
   if (m.mla && rc.mla_up_proj)
     split -= (m.mla->q_lora_rank > 0 ? 2 * query_width(m) : 0) + 2 * key_value_width(m);
   double ffn_inner;
@@ -82,11 +85,14 @@ double layer_activation_bytes(const ModelSpec& m, bool moe_layer, const Activati
     ffn_copies = m.moe->top_k + m.moe->shared_experts;  // tokens pass through top_k experts
   }
   // GeLU keeps its input and output (2f + 2f = 16h at f = 4h); SwiGLU keeps the gate and up
-  // projections (4f) and their product (2f).
-  ffn_inner = (m.ffn_act == FfnActivation::kSwiglu ? 6.0 : 4.0) * ffn_width * ffn_copies;
-  // moe_act: the routed experts' activation output (2f each) is computed again; mlp: a dense
-  // MLP keeps only its input (the norm output, above).
-  if (moe_layer && m.moe && rc.moe_act) ffn_inner -= 2 * ffn_width * m.moe->top_k;
+  // projections (4f) and their product (2f). Under the fp8 cache the product (the down
+  // projection's input) is fp8, and so are SwiGLU's inputs (the report's sec. 3.3.2 keeps them in
+  // fp8 to recompute the product from); GeLU's input stays 16-bit.
+  const double act_inputs = m.ffn_act == FfnActivation::kSwiglu ? 2 * lin : 2.0;
+  ffn_inner = (act_inputs + lin) * ffn_width * ffn_copies;
+  // moe_act: the routed experts' activation output is computed again; mlp: a dense MLP keeps
+  // only its input (the norm output, above).
+  if (moe_layer && m.moe && rc.moe_act) ffn_inner -= lin * ffn_width * m.moe->top_k;
   if (!(moe_layer && m.moe) && rc.mlp) ffn_inner = 0;
   split += ffn_inner;
   // Softmax output (2), dropout mask (1) and dropout output (2) of the a x s score matrix per

@@ -33,7 +33,15 @@ struct ActivationOptions {
   bool flash_attention = true;
   double micro_batch = 1;
   bool vocab_parallel = true;  // logits split over TP (plan.vocab_parallel)
+  // The linears' inputs kept for the backward in fp8 (plan.fp8_activation_cache under fp8).
+  bool fp8_cache = false;
 };
+
+// Bytes an element of a linear's input takes when kept in fp8 for the backward: one byte and an
+// fp32 scale per 1 x 128 tile (DeepSeek-V3 report, arXiv:2412.19437 sec. 3.3.1-3.3.2).
+constexpr double kFp8CachedBytes = 1.0 + 4.0 / 128;
+// The attention output projection's input, kept in DeepSeek-V3's E5M6 (12 bits) for accuracy.
+constexpr double kE5m6CachedBytes = 1.5;
 
 // Activation bytes of one transformer layer for one micro-batch (16-bit activations,
 // 1-byte dropout masks). Korthikanti: sbh(34 + 5as/h) without parallelism.

@@ -441,6 +441,7 @@ ParallelPlan parse_plan(const json& j, const std::string& path) {
   p.vocab_parallel = r.boolean_or("vocab_parallel", true);
   p.zero3_prefetch_params = r.number_or("zero3_prefetch_params", 0, 0, 1e15);
   p.attention_kernel = r.choice_or("attention_kernel", {"flash2", "flash3", "flash1", "triton"}, "flash2");
+  p.fp8_activation_cache = r.boolean_or("fp8_activation_cache", false);
   p.moe_dispatcher = r.choice_or("moe_dispatcher", {"alltoall", "deepep"}, "alltoall") == "deepep"
                          ? MoeDispatcher::kDeepEp
                          : MoeDispatcher::kAllToAll;
@@ -843,6 +844,7 @@ json to_json(const Scenario& s) {
                {"vocab_parallel", p.vocab_parallel},
                {"zero3_prefetch_params", p.zero3_prefetch_params}};
   if (!p.layers_per_stage.empty()) plan["layers_per_stage"] = p.layers_per_stage;
+  if (p.fp8_activation_cache) plan["fp8_activation_cache"] = true;
   if (p.moe_dispatcher != MoeDispatcher::kAllToAll) plan["moe_dispatcher"] = to_string(p.moe_dispatcher);
   if (!(p.recompute_modules == RecomputeModules{}))
     plan["recompute_modules"] = to_strings(p.recompute_modules);

@@ -252,6 +252,7 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r, const WorkloadOp
   ao.flash_attention = p.flash_attention;
   ao.micro_batch = static_cast<double>(p.micro_batch);
   ao.vocab_parallel = p.vocab_parallel;
+  ao.fp8_cache = p.fp8_activation_cache && p.precision == Precision::kFp8;
   const double act_dense = layer_activation_bytes(m, false, ao);
   const double act_moe = m.moe ? layer_activation_bytes(m, true, ao) : act_dense;
   r.per_stage.resize(pp);

@@ -150,9 +150,9 @@ class MainWindowTest : public QObject {
     QVERIFY(!parts->isEnabled());
   }
 
-  // The MoE dispatcher as a user picks it: DeepEP's deduplicated exchange writes
+  // The MoE dispatcher and the fp8 activation cache as a user picks them: DeepEP's deduplicated exchange writes
   // plan.moe_dispatcher and shortens the exposed expert traffic; a dense model has none to pick.
-  void picking_the_deepep_dispatcher_edits_the_plan_and_shortens_the_expert_exchanges() {
+  void the_deepep_dispatcher_and_the_fp8_cache_edit_the_plan_and_cut_what_they_should() {
     QTemporaryDir dir;
     const QString path = write_file(dir, "moe.json", R"({
       "schema_version": 1, "name": "moe",
@@ -180,6 +180,22 @@ class MainWindowTest : public QObject {
     MainWindow dense;
     QVERIFY(dense.open_scenario(kDefault));
     QVERIFY(!dense.panel()->control_for_path("plan.moe_dispatcher")->isEnabled());
+
+    // The fp8 activation cache: only under fp8, and it shrinks the kept activations.
+    auto* cache = qobject_cast<QCheckBox*>(w.panel()->control_for_path("plan.fp8_activation_cache"));
+    QVERIFY(cache);
+    QVERIFY(!cache->isEnabled());
+    auto* precision = qobject_cast<QComboBox*>(w.panel()->control_for_path("plan.precision"));
+    const int fp8 = precision->findText("fp8");
+    precision->setCurrentIndex(fp8);
+    emit precision->activated(fp8);
+    QVERIFY(w.evaluation().loaded);
+    QVERIFY(cache->isEnabled());
+    const double kept = w.evaluation().result.per_stage.at(0).breakdown.activations_bytes;
+    cache->click();
+    QVERIFY(w.raw_scenario()["plan"]["fp8_activation_cache"].get<bool>());
+    QVERIFY(w.evaluation().scenario.plan.fp8_activation_cache);
+    QVERIFY(w.evaluation().result.per_stage.at(0).breakdown.activations_bytes < 0.9 * kept);
   }
 
   void an_unknown_key_is_flagged_with_its_path() {

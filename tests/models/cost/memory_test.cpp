@@ -190,3 +190,36 @@ TEST(Memory, ReproducesDeepSpeedEstimators) {
 
 }  // namespace
 }  // namespace trainsim
+
+namespace trainsim {
+namespace {
+
+TEST(Memory, TheFp8CacheKeepsTheLinearsInputsInOneByteAndAScale) {
+  // Llama-3-8B's widths (h 4096, SwiGLU f 14336, no dropout), one GPU, selective recompute:
+  // the two norm outputs (2h), the SwiGLU gate and up outputs (2f) and their product (f) go from
+  // 2 bytes to 1 + 4/128 (fp8 with a scale per 1 x 128 tile), the output projection's input (h)
+  // to 1.5 (E5M6): DeepSeek-V3 report sec. 3.3.1-3.3.2.
+  ModelSpec m;
+  m.layers = 32;
+  m.hidden = 4096;
+  m.heads = 32;
+  m.kv_heads = 8;
+  m.ffn_hidden = 14336;
+  m.ffn_act = FfnActivation::kSwiglu;
+  m.vocab = 128256;
+  m.seq_len = 8192;
+  m.dropout = 0;
+  ActivationOptions bf16;
+  bf16.recompute = Recompute::kSelective;
+  ActivationOptions fp8 = bf16;
+  fp8.fp8_cache = true;
+  const double saved_per_token = (2 - 1.03125) * (2 * 4096 + 3 * 14336) + (2 - 1.5) * 4096;
+  EXPECT_DOUBLE_EQ(saved_per_token, 51648);
+  EXPECT_DOUBLE_EQ(layer_activation_bytes(m, false, bf16) - layer_activation_bytes(m, false, fp8), 8192 * saved_per_token);
+  // Full recompute keeps only the layer's input (16-bit residual stream): nothing to cache.
+  bf16.recompute = fp8.recompute = Recompute::kFull;
+  EXPECT_DOUBLE_EQ(layer_activation_bytes(m, false, bf16), layer_activation_bytes(m, false, fp8));
+}
+
+}  // namespace
+}  // namespace trainsim

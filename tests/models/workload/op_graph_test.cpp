@@ -422,5 +422,34 @@ TEST(OpGraph, DeepEpSendsATokenOncePerNodeAndFansItOutOverNvlink) {
   EXPECT_LT(estimate(deepep).breakdown.ep_comm_s, 0.6 * estimate(a2a).breakdown.ep_comm_s);
 }
 
+TEST(OpGraph, TheFp8ActivationCacheAppliesUnderFp8Only) {
+  auto activations = [](const char* precision, bool cache) {
+    const json plan = {{"tp", 1}, {"pp", 1}, {"dp", 32}, {"ep", 32}, {"global_batch", 32}, {"precision", precision},
+                       {"recompute", "selective"}, {"fp8_activation_cache", cache}};
+    return estimate(make(plan, grouped_moe_model(), 4, "h800-cluster")).per_stage.at(0).breakdown.activations_bytes;
+  };
+  EXPECT_LT(activations("fp8", true), 0.8 * activations("fp8", false));
+  EXPECT_DOUBLE_EQ(activations("bf16", true), activations("bf16", false));
+}
+
+TEST(OpGraph, DeepSeekV3sPlanFitsOnlyWithItsMemoryMeasures) {
+  // The report's plan (arXiv:2412.19437 sec. 3.1-3.3: PP16 DualPipe, EP64, ZeRO-1, fp8, 2,048
+  // H800): with its recompute of the norms and MLA's up-projections, the SwiGLU output recomputed
+  // and the linears' inputs cached in fp8, a stage fits the H800's 80 GB; without the fp8 cache
+  // it does not. DeepEP's node-limited dispatch exposes less of the expert traffic.
+  json plan = {{"tp", 1}, {"pp", 16}, {"dp", 128}, {"ep", 64}, {"schedule", "dualpipe"}, {"micro_batch", 1},
+               {"global_batch", 15360}, {"zero_stage", 1}, {"recompute", "selective"},
+               {"recompute_modules", {"layernorm", "mla_up_proj", "moe_act"}}, {"precision", "fp8"},
+               {"fp8_activation_cache", true}, {"moe_dispatcher", "deepep"}};
+  const Result reported = estimate(make(plan, "deepseek-v3", 256, "h800-cluster"));
+  EXPECT_TRUE(reported.feasible) << reported.reason;
+  plan["fp8_activation_cache"] = false;
+  EXPECT_FALSE(estimate(make(plan, "deepseek-v3", 256, "h800-cluster")).feasible);
+  plan["fp8_activation_cache"] = true;
+  plan["moe_dispatcher"] = "alltoall";
+  const Result a2a = estimate(make(plan, "deepseek-v3", 256, "h800-cluster"));
+  EXPECT_LT(reported.breakdown.ep_comm_s, 0.5 * a2a.breakdown.ep_comm_s);
+}
+
 }  // namespace
 }  // namespace trainsim
