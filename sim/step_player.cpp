@@ -134,8 +134,9 @@ struct Player {
     // Fluid compute timer: remaining work, its rate since `since`, generation of the live timer.
     double remaining = 0, since = 0, rate = 1;
     uint64_t gen = 0;
-    std::array<int, kCommPurposes> active{};  // concurrent collectives (other streams) by purpose
-    int active_total = 0;
+    // Concurrent collectives (other streams) by purpose, as SM shares (CommOp::sm_share).
+    std::array<double, kCommPurposes> active{};
+    double active_total = 0;
     int async_outstanding = 0;
   };
   std::vector<Device> dev;
@@ -378,8 +379,8 @@ struct Player {
     advance(r);
   }
 
-  // The fluid compute timer of a device: work at 1 / (1 + sigma k) while k collectives of other
-  // streams run on it (program_reduce.hpp).
+  // The fluid compute timer of a device: work at 1 / (1 + sigma k) while collectives of other
+  // streams with SM shares summing to k run on it (program_reduce.hpp).
   double current_rate(int d) const { return 1.0 / (1.0 + w.overlap_slowdown * dev[d].active_total); }
   void start_compute(int d, double work) {
     Device& v = dev[d];
@@ -449,8 +450,8 @@ struct Player {
     const int played = mirror_kind[d][k] ? static_cast<int>(groups.size()) : 1;
     const bool beside = c.stream != CommStream::kInline;
     if (beside) {
-      ++dev[d].active[static_cast<int>(c.purpose)];
-      ++dev[d].active_total;
+      dev[d].active[static_cast<int>(c.purpose)] += c.sm_share;
+      dev[d].active_total += c.sm_share;
       rate_changed(d);
     }
     const double start = plat.now_s();
@@ -494,8 +495,9 @@ struct Player {
         if (w.group_shapes[static_cast<int>(done.group)].nodes > 1)
           tl.network_comms.push_back({d, done.purpose, start, plat.now_s(), done.time_s});
         if (beside) {
-          --dev[d].active[static_cast<int>(done.purpose)];
-          --dev[d].active_total;
+          // Shares are sums of a few exact binary fractions (1, 0.625): back to 0 exactly.
+          dev[d].active[static_cast<int>(done.purpose)] -= done.sm_share;
+          dev[d].active_total -= done.sm_share;
           rate_changed(d);
         }
         comm_done(d, job);

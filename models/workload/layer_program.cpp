@@ -10,6 +10,7 @@
 #include "models/cost/compute/precision.hpp"
 #include "models/cost/flops.hpp"
 #include "models/cost/moe_routing.hpp"
+#include "models/workload/program_reduce.hpp"
 #include "models/workload/memo.hpp"
 
 namespace trainsim {
@@ -135,9 +136,12 @@ class BlockBuilder {
   }
 
   // On the compute stream: issued after the last op, the next op waits for it.
-  void inline_comm(CollectiveOp op, CommPurpose purpose, CommGroup group, double bytes) {
+  void inline_comm(CollectiveOp op, CommPurpose purpose, CommGroup group, double bytes, double sm_share = 1) {
     const int i = comm(op, purpose, group, CommStream::kInline, bytes, static_cast<int>(b_.compute.size()) - 1);
-    if (i >= 0) wait_next_.push_back(i);
+    if (i >= 0) {
+      b_.comm[i].sm_share = sm_share;
+      wait_next_.push_back(i);
+    }
   }
   // Overlapped with the next compute op (TransformerEngine's userbuffers overlap, CP's ring
   // exchange with attention): issued before it, the op after it waits.
@@ -147,9 +151,13 @@ class BlockBuilder {
   }
   // On `stream` beside the compute stream, issued after the last op, the next op waits for it:
   // with an inline_comm before it, the two run at once and the next op waits for both.
-  void concurrent_comm(CollectiveOp op, CommPurpose purpose, CommGroup group, CommStream stream, double bytes) {
+  void concurrent_comm(CollectiveOp op, CommPurpose purpose, CommGroup group, CommStream stream, double bytes,
+                       double sm_share = 1) {
     const int i = comm(op, purpose, group, stream, bytes, static_cast<int>(b_.compute.size()) - 1);
-    if (i >= 0) wait_next_.push_back(i);
+    if (i >= 0) {
+      b_.comm[i].sm_share = sm_share;
+      wait_next_.push_back(i);
+    }
   }
   // A TP collective of the layer: inline, or overlapped with the next GEMM when the plan
   // overlaps TP communication.
@@ -423,16 +431,20 @@ MoeDims moe_dims(const LayerContext& c, const Dims& d) {
 // alltoall dispatcher sends every (token, expert) copy over the EP group. DeepEP sends a token
 // once per target node over the network hop while the NVLink hop fans it out once per target
 // GPU; its kernels pipeline the two (DeepSeek-V3 report sec. 3.2.2), so both run at once and the
-// experts wait for both. The combine takes the same routes back.
+// experts wait for both. The combine takes the same routes back. One DeepEP kernel drives both
+// hops on a fixed budget of SMs (kDeepEpSms), which the hops that move anything share.
 void ep_exchange(BlockBuilder& b, const LayerContext& c, const Dims& d, const MoeDims& m) {
   if (c.moe_dispatcher != MoeDispatcher::kDeepEp) {
     b.inline_comm(CollectiveOp::kAllToAll, CommPurpose::kEp, CommGroup::kEp, m.copies * d.h * d.A);
     return;
   }
   const double token_bytes = m.tokens * d.h * d.A;
-  b.inline_comm(CollectiveOp::kAllToAll, CommPurpose::kEp, CommGroup::kEpInter, token_bytes * m.nodes_per_token);
+  const bool inter = shape_of(c, CommGroup::kEpInter).ranks > 1, intra = shape_of(c, CommGroup::kEpIntra).ranks > 1;
+  const double sm_share = kDeepEpSms / kOverlapChannels / std::max(1, int{inter} + int{intra});
+  b.inline_comm(CollectiveOp::kAllToAll, CommPurpose::kEp, CommGroup::kEpInter, token_bytes * m.nodes_per_token,
+                sm_share);
   b.concurrent_comm(CollectiveOp::kAllToAll, CommPurpose::kEp, CommGroup::kEpIntra, CommStream::kEpForward,
-                    token_bytes * m.gpus_per_token);
+                    token_bytes * m.gpus_per_token, sm_share);
 }
 
 void moe_mlp_forward(BlockBuilder& b, const LayerContext& c, const Dims& d, Pass pass) {

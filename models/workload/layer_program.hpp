@@ -24,6 +24,11 @@ namespace trainsim {
 constexpr double kDefaultTrainingTensorShare = 0.88;
 double training_tensor_share(const GpuSpec& gpu);
 
+// The SMs DeepEP's dispatch and combine kernels take from compute (both hops together): the
+// DeepSeek-V3 report, sec. 3.2.2, "only 20 SMs are sufficient to fully utilize the bandwidths
+// of IB and NVLink" (DeepEP's Buffer.set_num_sms sets it).
+constexpr double kDeepEpSms = 20;
+
 // Layers of one model chunk: a contiguous range of the model's layers.
 struct ChunkLayers {
   int begin = 0;

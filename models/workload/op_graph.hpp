@@ -67,6 +67,9 @@ struct CommOp {
   CollectiveAlgo algo = CollectiveAlgo::kAuto;                 // what runs (the tuner's choice)
   CollectiveProtocol protocol = CollectiveProtocol::kSimple;  // what runs (the tuner's choice)
   double wire_bytes = 0;  // bytes each rank of the group sends (traffic accounting)
+  // The SMs its kernels take from compute beside it, in units of an NCCL collective's
+  // (program_reduce.hpp, kOverlapChannels): 1 for NCCL; DeepEP's hops share its SM budget.
+  double sm_share = 1;
 };
 
 struct OpBlock {

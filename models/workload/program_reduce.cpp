@@ -60,7 +60,7 @@ double PassCost::exposed_total_s() const {
 }
 
 double overlap_slowdown(const GpuSpec& gpu) {
-  constexpr double kNcclChannels = 16;
+  constexpr double kNcclChannels = kOverlapChannels;
   // SMs per generation when the preset does not say: V100 80, A100 108, Hopper 132 (NVIDIA
   // architecture whitepapers), told apart by their dense 16-bit peaks.
   double sms = gpu.kernel.sm_count;
@@ -76,6 +76,7 @@ namespace {
 struct Interval {
   double start, end;
   CommPurpose purpose;
+  double sm_share;  // CommOp::sm_share
 };
 
 class PassPlayer {
@@ -159,7 +160,7 @@ class PassPlayer {
   // the clock, the streams, the cost so far, the prefetched copies, the running collectives.
   void save(std::vector<double>& out) const {
     const std::size_t at = out.size();
-    out.resize(at + 2 + kCommStreams + 5 + kCommPurposes + prefetched_.size() + 1 + 3 * active_.size());
+    out.resize(at + 2 + kCommStreams + 5 + kCommPurposes + prefetched_.size() + 1 + 4 * active_.size());
     double* o = out.data() + at;
     *o++ = t_;
     *o++ = async_end_;
@@ -176,6 +177,7 @@ class PassPlayer {
       *o++ = iv.start;
       *o++ = iv.end;
       *o++ = static_cast<double>(iv.purpose);
+      *o++ = iv.sm_share;
     }
   }
   // Back to a state save() wrote for block b (begin_block(b) already called).
@@ -196,7 +198,8 @@ class PassPlayer {
       iv.start = in[0];
       iv.end = in[1];
       iv.purpose = static_cast<CommPurpose>(static_cast<int>(in[2]));
-      in += 3;
+      iv.sm_share = in[3];
+      in += 4;
     }
   }
 
@@ -213,7 +216,7 @@ class PassPlayer {
     const double begin = std::max(at, free);
     const double end = begin + c.time_s;
     free = end;
-    if (c.stream != CommStream::kInline && c.time_s > 0) active_.push_back({begin, end, c.purpose});
+    if (c.stream != CommStream::kInline && c.time_s > 0) active_.push_back({begin, end, c.purpose, c.sm_share});
     if (c.waited_by < 0) {
       async_end_ = std::max(async_end_, end);
       cost_.async_busy_s += c.time_s;
@@ -237,8 +240,8 @@ class PassPlayer {
     }
   }
 
-  // Compute of `work` seconds from `start` at 1 / (1 + sigma k) while k collectives of other
-  // streams run.
+  // Compute of `work` seconds from `start` at 1 / (1 + sigma k) while collectives of other
+  // streams run, k the sum of their SM shares (k collectives of NCCL's default channels).
   double stretched_end(double start, double work) {
     if (work <= 0) return start;
     // The collectives still running, in issue order (the order their shares are charged in).
@@ -263,17 +266,18 @@ class PassPlayer {
     double t = start, left = work;
     for (double cut : cuts) {
       if (cut <= t) continue;
-      int k = 0;
+      double k = 0;
       for (const Interval& iv : active_)
-        if (iv.start <= t && iv.end > t) ++k;
+        if (iv.start <= t && iv.end > t) k += iv.sm_share;
       const double rate = 1.0 / (1.0 + sigma_ * k);
       const double done = (cut - t) * rate;
       const double seg = done >= left ? left / rate : cut - t;
-      // The time beyond the work is what the concurrent collectives cost: theirs, in equal shares.
+      // The time beyond the work is what the concurrent collectives cost: theirs, by SM share.
       if (k > 0) {
         const double extra = seg - seg * rate;
         for (const Interval& iv : active_)
-          if (iv.start <= t && iv.end > t) cost_.exposed_s[static_cast<int>(iv.purpose)] += extra / k;
+          if (iv.start <= t && iv.end > t)
+            cost_.exposed_s[static_cast<int>(iv.purpose)] += extra * iv.sm_share / k;
       }
       if (done >= left) return t + seg;
       left -= done;

@@ -5,9 +5,10 @@
 // assumed hidden (no max(0, comm - compute)).
 //
 // Overlap slows compute: a collective running beside a kernel occupies SMs (one CTA per NCCL
-// channel) and HBM bandwidth, so compute progresses at 1 / (1 + sigma * k) of its rate while k
-// collectives of other streams run (a fluid model; sigma from overlap_slowdown()). The
-// simulate tier applies the same rule to its compute timers, against the flows' real durations.
+// channel) and HBM bandwidth, so compute progresses at 1 / (1 + sigma * k) of its rate while
+// collectives of other streams run, k the sum of their SM shares (CommOp::sm_share: 1 for each
+// NCCL collective); a fluid model, sigma from overlap_slowdown(). The simulate tier applies the
+// same rule to its compute timers, against the flows' real durations.
 #pragma once
 
 #include <cstddef>
@@ -18,12 +19,17 @@
 
 namespace trainsim {
 
+// The SMs one NCCL collective occupies beside compute: one CTA per channel, NCCL's default
+// maximum of 16 channels for ring/tree on NVLink + IB without NVLS (src/graph/search.cc,
+// MAXCHANNELS/2). CommOp::sm_share counts a collective's SMs in these units.
+constexpr double kOverlapChannels = 16;
+
 // Compute slowdown per concurrent collective: NCCL runs one CTA per channel, taking `channels`
 // of the GPU's SMs from a GEMM that would fill them all, so compute runs at (S - c) / S of its
-// rate: sigma = c / (S - c). Defaults: the SM count of the GPU's generation and NCCL's 16
-// channels (NCCL's default maximum for ring/tree on NVLink + IB without NVLS; src/graph/
-// search.cc, MAXCHANNELS/2). A forum measurement of an FSDP all-gather beside a one-wave H100
-// GEMM (24 NCCL blocks on 132 SMs) shows the worst case, a second wave: up to 2x.
+// rate: sigma = c / (S - c), c = kOverlapChannels, S the SM count of the GPU's generation. A
+// collective whose kernels hold another number of SMs counts as sm_share of one. A forum
+// measurement of an FSDP all-gather beside a one-wave H100 GEMM (24 NCCL blocks on 132 SMs)
+// shows the worst case, a second wave: up to 2x.
 double overlap_slowdown(const GpuSpec& gpu);
 
 // The pass's time on one GPU, starting with idle streams.

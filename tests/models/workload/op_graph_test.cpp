@@ -412,6 +412,16 @@ TEST(OpGraph, DeepEpSendsATokenOncePerNodeAndFansItOutOverNvlink) {
   EXPECT_EQ(inter, 2);  // dispatch and combine
   EXPECT_EQ(intra, 2);
   EXPECT_EQ(plain, 0);
+  // One DeepEP kernel drives both hops on the report's 20 SMs (sec. 3.2.2): each hop holds 10,
+  // 10/16 of what an NCCL collective (16 channels) takes from compute beside it.
+  for (const OpBlock& b : wd.programs[0].chunks[0].program(PassKind::kForward).blocks)
+    for (const CommOp& c : b.comm) {
+      if (c.group == CommGroup::kEpInter || c.group == CommGroup::kEpIntra) {
+        EXPECT_DOUBLE_EQ(c.sm_share, 10.0 / 16.0);
+      }
+    }
+  for (const OpBlock& b : wa.programs[0].chunks[0].program(PassKind::kForward).blocks)
+    for (const CommOp& c : b.comm) EXPECT_DOUBLE_EQ(c.sm_share, 1.0);
   // What crosses the network: DeepEP's (3/4 of each node copy leaves the node) against the
   // alltoall dispatcher's top_k copies, 24 of whose 32 destinations are off the node.
   const double nodes = expected_places_per_token(routing, 4);

@@ -69,6 +69,28 @@ TEST(ProgramReduce, OverlappedCollectivesSlowComputeByTheFluidRule) {
   EXPECT_NEAR(r.async_busy_s, d, 1e-15);
 }
 
+TEST(ProgramReduce, ACollectiveSlowsComputeByItsShareOfSms) {
+  // Two collectives beside one op, of SM shares 0.625 and 1 (10 SMs of a DeepEP hop and an NCCL
+  // collective's 16): while both run the op advances at 1 / (1 + 1.625 sigma), then at
+  // 1 / (1 + sigma) while the longer one runs on, then at full rate. While both run, the
+  // slowdown is charged to them by share, 0.625 : 1.
+  const double w = 4e-3, d1 = 1e-3, d2 = 2e-3, sigma = 0.25, k = 1.625;
+  OpBlock b = block(2, w);
+  b.compute_s[0] = 0;
+  CommOp hop = comm(CommStream::kEpForward, d1, 0, -1, CommPurpose::kEp);
+  hop.sm_share = 0.625;
+  b.comm.push_back(hop);
+  b.comm.push_back(comm(CommStream::kTensor, d2, 0, -1, CommPurpose::kTp));
+  const PassCost r = reduce_pass(program(b), sigma);
+  // Work done: d1 / (1 + k sigma) while both run, (d2 - d1) / (1 + sigma) while one does.
+  const double done = d1 / (1 + k * sigma) + (d2 - d1) / (1 + sigma);
+  EXPECT_NEAR(r.time_s, d2 + (w - done), 1e-12);
+  const double both = d1 - d1 / (1 + k * sigma), one = (d2 - d1) - (d2 - d1) / (1 + sigma);
+  EXPECT_NEAR(r.exposed_s[static_cast<int>(CommPurpose::kEp)], both * 0.625 / k, 1e-12);
+  EXPECT_NEAR(r.exposed_s[static_cast<int>(CommPurpose::kTp)], both * 1 / k + one, 1e-12);
+  EXPECT_NEAR(r.slowdown_s, both + one, 1e-12);
+}
+
 TEST(ProgramReduce, CollectivesOfOneStreamRunOneAfterAnother) {
   // Two reduce-scatters of 1 ms issued at once on one stream, after an op of 0.5 ms: the second
   // ends 2 ms after the issue, 1.5 ms past the pass.
