@@ -296,13 +296,13 @@ struct Player {
     run->op = *op;
     run->program = &chunk(d, op->chunk).program(pass_of(*op, w.split_backward));
     if (!w.programs[d].paired.empty()) {
-      run->partner = runner.pick_partner(d, *op);
+      run->partner = runner.pick_partner(d, run->op);  // a paired backward carries its W
       if (run->partner) {
         run->partner_record = record_start(d, *run->partner);
         run->program = &w.programs[d].pair(run->partner->chunk, op->chunk);
       }
     }
-    if (carries_weight_grad(*op) && ++wg_started[d][op->chunk] == wg_expected[d][op->chunk]) {
+    if (carries_weight_grad(run->op) && ++wg_started[d][op->chunk] == wg_expected[d][op->chunk]) {
       run->weight_pass_final = true;
       for (const OpBlock& b : run->program->blocks) run->params_total += (b.dense_params + b.expert_params) * b.repeat;
       ++final_chunks_started[d];

@@ -66,8 +66,9 @@ struct Played {
 // Where a schedule pairs a forward with a backward (DualPipe), a lower bound on the makespan:
 // each device runs its ops, the micro-batches below (m+1)/2 through its direction-0 stage and the
 // rest through its direction-1 stage, and each of its m backwards saves at most the most any
-// pair of its directions saves (F + B alone less the pair; with the pairs not yet priced, what
-// F and B spend beyond their compute, which a pair still runs). Taken 1e-9 low for the rounding,
+// pair of its directions saves (F + B + W alone less the pair, which runs the whole backward;
+// with the pairs not yet priced, what F, B and W spend beyond their compute, which a pair still
+// runs). Taken 1e-9 low for the rounding,
 // as makespan_lower_bound_s is.
 double paired_makespan_lower_bound_s(const Workload& w) {
   const int m = w.micro_batches;
@@ -80,7 +81,7 @@ double paired_makespan_lower_bound_s(const Workload& w) {
     double most_saved = 0;
     for (int i = 0; i < 2; ++i)
       for (int j = 0; j < 2; ++j)
-        most_saved = std::max(most_saved, c.pairs() ? f[i] + b[j] - c.pair_s[i][j]
+        most_saved = std::max(most_saved, c.pairs() ? f[i] + b[j] + wg[j] - c.pair_s[i][j]
                                                     : s.direction_forward_beyond_compute_s[i] +
                                                           s.direction_backward_beyond_compute_s[j]);
     const double busy = n[0] * (f[0] + b[0] + wg[0]) + n[1] * (f[1] + b[1] + wg[1]) - m * most_saved;

@@ -3,7 +3,8 @@
 // forward direction and stage p-1-d of the reverse one, so it holds two copies of its
 // parameters. B split from W, at most p+1 micro-batches in flight per device. Bubble
 // (p/2-1)(F&B + B - 3W), F&B = F+B overlapped: a device that picks a B runs the forward its rule
-// would start next beside it, as one program (fb_overlap.hpp).
+// would start next beside it, as one program (fb_overlap.hpp), and that B carries its W (the
+// reference implementation's overlapped chunk runs the whole backward; a B alone defers its W).
 #include "models/schedules/pipeline_schedule.hpp"
 
 namespace trainsim {

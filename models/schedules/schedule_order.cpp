@@ -173,10 +173,12 @@ std::optional<PipeOp> PipelineRunner::pick(int device) {
   return schedule_->pick(d, device, pp_, m_);
 }
 
-std::optional<PipeOp> PipelineRunner::pick_partner(int device, const PipeOp& first) {
+std::optional<PipeOp> PipelineRunner::pick_partner(int device, PipeOp& first) {
   if (static_ || first.kind != PipeOpKind::kBackward || !schedule_->overlaps_forward_backward())
     return std::nullopt;
-  return schedule_->forward_beside(dev_[device], device, pp_, m_);
+  std::optional<PipeOp> partner = schedule_->forward_beside(dev_[device], device, pp_, m_);
+  if (partner) first.with_weight_grad = true;
+  return partner;
 }
 
 std::vector<Handoff> PipelineRunner::finish(int device, const PipeOp& op) {
@@ -209,13 +211,15 @@ int PipelineRunner::finish(int device, const PipeOp& op, Handoff out[kMaxHandoff
     case PipeOpKind::kBackward: {
       ++d.b_done;
       ++d.b_dir[dir];
-      if (!split) ++d.w_done;
+      const bool with_w = !split || op.with_weight_grad;  // B + W, or a paired B (pick_partner)
+      if (with_w) ++d.w_done;
+      if (split && with_w) --remaining_;  // the W it carried will not run on its own
       if (vs > 0) {
         const int nd = device_of(vs - 1, dir);
         out[n++] = Handoff{nd, PipeOp{PipeOpKind::kBackward, op.micro_batch, chunk_of(vs - 1, dir), !split},
                        nd != device};
       }
-      if (split)
+      if (!with_w)
         out[n++] = Handoff{device, PipeOp{PipeOpKind::kBackwardWeight, op.micro_batch, op.chunk, false}, false};
       break;
     }

@@ -43,8 +43,12 @@ class PipelineRunner {
   std::optional<PipeOp> pick(int device);
   // Schedules that overlap a forward with a backward (ScheduleTraits::overlaps_forward_backward):
   // after pick() gave `first`, a backward, the forward to run beside it, if any (removed from the
-  // ready set). Both finish together; the player calls finish() for each.
-  std::optional<PipeOp> pick_partner(int device, const PipeOp& first);
+  // ready set). Both finish together; the player calls finish() for each. A paired backward
+  // computes its weight gradients inside the pair (`first.with_weight_grad` is set, and no W of
+  // its own follows): DualPipe's overlapped chunk runs the whole backward, and only a backward
+  // alone defers its W (deepseek-ai/DualPipe, dualpipe.py: the main step's
+  // _forward_backward_chunk against _backward_chunk(enable_zb=True)).
+  std::optional<PipeOp> pick_partner(int device, PipeOp& first);
   // The op finished: returns the inputs it produces (delivered later by arrive()).
   std::vector<Handoff> finish(int device, const PipeOp& op);
   // The same into out[] (at most kMaxHandoffs), returning how many: no allocation.

@@ -412,7 +412,7 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r, const WorkloadOp
   if (defer) {
     pending.ctx = ctx;
     std::copy(contexts, contexts + 3, pending.contexts);
-    pending.backward = kinds[1];
+    pending.backward = PassKind::kBackward;  // a pair runs the whole backward (pick_partner)
     pending.sigma = sigma;
   }
   // The cost-only route reuses the previous device's passes when its chunks are laid out alike
@@ -490,8 +490,8 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r, const WorkloadOp
         if (by_direction) {  // each direction's stage alone
           (fwd ? sw.direction_forward_s : sw.direction_backward_s)[k] += pc.time_s;
           sw.direction_backward_weight_s[k] += weight_s;
-          if (i < 2) (fwd ? sw.direction_forward_beyond_compute_s : sw.direction_backward_beyond_compute_s)[k] +=
-                         pc.time_s - pc.compute_s;
+          (fwd ? sw.direction_forward_beyond_compute_s : sw.direction_backward_beyond_compute_s)[k] +=
+              pc.time_s - pc.compute_s;
         }
         sw.tp_comm_s += visits * pc.exposed_s[static_cast<int>(CommPurpose::kTp)];
         sw.cp_comm_s += visits * pc.exposed_s[static_cast<int>(CommPurpose::kCp)];
@@ -504,7 +504,9 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r, const WorkloadOp
     } else if (pairs && !reuse) {
       const ChunkLayers cl[2] = {layout.chunk(d, 0), layout.chunk(d, 1)};
       DeviceProgram* kept = options.keep_programs ? &w.programs[d] : nullptr;
-      const PairCosts pc = pair_costs(ctx, contexts, cl, kinds[1], sigma, kept, kept ? &kept->paired : nullptr);
+      // A pair runs the forward beside the whole backward, B + W (PipelineRunner::pick_partner).
+      const PairCosts pc =
+          pair_costs(ctx, contexts, cl, PassKind::kBackward, sigma, kept, kept ? &kept->paired : nullptr);
       std::copy(&pc.s[0][0], &pc.s[0][0] + 4, &sw.pair_s[0][0]);
     }
     std::copy(stage_traffic, stage_traffic + kCommPurposes, previous_traffic);

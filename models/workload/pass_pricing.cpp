@@ -303,7 +303,7 @@ PairCosts pair_costs(const LayerContext& ctx, const uint32_t contexts[3], const 
     for (int k = 0; k < 2; ++k)
       for (int i = 0; i < 2; ++i) {
         const PassKind kind = i == 0 ? PassKind::kForward : backward;
-        if (programs) {
+        if (programs && !programs->chunks[k].program(kind).empty()) {
           pass[i][k] = &programs->chunks[k].program(kind);
         } else {
           built[i][k] = pass_program(ctx, cl[k], kind);
@@ -320,14 +320,17 @@ PairCosts pair_costs(const LayerContext& ctx, const uint32_t contexts[3], const 
     return out;
   };
   if (keep || contexts[0] == 0 || contexts[1] == 0) return compute();
+  // B + W of a split schedule is priced in B's context (recompute) and W's (micro-batches,
+  // gradient accumulation fusion) together.
   struct Key {
-    uint32_t forward, backward;
+    uint32_t forward, backward, weight;
     int32_t layers[2], moe_layers[2];
     uint8_t first[2], last[2], pass;
   };
   Key k = memo::zeroed<Key>();
   k.forward = contexts[0];
   k.backward = contexts[1];
+  k.weight = contexts[2];
   for (int i = 0; i < 2; ++i) {
     k.layers[i] = cl[i].layers;
     k.moe_layers[i] = cl[i].moe_layers;

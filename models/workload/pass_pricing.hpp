@@ -38,7 +38,8 @@ PassSummary memo_pass(const LayerContext& ctx, uint32_t context, const ChunkLaye
                       double sigma);
 
 // A device of a schedule that overlaps a forward with a backward: the pair of each direction's
-// forward with each direction's backward (`backward`: the schedule's B pass), reduced as one
+// forward with each direction's backward (`backward`: the whole backward, B + W, which a pair
+// runs: PipelineRunner::pick_partner), reduced as one
 // program (fb_overlap.hpp), [forward's direction][backward's]. With `keep`, the merged programs
 // are appended to it; without, the costs are memoised per (pass contexts, the two chunks'
 // layouts), as memo_pass memoises passes: 1024 slots of ~80 bytes.

@@ -55,19 +55,18 @@ double op_cost(const StageCosts* costs, std::size_t stages, int device, const Pi
   return stage_op_cost(costs[std::min<std::size_t>(device, stages - 1)], op);
 }
 
-// What device d runs for `op`, just picked: the op alone, or the pair of it (a backward) and the
-// forward the rule starts beside it where the costs pair ops (`partner`, then set). Returns the
-// time; `saved` gets what the pair saved against its two ops alone (0 for an op alone).
-double run_cost(PipelineRunner& runner, const StageCosts* costs, std::size_t stages, int device, const PipeOp& op,
+// What device d runs for `op`, just picked: the op alone, or the pair of it (a backward, which
+// then carries its W: pick_partner) and the forward the rule starts beside it where the costs
+// pair ops (`partner`, then set). Returns the time; `saved` gets what the pair saved against its
+// ops alone, the backward with its W (0 for an op alone).
+double run_cost(PipelineRunner& runner, const StageCosts* costs, std::size_t stages, int device, PipeOp& op,
                 std::optional<PipeOp>& partner, double& saved) {
   const StageCosts& c = costs[std::min<std::size_t>(device, stages - 1)];
-  const double alone = stage_op_cost(c, op);
   saved = 0;
   partner = c.pairs() ? runner.pick_partner(device, op) : std::nullopt;
+  const double alone = stage_op_cost(c, op);
   if (!partner) return alone;
-  PipeOp w = op;  // W, where B carries it, runs after the pair
-  w.kind = PipeOpKind::kBackwardWeight;
-  const double pair = c.pair_s[partner->chunk & 1][op.chunk & 1] + (op.with_weight_grad ? stage_op_cost(c, w) : 0.0);
+  const double pair = c.pair_s[partner->chunk & 1][op.chunk & 1];  // F with B + W
   saved = alone + stage_op_cost(c, *partner) - pair;
   return pair;
 }
@@ -178,9 +177,9 @@ double play_completions(Player& pl, const StageCosts* costs, std::size_t stages,
       if (busy[d]) continue;
       if (auto op = runner.pick(d)) {
         busy[d] = 1;
-        running[d] = *op;
         double saved = 0;
         const double cost = run_cost(runner, costs, stages, d, *op, pl.partner[d], saved);
+        running[d] = *op;
         if (pair_saved_s) pair_saved_s[d] += saved;
         ends.emplace_back(now + cost, d);  // idle since: starts now
         std::push_heap(ends.begin(), ends.end(), later);

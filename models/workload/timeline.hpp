@@ -19,8 +19,8 @@ struct StageCosts {
   double reverse_backward_s = -1;
   double reverse_backward_weight_s = -1;
   // A schedule that overlaps a forward with a backward: the pair's time, [forward's chunk]
-  // [backward's chunk] (the merged program of fb_overlap.hpp, reduced); negative: no pairs, each
-  // op runs alone.
+  // [backward's chunk] (the merged program of fb_overlap.hpp of the forward and the whole
+  // backward, B + W, reduced); negative: no pairs, each op runs alone.
   double pair_s[2][2] = {{-1, -1}, {-1, -1}};
   bool pairs() const { return pair_s[0][0] >= 0; }
   bool operator==(const StageCosts&) const = default;

@@ -57,8 +57,8 @@ struct StageWork {
   double direction_forward_s[2] = {0, 0};
   double direction_backward_s[2] = {0, 0};  // B + W
   double direction_backward_weight_s[2] = {0, 0};
-  // What each direction's F and B (the schedule's B pass) spend beyond their compute: a pair of
-  // them runs both passes' compute ops on one stream, so it saves at most the sum of the two.
+  // What each direction's F and its backward (B and W) spend beyond their compute: a pair runs
+  // the forward's and the whole backward's compute ops on one stream, so it saves at most the sum.
   double direction_forward_beyond_compute_s[2] = {0, 0};
   double direction_backward_beyond_compute_s[2] = {0, 0};
   // A schedule that overlaps a forward with a backward: the pair of the forward of direction f
