@@ -7,7 +7,9 @@
 #   3. GEMM / copy / quantize vs ceilings         backend with the same seed: loss curves must agree
 #                                              6. PyTorch step time of the same model, if installed
 # Writes validate/results/<UTC date>_<device>.json (+ the calibration and training logs beside
-# it). Exit code: 0 all checks passed, 1 a check failed, 2 no GPU / build failure.
+# it), or under $OUTDIR. Exit code: 0 all checks passed, 1 a check failed, 2 no GPU / build failure.
+# TRAINSIM_BIN (and GTEST_BIN) name a kernels-only build made elsewhere (scripts/build-gpu.sh) for
+# machines without the build's header libraries; *_TIMEOUT_S bound each step.
 # Ceilings (REFERENCE.md, measured on a lent H200): bf16 GEMM ~770 TFLOP/s, device copy ~4.3 TB/s.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -26,43 +28,54 @@ DEVICE=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
 DRIVER=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -1)
 DEVICE_TAG=$(echo "$DEVICE" | tr -c 'A-Za-z0-9\n' '_' | tr -s '_' | sed 's/_$//')
 STAMP=$(date -u +%Y-%m-%d)
-OUTDIR=$ROOT/validate/results
+OUTDIR=${OUTDIR:-$ROOT/validate/results}
 mkdir -p "$OUTDIR"
 BASE=$OUTDIR/${STAMP}_${DEVICE_TAG}
 log "device: $DEVICE (driver $DRIVER); results: $BASE.json"
 
 # 1. Build (kernels-only, sm_90). Tests need GoogleTest; without it build the tool only.
+T_CHECKS=${CHECKS_TIMEOUT_S:-240}; T_CAL=${CALIBRATE_TIMEOUT_S:-300}; T_TRAIN=${TRAIN_TIMEOUT_S:-180}
+T_TRAIN_CPU=${TRAIN_CPU_TIMEOUT_S:-240}; T_TORCH=${TORCH_TIMEOUT_S:-120}
 NVCC=${CUDACXX:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
 configure() {
   cmake -S "$ROOT" -B "$BUILD" -DTRAINSIM_KERNELS_ONLY=ON -DCMAKE_BUILD_TYPE=Release \
     -DCMAKE_CUDA_ARCHITECTURES=90 -DCMAKE_CUDA_COMPILER="$NVCC" "$@" > "$BASE.configure.log" 2>&1
 }
 TESTS=ON
-if ! configure -DTRAINSIM_BUILD_TESTS=ON; then
-  TESTS=OFF
-  rm -rf "$BUILD"
-  configure -DTRAINSIM_BUILD_TESTS=OFF || { log "cmake failed, see $BASE.configure.log"; exit 2; }
+if [ -n "${TRAINSIM_BIN:-}" ]; then
+  TRAINSIM=$TRAINSIM_BIN
+  "$TRAINSIM" --version > "$BASE.build.log" 2>&1 || { log "$TRAINSIM does not run here"; cat "$BASE.build.log"; exit 2; }
+  GTEST=${GTEST_BIN:-}
+  [ -n "$GTEST" ] && [ -x "$GTEST" ] || TESTS=OFF
+  log "prebuilt $TRAINSIM (tests: $TESTS)"
+else
+  if ! configure -DTRAINSIM_BUILD_TESTS=ON; then
+    TESTS=OFF
+    rm -rf "$BUILD"
+    configure -DTRAINSIM_BUILD_TESTS=OFF || { log "cmake failed, see $BASE.configure.log"; exit 2; }
+  fi
+  if ! timeout 300 cmake --build "$BUILD" -j "$JOBS" > "$BASE.build.log" 2>&1; then
+    log "build failed, see $BASE.build.log"; tail -20 "$BASE.build.log"; exit 2
+  fi
+  TRAINSIM=$BUILD/kernels/trainsim
+  GTEST=$BUILD/tests/kernels/kernels_gpu_test
+  log "built (tests: $TESTS)"
 fi
-if ! timeout 300 cmake --build "$BUILD" -j "$JOBS" > "$BASE.build.log" 2>&1; then
-  log "build failed, see $BASE.build.log"; tail -20 "$BASE.build.log"; exit 2
-fi
-TRAINSIM=$BUILD/kernels/trainsim
-log "built (tests: $TESTS)"
 
 FAIL=0
 # 2. Op checks: every op at small and large shapes vs the float64 reference.
-timeout 240 "$TRAINSIM" calibrate --backend cuda --check-only --large-checks --out "$BASE.checks.json" \
+timeout "$T_CHECKS" "$TRAINSIM" calibrate --backend cuda --check-only --large-checks --out "$BASE.checks.json" \
   > "$BASE.checks.txt" 2>&1; CHECK_RC=$?
 [ $CHECK_RC -eq 0 ] || { FAIL=1; log "op checks FAILED (rc $CHECK_RC)"; grep -E " [1-9][0-9]*$" "$BASE.checks.txt" | head; }
 GTEST_RC=skipped
 if [ "$TESTS" = ON ]; then
-  timeout 240 "$BUILD/tests/kernels/kernels_gpu_test" > "$BASE.gtest.txt" 2>&1; GTEST_RC=$?
+  timeout "$T_CHECKS" "$GTEST" > "$BASE.gtest.txt" 2>&1; GTEST_RC=$?
   [ "$GTEST_RC" = 0 ] || { FAIL=1; log "gpu gtests FAILED"; tail -20 "$BASE.gtest.txt"; }
 fi
 log "op checks rc=$CHECK_RC gtest=$GTEST_RC"
 
 # 3+4. Calibration (also the GEMM/copy/quantize figures compared with the ceilings below).
-timeout 300 "$TRAINSIM" calibrate --backend cuda --out "$BASE.calibration.json" > "$BASE.calibration.txt" 2>&1
+timeout "$T_CAL" "$TRAINSIM" calibrate --backend cuda --out "$BASE.calibration.json" > "$BASE.calibration.txt" 2>&1
 CAL_RC=$?
 [ $CAL_RC -eq 0 ] || { FAIL=1; log "calibrate FAILED (rc $CAL_RC)"; tail -20 "$BASE.calibration.txt"; }
 log "calibrate rc=$CAL_RC"
@@ -70,11 +83,11 @@ log "calibrate rc=$CAL_RC"
 # 5. Training on one GPU, and the same job on the cpu backend: fp32 on both (cuBLAS without
 # TF32), same seed and data, so the loss curves must agree closely.
 TRAIN_ARGS="--layers 4 --hidden 256 --heads 8 --seq 128 --global-batch 16 --micro-batch 4 --steps 20 --seed 7"
-timeout 180 "$TRAINSIM" train --backend cuda $TRAIN_ARGS --log "$BASE.train_cuda.jsonl" > "$BASE.train_cuda.txt" 2>&1
+timeout "$T_TRAIN" "$TRAINSIM" train --backend cuda $TRAIN_ARGS --log "$BASE.train_cuda.jsonl" > "$BASE.train_cuda.txt" 2>&1
 TRAIN_RC=$?
 # The cpu run only needs the first steps (it may lack BLAS there); its log is flushed per step,
 # so a timeout still leaves the steps it finished for the comparison.
-timeout 240 "$TRAINSIM" train --backend cpu --threads "$JOBS" $TRAIN_ARGS --steps 5 --log "$BASE.train_cpu.jsonl" \
+timeout "$T_TRAIN_CPU" "$TRAINSIM" train --backend cpu --threads "$JOBS" $TRAIN_ARGS --steps 5 --log "$BASE.train_cpu.jsonl" \
   > "$BASE.train_cpu.txt" 2>&1
 TRAIN_CPU_RC=$?
 [ $TRAIN_RC -eq 0 ] || { FAIL=1; log "cuda training FAILED"; tail "$BASE.train_cuda.txt"; }
@@ -83,7 +96,7 @@ log "train cuda rc=$TRAIN_RC cpu rc=$TRAIN_CPU_RC"
 # 6. PyTorch reference step time for the same model shape (optional).
 TORCH_JSON=null
 if python3 -c "import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)" 2>/dev/null; then
-  TORCH_JSON=$(timeout 120 python3 "$ROOT/kernels/tools/torch_step.py" --layers 4 --hidden 256 --heads 8 --seq 128 \
+  TORCH_JSON=$(timeout "$T_TORCH" python3 "$ROOT/kernels/tools/torch_step.py" --layers 4 --hidden 256 --heads 8 --seq 128 \
                --batch 16 2>"$BASE.torch.txt" || echo null)
   log "pytorch: $TORCH_JSON"
 fi

@@ -39,6 +39,25 @@ TEST(PublishedRuns, VisibleRunsStayWithinTheStatedError) {
   EXPECT_GE(predicted, 160);
 }
 
+// The training steps measured on one H200 (data/measured/h200-2026-12-04, docs/accuracy.md "One
+// H200, measured"): every run predicted, too fast today (15% on average at sequence 2k, within
+// 3% at 16k-32k; the missing memory-bound and framework time). The bound keeps the miss from
+// growing unnoticed; the direction checks that what the model lacks is time, not that it
+// overshoots somewhere.
+TEST(PublishedRuns, TheH200TrainingStepsArePredictedWithTheirKnownMiss) {
+  const std::string file = std::string(TRAINSIM_DATA) + "/measured/h200-2026-12-04/training_runs.json";
+  const PublishedReport r = compare_published(read_published_file(file), options());
+  int predicted = 0;
+  for (const auto& run : r.runs) {
+    predicted += run.predicted;
+    for (const auto& m : run.metrics)
+      if (m.metric == "step_time_s") EXPECT_LT(m.error(), 0.02) << run.id;
+  }
+  EXPECT_EQ(predicted, 12);
+  EXPECT_LE(mape_of(r, "step_time_s"), 0.16);
+  EXPECT_GE(mape_of(r, "step_time_s"), 0.0);
+}
+
 // The one parameter fitted on end-to-end runs (the training-loop tensor share) is what the
 // runs give, and it carries from sources to another: fitted on all but one source, it predicts
 // the held-out source's runs within the stated error.

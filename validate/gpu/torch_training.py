@@ -1,0 +1,148 @@
+#!/usr/bin/env python3
+"""End-to-end training steps of GPT models on one GPU in PyTorch, to compare with what trainsim
+predicts for the same scenario (validate/gpu/README.md). Nothing is fitted to these: they check.
+
+The model is the decoder the scenarios describe (model.*): learned positions, pre-LayerNorm
+blocks with biases, tanh-GELU MLP of 4h, untied LM head, dropout 0; bf16 autocast over fp32 master
+weights, fused AdamW, causal attention through scaled_dot_product_attention restricted to the
+FlashAttention-2 kernel, no activation checkpointing, one GPU (no data parallelism).
+
+One JSON line per run: model shape, micro-batch, micro-batches a step, measured step seconds
+(median of the timed steps, CUDA-synchronised), the spread, peak allocated memory, and the
+model FLOPs by the usual count (6 N T + 12 L h s T for causal attention halved: 6 L h s T) so the
+reader can recompute MFU. --smoke runs a tiny model on the CPU."""
+import argparse, json, math, statistics, sys, time
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+from measure_common import ensure_sdpa, run_context
+
+ensure_sdpa()
+
+p = argparse.ArgumentParser()
+p.add_argument("--out", default=None)
+p.add_argument("--budget-s", type=float, default=150.0)
+p.add_argument("--smoke", action="store_true")
+p.add_argument("--runs", default="", help="comma-separated run names (default: all)")
+args = p.parse_args()
+SMOKE, DEV, LOG = run_context(args)
+START, emit = LOG.start, LOG.emit
+
+
+
+class Block(nn.Module):
+    def __init__(self, h, nh):
+        super().__init__()
+        self.nh = nh
+        self.ln1, self.ln2 = nn.LayerNorm(h), nn.LayerNorm(h)
+        self.qkv, self.proj = nn.Linear(h, 3 * h), nn.Linear(h, h)
+        self.up, self.down = nn.Linear(h, 4 * h), nn.Linear(4 * h, h)
+
+    def forward(self, x):
+        B, T, H = x.shape
+        q, k, v = self.qkv(self.ln1(x)).view(B, T, 3, self.nh, H // self.nh).permute(2, 0, 3, 1, 4)
+        a = F.scaled_dot_product_attention(q, k, v, is_causal=True).transpose(1, 2).reshape(B, T, H)
+        x = x + self.proj(a)
+        return x + self.down(F.gelu(self.up(self.ln2(x)), approximate="tanh"))
+
+
+class Gpt(nn.Module):
+    def __init__(self, layers, h, nh, seq, vocab):
+        super().__init__()
+        self.wte, self.wpe = nn.Embedding(vocab, h), nn.Embedding(seq, h)
+        self.blocks = nn.ModuleList(Block(h, nh) for _ in range(layers))
+        self.lnf, self.head = nn.LayerNorm(h), nn.Linear(h, vocab, bias=False)
+
+    def forward(self, idx):
+        x = self.wte(idx) + self.wpe(torch.arange(idx.shape[1], device=idx.device))
+        for b in self.blocks:
+            x = b(x)
+        return self.head(self.lnf(x))
+
+
+def attention_kernel():
+    """FlashAttention-2 only: a run that cannot use it fails instead of measuring another kernel."""
+    if SMOKE:
+        import contextlib
+        return contextlib.nullcontext()
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    return sdpa_kernel([SDPBackend.FLASH_ATTENTION])
+
+
+def run(name, layers, hidden, heads, seq, micro_batch, micro_batches, vocab=50304, steps=6, warmup=2):
+    if args.runs and name not in args.runs.split(","):
+        return
+    if time.time() - START > args.budget_s:
+        emit(run=name, skipped="budget spent")
+        return
+    torch.manual_seed(0)
+    model = Gpt(layers, hidden, heads, seq, vocab).to(DEV)
+    n_params = sum(p_.numel() for p_ in model.parameters())
+    opt = (torch.optim.AdamW(model.parameters(), lr=1e-4) if SMOKE
+           else torch.optim.AdamW(model.parameters(), lr=1e-4, fused=True))
+    data = torch.randint(0, vocab, (micro_batches, micro_batch, seq + 1), device=DEV)
+    if not SMOKE:
+        torch.cuda.reset_peak_memory_stats()
+    times = []
+    try:
+        with attention_kernel():
+            for i in range(warmup + steps):
+                if not SMOKE:
+                    torch.cuda.synchronize()
+                t0 = time.perf_counter()
+                for mb in range(micro_batches):
+                    x, y = data[mb, :, :-1], data[mb, :, 1:]
+                    with torch.autocast(DEV, dtype=torch.bfloat16):
+                        logits = model(x)
+                    loss = F.cross_entropy(logits.float().view(-1, vocab), y.reshape(-1)) / micro_batches
+                    loss.backward()
+                opt.step()
+                opt.zero_grad(set_to_none=True)
+                if not SMOKE:
+                    torch.cuda.synchronize()
+                if i >= warmup:
+                    times.append(time.perf_counter() - t0)
+    except torch.cuda.OutOfMemoryError as ex:
+        emit(run=name, error="out of memory", detail=str(ex)[:200])
+        del model, opt
+        torch.cuda.empty_cache()
+        return
+    tokens = micro_batch * micro_batches * seq
+    non_embedding = n_params - vocab * hidden * 2 - seq * hidden
+    flops = 6.0 * (n_params - seq * hidden) * tokens + 6.0 * layers * hidden * seq * tokens
+    step = statistics.median(times)
+    rec = dict(run=name, layers=layers, hidden=hidden, heads=heads, seq=seq, vocab=vocab,
+               micro_batch=micro_batch, micro_batches=micro_batches, params=n_params,
+               non_embedding_params=non_embedding, step_s=step, spread=(max(times) - min(times)) / step,
+               steps=len(times), tokens_per_s=tokens / step, model_flops_per_step=flops,
+               model_flop_per_s=flops / step, final_loss=float(loss.item()) * micro_batches)
+    if not SMOKE:
+        rec["peak_allocated_bytes"] = torch.cuda.max_memory_allocated()
+        rec["peak_reserved_bytes"] = torch.cuda.max_memory_reserved()
+        rec["device"] = torch.cuda.get_device_name()
+    rec["torch"] = torch.__version__
+    emit(**rec)
+    del model, opt, data
+    if not SMOKE:
+        torch.cuda.empty_cache()
+
+
+if SMOKE:
+    run("smoke", 2, 64, 4, 32, 2, 2, vocab=128, steps=2, warmup=1)
+    sys.exit(0)
+# Sizes of the GPT-3 paper's table 2.1 (hidden, layers, heads), sequence 2048, 16k-32k tokens a step.
+run("gpt-125m", 12, 768, 12, 2048, 16, 1)
+run("gpt-350m", 24, 1024, 16, 2048, 16, 1)
+run("gpt-760m", 24, 1536, 16, 2048, 8, 2)
+run("gpt-1.3b", 24, 2048, 16, 2048, 8, 2)
+run("gpt-2.7b", 32, 2560, 32, 2048, 8, 2)
+# The micro-batch at a fixed count of micro-batches (one): the GEMMs' token count alone changes.
+for mbs in (1, 2, 4, 8):
+    run(f"gpt-1.3b-mb{mbs}", 24, 2048, 16, 2048, mbs, 1)
+# Long sequences: attention's share grows with s.
+run("gpt-1.3b-seq8k", 24, 2048, 16, 8192, 2, 1)
+run("gpt-1.3b-seq16k", 24, 2048, 16, 16384, 1, 1)
+run("gpt-760m-seq32k", 24, 1536, 16, 32768, 1, 1)
