@@ -286,6 +286,7 @@ int run(ImportTraceOptions& o) {
                   model_cal.gemm_flop, pct(model_cal.gemm_flop, trace.of(TorchOpClass::kGemm).flop));
       for (const auto& a : applied) std::printf("  applied: %s\n", a.c_str());
     }
+    std::fflush(stdout);  // the report first, then its warnings, also when both go to one pipe
     for (const auto& w : trace.warnings) std::fprintf(stderr, "%s: %s\n", trace.source.c_str(), w.c_str());
     for (const auto& n : notes) std::fprintf(stderr, "%s: %s\n", trace.source.c_str(), n.c_str());
   }

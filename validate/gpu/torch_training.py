@@ -27,6 +27,8 @@ p.add_argument("--out", default=None)
 p.add_argument("--budget-s", type=float, default=150.0)
 p.add_argument("--smoke", action="store_true")
 p.add_argument("--runs", default="", help="comma-separated run names (default: all)")
+p.add_argument("--profile", default="", help="folder: also profile one step of each run (torch.profiler, "
+                                             "a gzipped Chrome trace <run>.trace.json.gz)")
 args = p.parse_args()
 SMOKE, DEV, LOG = run_context(args)
 START, emit = LOG.start, LOG.emit
@@ -87,24 +89,46 @@ def run(name, layers, hidden, heads, seq, micro_batch, micro_batches, vocab=5030
     if not SMOKE:
         torch.cuda.reset_peak_memory_stats()
     times = []
+    def step():
+        for mb in range(micro_batches):
+            x, y = data[mb, :, :-1], data[mb, :, 1:]
+            with torch.autocast(DEV, dtype=torch.bfloat16):
+                logits = model(x)
+            loss = F.cross_entropy(logits.float().view(-1, vocab), y.reshape(-1)) / micro_batches
+            loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        return loss
+
     try:
         with attention_kernel():
             for i in range(warmup + steps):
                 if not SMOKE:
                     torch.cuda.synchronize()
                 t0 = time.perf_counter()
-                for mb in range(micro_batches):
-                    x, y = data[mb, :, :-1], data[mb, :, 1:]
-                    with torch.autocast(DEV, dtype=torch.bfloat16):
-                        logits = model(x)
-                    loss = F.cross_entropy(logits.float().view(-1, vocab), y.reshape(-1)) / micro_batches
-                    loss.backward()
-                opt.step()
-                opt.zero_grad(set_to_none=True)
+                loss = step()
                 if not SMOKE:
                     torch.cuda.synchronize()
                 if i >= warmup:
                     times.append(time.perf_counter() - t0)
+            if args.profile:
+                from torch.profiler import ProfilerActivity, profile
+                acts = [ProfilerActivity.CPU] + ([] if SMOKE else [ProfilerActivity.CUDA])
+                # One warm-up step and one recorded (ProfilerStep#1), with input shapes: what
+                # `trainsim import-torch-trace` reads.
+                sched = torch.profiler.schedule(wait=0, warmup=1, active=1, repeat=1)
+                with profile(activities=acts, record_shapes=True, schedule=sched) as prof:
+                    for _ in range(2):
+                        step()
+                        if not SMOKE:
+                            torch.cuda.synchronize()
+                        prof.step()
+                prof.export_chrome_trace(f"{args.profile}/{name}.trace.json")
+                import gzip, os, shutil
+                with open(f"{args.profile}/{name}.trace.json", "rb") as f_in, \
+                        gzip.open(f"{args.profile}/{name}.trace.json.gz", "wb") as f_out:
+                    shutil.copyfileobj(f_in, f_out)
+                os.remove(f"{args.profile}/{name}.trace.json")
     except torch.cuda.OutOfMemoryError as ex:
         emit(run=name, error="out of memory", detail=str(ex)[:200])
         del model, opt
