@@ -127,8 +127,10 @@ struct GpuKernelParams {
   // Attention: FlashAttention-2 and the generation's native kernel (FlashAttention-3 on Hopper).
   double attention_block = 128;
   AttentionKernelParams flash2, flash3;
-  // Memory-bound kernels: achieved share of hbm_bandwidth for large streaming kernels.
+  // Memory-bound kernels: achieved share of hbm_bandwidth for large streaming kernels, and what
+  // the norms' row-reduction kernels reach relative to that (0: as the streaming kernels).
   double memory_bandwidth_share = 0;
+  double memory_norm_bandwidth_ratio = 0;
   // Fixed GPU time per kernel and the host (framework) time to issue one.
   double kernel_fixed_s = 0;
   double host_launch_s = 0;

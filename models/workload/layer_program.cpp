@@ -325,10 +325,14 @@ Dims dims(const LayerContext& c) {
 }
 
 // Memory-bound traffic per element (16-bit activations unless fp32 training), forward and
-// backward: a norm reads x and writes y (backward reads x, dy, writes dx); a residual add reads
-// two and writes one; GELU reads and writes one per element (SwiGLU reads two, writes one;
-// backward reads gate, up, dy and writes both gradients).
-double norm_bytes(const Dims& d, bool bwd) { return (bwd ? 3 : 2) * d.A; }
+// backward: a norm reads x and writes y; its backward reads x and dy and writes dx, then reduces
+// the weight (and bias) gradients over the tokens in a second pass that reads x and dy again
+// (PyTorch's layer_norm_backward and Apex's fused LayerNorm run the two as separate kernels:
+// layer_norm_grad_input + GammaBetaBackward in the H200 traces of data/measured; one fused
+// pass would save 2 of the 5); a residual add reads two and writes one; GELU reads and writes
+// one per element (SwiGLU reads two, writes one; backward reads gate, up, dy and writes both
+// gradients).
+double norm_bytes(const Dims& d, bool bwd) { return (bwd ? 5 : 2) * d.A; }
 double residual_bytes(const Dims& d, bool bwd) { return (bwd ? 2 : 3) * d.A; }
 double activation_bytes(const Dims& d, bool swiglu, bool bwd) {
   return (swiglu ? (bwd ? 5 : 3) : (bwd ? 3 : 2)) * d.A;

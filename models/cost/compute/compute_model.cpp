@@ -109,6 +109,8 @@ double compute_op_time_s(const GpuSpec& gpu, const ComputeOp& op) {
       return gemm_timing(gpu, op.gemm, op.precision).time_s + fixed_s;
     case ComputeKind::kAttention: return attention_time_s(gpu, op.attention, op.pass, op.flop) + fixed_s;
     case ComputeKind::kMemoryBound:
+      if (op.role == OpRole::kNorm) return norm_time_s(gpu, op.bytes) + fixed_s;
+      return memory_bound_time_s(gpu, op.bytes) + fixed_s;
     case ComputeKind::kOptimizer: return memory_bound_time_s(gpu, op.bytes) + fixed_s;
   }
   return 0;

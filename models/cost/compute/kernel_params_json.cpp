@@ -100,6 +100,7 @@ GpuKernelParams parse_gpu_kernel_params(const json& block, const std::string& pa
   if (const json* m = r.raw("memory")) {
     JsonReader mr(*m, r.child_path("memory"));
     k.memory_bandwidth_share = mr.number_or("bandwidth_share", k.memory_bandwidth_share, 0.01, 1.0);
+    k.memory_norm_bandwidth_ratio = mr.number_or("norm_bandwidth_ratio", k.memory_norm_bandwidth_ratio, 0.05, 1.0);
     mr.finish(kDocKeys);
   }
   if (const json* l = r.raw("launch")) {
@@ -146,6 +147,7 @@ json to_json(const GpuKernelParams& k) {
     attention["flash3"] = {{"forward", pass_to_json(k.flash3.forward)}, {"backward", pass_to_json(k.flash3.backward)}};
   out["attention"] = attention;
   if (k.memory_bandwidth_share > 0) out["memory"] = {{"bandwidth_share", k.memory_bandwidth_share}};
+  if (k.memory_norm_bandwidth_ratio > 0) out["memory"]["norm_bandwidth_ratio"] = k.memory_norm_bandwidth_ratio;
   out["launch"] = {{"kernel", k.kernel_fixed_s}, {"host", k.host_launch_s}};
   return out;
 }

@@ -13,6 +13,11 @@ double memory_bound_time_s(const GpuSpec& gpu, double bytes) {
   return bw > 0 ? bytes / bw : 0;
 }
 
+double norm_time_s(const GpuSpec& gpu, double bytes) {
+  const double ratio = gpu.kernel.memory_norm_bandwidth_ratio > 0 ? gpu.kernel.memory_norm_bandwidth_ratio : 1.0;
+  return memory_bound_time_s(gpu, bytes) / ratio;
+}
+
 double optimizer_bytes_per_param(Precision precision, bool fp32_grads) {
   const double grad = fp32_grads ? 4 : 2;
   switch (precision) {

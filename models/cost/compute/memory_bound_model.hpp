@@ -13,6 +13,12 @@ double achieved_bandwidth_bytes_per_s(const GpuSpec& gpu);
 // Seconds to stream `bytes` (read + write), without the per-kernel fixed cost.
 double memory_bound_time_s(const GpuSpec& gpu, double bytes);
 
+// The same for a norm (LayerNorm, RMSNorm): each row is reduced twice (mean and variance
+// forward; the two dot products backward) before it is written, and its kernels reach less of
+// the bandwidth than a stream does: achieved x norm_bandwidth_ratio (norm records of the
+// generation; docs/compute-model.md "Memory-bound kernels").
+double norm_time_s(const GpuSpec& gpu, double bytes);
+
 // HBM bytes AdamW moves per parameter in one step, for the optimizer op's bytes:
 //   16-bit and fp8 training keep fp32 master weights, m and v (ZeRO paper section 3): read
 //   master, m, v and the gradient, write master, m, v and the 16-bit working copy that the

@@ -432,6 +432,31 @@ TEST(OpGraph, DeepEpSendsATokenOncePerNodeAndFansItOutOverNvlink) {
   EXPECT_LT(estimate(deepep).breakdown.ep_comm_s, 0.6 * estimate(a2a).breakdown.ep_comm_s);
 }
 
+// A norm's traffic per element, counted from its definition: forward reads x and writes y (2
+// activations); backward reads x and dy and writes dx, then reduces the weight and bias
+// gradients over the tokens in a second pass over x and dy (5; the two kernels the H200
+// traces show, layer_norm_grad_input and GammaBetaBackward). Per layer: two pre-norms.
+TEST(OpGraph, NormsReadTheirInputsAgainForTheWeightGradients) {
+  const Scenario sc = make({{"tp", 1}, {"pp", 1}, {"dp", 64}, {"micro_batch", 1}, {"global_batch", 64},
+                            {"precision", "bf16"}, {"recompute", "none"}});
+  Result r;
+  const Workload w = build(sc, r);
+  double fwd_bytes = 0, bwd_bytes = 0, fwd_elems = 0, bwd_elems = 0;
+  for (const auto& ch : w.programs[0].chunks)
+    for (int k = 0; k < kPassKinds; ++k)
+      for (const auto& b : ch.pass[k].blocks)
+        for (const auto& op : b.compute) {
+          if (op.role != OpRole::kNorm) continue;
+          (op.pass == Pass::kForward ? fwd_bytes : bwd_bytes) += op.bytes * b.repeat;
+          (op.pass == Pass::kForward ? fwd_elems : bwd_elems) += op.elements * b.repeat;
+        }
+  ASSERT_GT(fwd_elems, 0);
+  const double tokens = sc.model.seq_len;  // micro-batch 1
+  EXPECT_DOUBLE_EQ(fwd_elems, (2 * sc.model.layers + 1) * tokens * sc.model.hidden);  // + the final norm
+  EXPECT_DOUBLE_EQ(fwd_bytes / fwd_elems, 2 * 2.0);
+  EXPECT_DOUBLE_EQ(bwd_bytes / bwd_elems, 5 * 2.0);
+}
+
 TEST(OpGraph, TheFp8ActivationCacheAppliesUnderFp8Only) {
   auto activations = [](const char* precision, bool cache) {
     const json plan = {{"tp", 1}, {"pp", 1}, {"dp", 32}, {"ep", 32}, {"global_batch", 32}, {"precision", precision},

@@ -45,6 +45,26 @@ TEST(MemoryBoundModel, StreamingKernelsRunAtTheAchievedBandwidth) {
   b200.check(0.08, 0.12);
 }
 
+// The streaming and norm kernels measured on H200 (PyTorch, 512 MiB of bf16, rows of 8192):
+// streaming ones at the preset's share, norms at that times norm_bandwidth_ratio.
+TEST(MemoryBoundModel, H200KernelsRunAtTheirShareNormsAtTheirRatio) {
+  const GpuSpec h200 = gpu_preset("H200-SXM-141GB");
+  ErrorFamily streaming("memory-bound streaming H200 (PyTorch)");
+  ErrorFamily norms("memory-bound norms H200 (PyTorch)");
+  for (const char* op : {"copy", "add", "gelu_tanh", "silu_mul", "cast_fp32_to_bf16", "amax", "cast_bf16_to_fp8", "dropout",
+                         "layer_norm", "rms_norm"}) {
+    const auto& r = test::record(std::string("mem_h200_torch_") + op);
+    const double time_s = r["measured"]["time_us"].get<double>() * 1e-6;
+    const double bytes = r["config"]["bytes_counted"];
+    const bool norm = std::string(op).find("norm") != std::string::npos;
+    ComputeOp o = streaming_op(bytes);
+    if (norm) o.role = OpRole::kNorm;
+    (norm ? norms : streaming).add(r["id"], compute_op_time_s(h200, o) * 1e6, time_s * 1e6);
+  }
+  streaming.check(0.12, 0.25);
+  norms.check(0.08, 0.10);
+}
+
 TEST(MemoryBoundModel, ATinyKernelCostsItsFixedGpuTime) {
   const GpuSpec h = gpu_preset("H100-SXM-80GB");
   const double record_s = test::record("mem_h100_kernel_launch_overhead")["measured"]["latency_us"].get<double>() * 1e-6;
