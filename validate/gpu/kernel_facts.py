@@ -11,6 +11,8 @@ describe (docs/compute-model.md), at the shapes a transformer layer runs.
              tokens a batch (the FlashAttention papers' benchmark setting), and long sequences
   memory     streaming kernels (copy, elementwise, norms, softmax, casts, amax) in bytes/s
   clocks     one large GEMM in a burst and then sustained, with the SM clock and power sampled
+  duty       the GEMM's rate when copies run between its calls (tensor cores busy 25-100% of the
+             time, as in a training step's mix), with the clock and power sampled
   launch     the GPU time of a one-element kernel (graph replay) and the host time to issue one
   optimizer  fused AdamW per parameter
 
@@ -31,7 +33,7 @@ ensure_sdpa()
 
 p = argparse.ArgumentParser()
 p.add_argument("--out", default=None)
-p.add_argument("--sections", default="clocks,launch,memory,attention,gemm,fp8,grouped,optimizer")
+p.add_argument("--sections", default="clocks,duty,launch,memory,attention,gemm,fp8,grouped,optimizer")
 p.add_argument("--budget-s", type=float, default=240.0,
                help="the whole run's seconds, shared over the sections (SHARES); a section past its end stops")
 p.add_argument("--smoke", action="store_true")
@@ -41,7 +43,7 @@ SMOKE, DEV, LOG = run_context(args)
 START, emit = LOG.start, LOG.emit
 L2_BYTES = 60 << 20
 # Each section's share of --budget-s; a section ends at its cumulative deadline.
-SHARES = {"clocks": 0.1, "launch": 0.03, "memory": 0.08, "attention": 0.25, "gemm": 0.38, "fp8": 0.12, "grouped": 0.05,
+SHARES = {"clocks": 0.1, "duty": 0.15, "launch": 0.03, "memory": 0.08, "attention": 0.25, "gemm": 0.38, "fp8": 0.12, "grouped": 0.05,
           "optimizer": 0.09}
 DEADLINE = [float("inf")]
 
@@ -180,6 +182,58 @@ def clocks():
     emit(section="clocks", what="nvidia-smi samples: timestamp, SM MHz, W, C", samples=samples)
 
 
+# --- duty ---------------------------------------------------------------------------------------
+def duty():
+    """An 8192^3 bf16 GEMM with k copies of 512 MiB between its calls, each mix sustained for
+    3 s: the GEMM's time in the mix is the mix's time less the copies' time alone, so its rate
+    against the share of time the tensor cores are busy says how the power limit's clock
+    depends on what a step runs beside its GEMMs (clock_*_gemm_bf16_sustained is the k = 0
+    end)."""
+    import subprocess
+    if SMOKE:
+        emit(section="duty", skipped="no GPU")
+        return
+    m = 8192
+    a, w = rnd(m, m), rnd(m, m)
+    src = rnd(1 << 28)
+    dst = torch.empty_like(src)
+    fl = 2.0 * m ** 3
+    s_, e_ = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+
+    def sustained(fn, seconds, skip_s):
+        t0, per = time.time(), []
+        while time.time() - t0 < seconds:
+            s_.record()
+            for _ in range(10):
+                fn()
+            e_.record()
+            e_.synchronize()
+            if time.time() - t0 >= skip_s:
+                per.append(s_.elapsed_time(e_) / 1e3 / 10)
+        return statistics.median(per)
+
+    for k in (0, 1, 2, 4, 8, 16):
+        def copies(k=k):
+            for _ in range(k):
+                dst.copy_(src)
+
+        def mix(k=k):
+            F.linear(a, w)
+            copies()
+        smi = subprocess.Popen(["nvidia-smi", "--query-gpu=clocks.sm,power.draw", "--format=csv,noheader,nounits",
+                                "-lms", "100"], stdout=subprocess.PIPE, text=True)
+        t_mix = sustained(mix, 3.0, 1.0)
+        smi.terminate()
+        samples = [l.split(",") for l in smi.communicate()[0].splitlines() if l.strip()]
+        tail = samples[len(samples) // 3:] or samples
+        t_copies = sustained(copies, 1.0, 0.3) if k else 0.0
+        t_gemm = t_mix - t_copies
+        emit(section="duty", copies_per_gemm=k, mix_s=t_mix, copies_alone_s=t_copies, gemm_s=t_gemm,
+             tensor_busy_share=t_gemm / t_mix, gemm_flop_per_s=fl / t_gemm,
+             sm_mhz_median=statistics.median(float(x[0]) for x in tail),
+             power_w_median=statistics.median(float(x[1]) for x in tail))
+
+
 # --- launch -------------------------------------------------------------------------------------
 def launch():
     x = torch.zeros(1, device=DEV)
@@ -194,6 +248,9 @@ def launch():
     sync()
     emit(section="launch", what="eager host issue time per kernel (x.add_)", s=t_issue, timing="host clock")
     a, w = rnd(256, 1024), rnd(1024, 1024)
+    for _ in range(10):  # cuBLAS handle and kernel selection out of the timing
+        F.linear(a, w)
+    sync()
     t0 = time.perf_counter()
     for _ in range(n):
         F.linear(a, w)

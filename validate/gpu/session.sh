@@ -2,14 +2,16 @@
 # validate/gpu/session.sh OUT — every GPU measurement trainsim takes, in one bounded run (about
 # 7-9 minutes on an H200), for a machine lent for a short while:
 #   1. the device as the driver reports it (nvidia-smi)
-#   2. kernel facts through PyTorch (kernel_facts.py): GEMM shapes, fp8, attention, streaming
-#      kernels, launch and optimizer costs                                   -> OUT/kernel_facts.jsonl
+#   2. kernel facts through PyTorch (kernel_facts.py): the GEMM clock under the power limit, alone
+#      and beside copies, GEMM shapes, fp8, attention, streaming kernels, launch and optimizer
+#      costs                                                                 -> OUT/kernel_facts.jsonl
 #   3. end-to-end GPT training steps in PyTorch (torch_training.py)          -> OUT/torch_training.jsonl
 #   4. trainsim's own measurement side (validate/gpu_check.sh): op checks, GPU tests, calibrate,
 #      the small GPT trained on cuda and cpu                                 -> OUT/gpu_check.tgz
 # Each step writes as it goes and has its own time limit, so a run cut short keeps what it
 # measured. The trainsim binary is a kernels-only build made beforehand (scripts/build-gpu.sh)
-# under build-gpu/, because the GPU machine lacks the build's header libraries.
+# under build-gpu/, because the GPU machine lacks the build's header libraries: carry build-gpu
+# there with the working tree.
 set -uo pipefail
 OUT=${1:?usage: validate/gpu/session.sh OUT}
 cd "$(dirname "$0")/../.."
@@ -24,7 +26,7 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,po
   --format=csv >> "$OUT/nvidia-smi.txt" 2>&1
 log "$(nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,power.limit --format=csv,noheader 2>&1)"
 
-timeout "${KERNEL_FACTS_TIMEOUT_S:-150}" python3 validate/gpu/kernel_facts.py --budget-s "${KERNEL_FACTS_BUDGET_S:-120}" \
+timeout "${KERNEL_FACTS_TIMEOUT_S:-190}" python3 validate/gpu/kernel_facts.py --budget-s "${KERNEL_FACTS_BUDGET_S:-160}" \
   --out "$OUT/kernel_facts.jsonl" > "$OUT/kernel_facts.log" 2>&1
 log "kernel facts rc=$? ($(wc -l < "$OUT/kernel_facts.jsonl") records)"
 
@@ -49,7 +51,7 @@ mkdir -p "$OUT/gpu_check"
 OUTDIR="$OUT/gpu_check" TRAINSIM_BIN="$ROOT/build-gpu/kernels/trainsim" \
   GTEST_BIN="$ROOT/build-gpu/tests/kernels/kernels_gpu_test" \
   CHECKS_TIMEOUT_S=45 CALIBRATE_TIMEOUT_S=130 TRAIN_TIMEOUT_S=30 TRAIN_CPU_TIMEOUT_S=30 TORCH_TIMEOUT_S=30 \
-  timeout "${GPU_CHECK_TIMEOUT_S:-240}" bash validate/gpu_check.sh > "$OUT/gpu_check/gpu_check.log" 2>&1
+  timeout "${GPU_CHECK_TIMEOUT_S:-200}" bash validate/gpu_check.sh > "$OUT/gpu_check/gpu_check.log" 2>&1
 log "gpu_check rc=$?"
 tail -15 "$OUT/gpu_check/gpu_check.log" | tee -a "$OUT/session.log"
 tar -C "$OUT" -czf "$OUT/gpu_check.tgz" gpu_check && rm -rf "$OUT/gpu_check"
