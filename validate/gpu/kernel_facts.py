@@ -21,7 +21,7 @@ run stopped early keeps what it measured. Timing: CUDA events around a batch of 
 replay for GEMMs and the small kernels), several batches, the median; inputs rotate over buffers
 larger than the L2 cache so that repeated calls do not measure the cache; random data, never
 zeros. --smoke runs tiny sizes on the CPU to check the script itself."""
-import argparse, json, math, os, statistics, sys, time
+import argparse, math, statistics, time
 
 import torch
 import torch.nn.functional as F

@@ -11,7 +11,7 @@ One JSON line per run: model shape, micro-batch, micro-batches a step, measured 
 (median of the timed steps, CUDA-synchronised), the spread, peak allocated memory, and the
 model FLOPs by the usual count (6 N T + 12 L h s T for causal attention halved: 6 L h s T) so the
 reader can recompute MFU. --smoke runs a tiny model on the CPU."""
-import argparse, json, math, statistics, sys, time
+import argparse, statistics, sys, time
 
 import torch
 import torch.nn as nn
@@ -123,12 +123,7 @@ def run(name, layers, hidden, heads, seq, micro_batch, micro_batches, vocab=5030
                         if not SMOKE:
                             torch.cuda.synchronize()
                         prof.step()
-                prof.export_chrome_trace(f"{args.profile}/{name}.trace.json")
-                import gzip, os, shutil
-                with open(f"{args.profile}/{name}.trace.json", "rb") as f_in, \
-                        gzip.open(f"{args.profile}/{name}.trace.json.gz", "wb") as f_out:
-                    shutil.copyfileobj(f_in, f_out)
-                os.remove(f"{args.profile}/{name}.trace.json")
+                prof.export_chrome_trace(f"{args.profile}/{name}.trace.json.gz")  # gzipped by the name
     except torch.cuda.OutOfMemoryError as ex:
         emit(run=name, error="out of memory", detail=str(ex)[:200])
         del model, opt

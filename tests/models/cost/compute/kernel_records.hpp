@@ -36,6 +36,14 @@ inline const nlohmann::json& record(const std::string& id) {
   return empty;
 }
 
+// The records whose id starts with `prefix`, in file order.
+inline std::vector<const nlohmann::json*> records_with_prefix(const std::string& prefix) {
+  std::vector<const nlohmann::json*> out;
+  for (const auto& r : kernel_records())
+    if (r["id"].get<std::string>().rfind(prefix, 0) == 0) out.push_back(&r);
+  return out;
+}
+
 inline nlohmann::json gpu_preset_json(const std::string& name) {
   std::ifstream in(repo_root() / "scenarios" / "gpus" / (name + ".json"));
   return nlohmann::json::parse(in);
