@@ -131,6 +131,12 @@ struct GpuKernelParams {
   // the norms' row-reduction kernels reach relative to that (0: as the streaming kernels).
   double memory_bandwidth_share = 0;
   double memory_norm_bandwidth_ratio = 0;
+  // The board's power limit: the share of the kernel-benchmark tensor-core rate that GEMMs and
+  // attention sustain against the share of time the tensor cores are busy ((busy share, rate
+  // share) pairs, ascending in busy share; empty: the constant training_tensor_share). Busy
+  // back to back, the clock falls to what the limit allows; between memory-bound kernels,
+  // which draw less, it recovers (clock_h200_gemm_bf16_duty).
+  std::vector<std::pair<double, double>> power_tensor_share;
   // Fixed GPU time per kernel and the host (framework) time to issue one.
   double kernel_fixed_s = 0;
   double host_launch_s = 0;

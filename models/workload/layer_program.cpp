@@ -7,6 +7,7 @@
 
 #include "models/cost/arrival_wait.hpp"
 #include "models/cost/compute/launch_model.hpp"
+#include "models/cost/compute/power_model.hpp"
 #include "models/cost/compute/precision.hpp"
 #include "models/cost/flops.hpp"
 #include "models/cost/moe_routing.hpp"
@@ -23,8 +24,10 @@ namespace {
 
 const GroupShape& shape_of(const LayerContext& c, CommGroup g) { return c.shape[static_cast<int>(g)]; }
 
-// A compute op's price: its time in the training loop (training_tensor_share applied) and the
-// host's time to issue it.
+bool tensor_op(const ComputeOp& op) { return op.kind == ComputeKind::kGemm || op.kind == ComputeKind::kAttention; }
+
+// A compute op's price: its time in the training loop (training_tensor_share applied; a GPU that
+// follows its power curve gets it per block, BlockBuilder::finish) and the host's time to issue it.
 struct OpPrice {
   double time_s;
   double host_s;
@@ -34,8 +37,7 @@ OpPrice price_op(const GpuSpec& gpu, const ComputeOp& op) {
   double t = compute_op_time_s(gpu, op);
   // Tensor-core kernels in a training loop sustain a share of their isolated-benchmark rate
   // (training_tensor_share); measured op rates were taken in the loop already.
-  const bool tensor = op.kind == ComputeKind::kGemm || op.kind == ComputeKind::kAttention;
-  if (tensor && !gpu.op_rates.present()) t /= training_tensor_share(gpu);
+  if (tensor_op(op) && !gpu.op_rates.present() && !follows_power_curve(gpu)) t /= training_tensor_share(gpu);
   return {t, host_issue_time_s(gpu, op)};
 }
 
@@ -197,6 +199,7 @@ class BlockBuilder {
     for (int i : wait_after_next_) b_.comm[i].waited_by = end;
     wait_next_.clear();
     wait_after_next_.clear();
+    apply_power_limit();
     // The host issues the kernels ahead of the GPU; where issuing them takes longer than
     // running them (small models, eager frameworks), the stream runs at the host's pace.
     double gpu_s = 0;
@@ -205,6 +208,19 @@ class BlockBuilder {
       for (double& t : b_.compute_s) t *= host_s_ / gpu_s;
     add_arrival_waits();
     return std::move(b_);
+  }
+
+  // Under the board's power limit the tensor-core ops run at the share their own busy share of
+  // the block allows (power_model.hpp): the block repeats layer after layer, long against the
+  // power controller's averaging, so its mix is the step's.
+  void apply_power_limit() {
+    const GpuSpec& gpu = *ctx_.gpu;
+    if (gpu.op_rates.present() || !follows_power_curve(gpu)) return;
+    double tensor_s = 0, other_s = 0;
+    for (std::size_t i = 0; i < b_.compute.size(); ++i) (tensor_op(b_.compute[i]) ? tensor_s : other_s) += b_.compute_s[i];
+    const double share = power_limited_tensor_share(gpu.kernel, tensor_s, other_s);
+    for (std::size_t i = 0; i < b_.compute.size(); ++i)
+      if (tensor_op(b_.compute[i])) b_.compute_s[i] /= share;
   }
 
   // Each collective issued after an op waits for the group's last member: the segment is the

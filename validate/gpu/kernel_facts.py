@@ -13,6 +13,11 @@ describe (docs/compute-model.md), at the shapes a transformer layer runs.
   clocks     one large GEMM in a burst and then sustained, with the SM clock and power sampled
   duty       the GEMM's rate when copies run between its calls (tensor cores busy 25-100% of the
              time, as in a training step's mix), with the clock and power sampled
+  moe        the kernels a MoE layer runs beside its expert GEMMs (router softmax and top-k, the
+             sort of tokens by expert, the gather into expert order and the weighted scatter-add
+             back) and grouped GEMMs of fine-grained experts (64-256 experts, 128-2048 rows each)
+  fa2pkg     Dao's flash_attn package, where installed, at the FlashAttention-2 paper's settings,
+             forward and backward apart: how PyTorch's build of the kernel compares
   launch     the GPU time of a one-element kernel (graph replay) and the host time to issue one
   optimizer  fused AdamW per parameter
 
@@ -33,7 +38,7 @@ ensure_sdpa()
 
 p = argparse.ArgumentParser()
 p.add_argument("--out", default=None)
-p.add_argument("--sections", default="clocks,duty,launch,memory,attention,gemm,fp8,grouped,optimizer")
+p.add_argument("--sections", default="clocks,duty,launch,memory,attention,gemm,fp8,grouped,moe,fa2pkg,optimizer")
 p.add_argument("--budget-s", type=float, default=240.0,
                help="the whole run's seconds, shared over the sections (SHARES); a section past its end stops")
 p.add_argument("--smoke", action="store_true")
@@ -44,7 +49,7 @@ START, emit = LOG.start, LOG.emit
 L2_BYTES = 60 << 20
 # Each section's share of --budget-s; a section ends at its cumulative deadline.
 SHARES = {"clocks": 0.1, "duty": 0.15, "launch": 0.03, "memory": 0.08, "attention": 0.25, "gemm": 0.38, "fp8": 0.12, "grouped": 0.05,
-          "optimizer": 0.09}
+          "moe": 0.1, "fa2pkg": 0.08, "optimizer": 0.09}
 DEADLINE = [float("inf")]
 
 
@@ -399,6 +404,91 @@ def grouped():
         except Exception as ex:
             emit(section="grouped", experts=experts, rows=rows, n=n, k=k, error=str(ex)[:300])
             return
+
+
+# --- MoE ----------------------------------------------------------------------------------------
+def moe():
+    """What a MoE layer runs besides its expert GEMMs, at T tokens of hidden h, E experts, top-k:
+    router softmax + top-k over [T, E] fp32 logits, the stable sort of the T*k expert ids (the
+    permutation), the gather of T*k token rows into expert order, the weighted scatter-add of the
+    T*k expert outputs back to T rows; and grouped GEMMs of fine-grained experts."""
+    t_tok = 1024 if SMOKE else 16384
+    for h, e, topk in ((64, 8, 2),) if SMOKE else ((4096, 8, 2), (4096, 64, 8), (7168, 256, 8)):
+        try:
+            logits = torch.randn(t_tok, e, device=DEV)
+            x = rnd(t_tok, h)
+            w, idx = torch.topk(torch.softmax(logits, -1), topk, dim=-1)
+            flat = idx.reshape(-1)
+            order = torch.sort(flat, stable=True)[1]
+            src_rows = order // topk
+            y = rnd(t_tok * topk, h)
+            out = torch.zeros(t_tok, h, device=DEV, dtype=torch.bfloat16)
+            wt = w.reshape(-1)[order].to(torch.bfloat16).unsqueeze(1)
+            cases = [
+                ("router_softmax_topk", lambda: torch.topk(torch.softmax(logits, -1), topk, dim=-1), t_tok * e * 4),
+                ("permute_sort", lambda: torch.sort(flat, stable=True), t_tok * topk * 8 * 2),
+                ("permute_gather", lambda: x.index_select(0, src_rows), 2 * t_tok * topk * h * 2),
+                ("unpermute_scatter_add", lambda: out.index_add_(0, src_rows, y * wt),
+                 (3 * t_tok * topk + 2 * t_tok) * h * 2),
+            ]
+            for name, fn, nbytes in cases:
+                sec, spread, how = bench([fn], target_s=0.03, graph=False)
+                emit(section="moe", op=name, tokens=t_tok, hidden=h, experts=e, topk=topk, s=sec,
+                     bytes=nbytes, bytes_per_s=nbytes / sec, spread=spread, timing=how)
+            del logits, x, y, out
+        except Exception as ex:
+            emit(section="moe", hidden=h, experts=e, topk=topk, error=str(ex)[:300])
+    gm = getattr(torch, "_grouped_mm", None)
+    if SMOKE or gm is None:
+        return
+    # Fine-grained experts (expert hidden 1408-2048 against model hidden 2048-7168), balanced rows.
+    for experts, rows, n, k in ((64, 128, 1408, 2048), (64, 512, 1408, 2048), (64, 2048, 1408, 2048),
+                                (256, 128, 2048, 7168), (256, 512, 2048, 7168), (32, 512, 7168, 2048),
+                                (256, 512, 7168, 2048)):
+        try:
+            x = rnd(experts * rows, k)
+            w = rnd(experts, n, k).transpose(-2, -1)
+            offs = torch.arange(rows, experts * rows + 1, rows, device=DEV, dtype=torch.int32)
+            fn = lambda: gm(x, w, offs=offs, out_dtype=torch.bfloat16)
+            sec, spread, how = bench([fn], target_s=0.03, graph=True)
+            emit(section="gemm", dtype="bf16", pass_="fwd", grouped=experts, m=rows, n=n, k=k, s=sec,
+                 flop_per_s=2.0 * experts * rows * n * k / sec, spread=spread, timing=how, tag="grouped_fine")
+            del x, w
+        except Exception as ex:
+            emit(section="moe", experts=experts, rows=rows, n=n, k=k, error=str(ex)[:300])
+
+
+# --- Dao's flash_attn ---------------------------------------------------------------------------
+def fa2pkg():
+    """flash_attn.flash_attn_func forward and backward apart at the FlashAttention-2 paper's
+    benchmark setting (16k tokens a batch, hidden 2048): the same kernel family as PyTorch's flash
+    backend, built by its authors, so the paper's tables and PyTorch's build can be told apart."""
+    try:
+        from flash_attn import flash_attn_func
+    except Exception as ex:
+        emit(section="fa2pkg", skipped=f"no flash_attn: {str(ex)[:100]}")
+        return
+    for hd in (64, 128):
+        for causal in (False, True):
+            for s in (512, 2048, 8192):
+                b, h = 16384 // s, 2048 // hd
+                try:
+                    q, k, v = (rnd(b, s, h, hd).requires_grad_(True) for _ in range(3))
+                    flops_fwd = 4.0 * b * h * s * s * hd * (0.5 if causal else 1.0)
+                    fwd = lambda: flash_attn_func(q, k, v, causal=causal)
+                    sec_f, spread_f, _ = bench([fwd], target_s=0.03, graph=False, batches=3)
+                    o = fwd()
+                    g = torch.randn_like(o)
+                    bwd = lambda: torch.autograd.grad(o, (q, k, v), g, retain_graph=True)
+                    sec_b, spread_b, _ = bench([bwd], target_s=0.03, graph=False, batches=3)
+                    emit(section="attention", kernel="flash_attn_pkg", batch=b, heads=h, seq=s, head_dim=hd,
+                         causal=causal, tag="fa_bench", fwd_s=sec_f, bwd_s=sec_b,
+                         fwd_flop_per_s=flops_fwd / sec_f, bwd_flop_per_s=2.5 * flops_fwd / sec_b,
+                         spread=max(spread_f, spread_b))
+                    del q, k, v, o, g
+                except Exception as ex:
+                    emit(section="fa2pkg", seq=s, head_dim=hd, causal=causal, error=str(ex)[:200])
+                    return
 
 
 # --- attention ----------------------------------------------------------------------------------

@@ -9,7 +9,10 @@
 #   4. trainsim's own measurement side (validate/gpu_check.sh): op checks, GPU tests, calibrate,
 #      the small GPT trained on cuda and cpu                                 -> OUT/gpu_check.tgz
 # Each step writes as it goes and has its own time limit, so a run cut short keeps what it
-# measured. The trainsim binary is a kernels-only build made beforehand (scripts/build-gpu.sh)
+# measured. A session that measures part of this again names it: SECTIONS (kernel_facts.py
+# sections), RUNS (torch_training.py runs), PROFILE_RUNS (runs profiled afterwards, one step each,
+# into OUT/traces), GPU_CHECK=0 to leave out step 4.
+# The trainsim binary is a kernels-only build made beforehand (scripts/build-gpu.sh)
 # under build-gpu/, because the GPU machine lacks the build's header libraries: carry build-gpu
 # there with the working tree.
 set -uo pipefail
@@ -27,11 +30,11 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,po
 log "$(nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,power.limit --format=csv,noheader 2>&1)"
 
 timeout "${KERNEL_FACTS_TIMEOUT_S:-190}" python3 validate/gpu/kernel_facts.py --budget-s "${KERNEL_FACTS_BUDGET_S:-160}" \
-  --out "$OUT/kernel_facts.jsonl" > "$OUT/kernel_facts.log" 2>&1
+  ${SECTIONS:+--sections "$SECTIONS"} --out "$OUT/kernel_facts.jsonl" > "$OUT/kernel_facts.log" 2>&1
 log "kernel facts rc=$? ($(wc -l < "$OUT/kernel_facts.jsonl") records)"
 
 timeout "${TRAINING_TIMEOUT_S:-190}" python3 validate/gpu/torch_training.py --budget-s "${TRAINING_BUDGET_S:-160}" \
-  --out "$OUT/torch_training.jsonl" > "$OUT/torch_training.log" 2>&1
+  ${RUNS:+--runs "$RUNS"} --out "$OUT/torch_training.jsonl" > "$OUT/torch_training.log" 2>&1
 log "torch training rc=$? ($(wc -l < "$OUT/torch_training.jsonl") runs)"
 python3 - "$OUT/torch_training.jsonl" <<'PY' | tee -a "$OUT/session.log"
 import json, sys
@@ -43,6 +46,13 @@ for line in open(sys.argv[1]):
     else:
         print("  ", r)
 PY
+if [ -n "${PROFILE_RUNS:-}" ]; then
+  mkdir -p "$OUT/traces"
+  timeout "${PROFILE_TIMEOUT_S:-120}" python3 validate/gpu/torch_training.py --runs "$PROFILE_RUNS" \
+    --profile "$OUT/traces" > "$OUT/traces/profile.log" 2>&1
+  log "profiles rc=$? ($(ls "$OUT/traces" | grep -c trace) traces)"
+fi
+[ "${GPU_CHECK:-1}" = 0 ] && { log "done (no gpu_check)"; exit 0; }
 
 # cuBLAS for the carried binary: the toolkit's, else the one PyTorch ships.
 CUBLAS_DIR=$(dirname "$(find /usr/local/cuda*/ /opt -name 'libcublas.so.13*' 2>/dev/null | head -1)" 2>/dev/null)

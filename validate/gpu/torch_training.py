@@ -7,6 +7,11 @@ blocks with biases, tanh-GELU MLP of 4h, untied LM head, dropout 0; bf16 autocas
 weights, fused AdamW, causal attention through scaled_dot_product_attention restricted to the
 FlashAttention-2 kernel, no activation checkpointing, one GPU (no data parallelism).
 
+Variants, each named in the run's line: `weights="bf16"` keeps the weights in bf16 with no
+autocast (what FSDP's bf16 mixed precision computes with: no per-micro-batch weight casts, a bf16
+residual stream and bf16 norms), `bias=False` drops every bias (LLaMA/MPT-style layers), and
+`checkpoint=True` recomputes each block in the backward (torch.utils.checkpoint).
+
 One JSON line per run: model shape, micro-batch, micro-batches a step, measured step seconds
 (median of the timed steps, CUDA-synchronised), the spread, peak allocated memory, and the
 model FLOPs by the usual count (6 N T + 12 L h s T for causal attention halved: 6 L h s T) so the
@@ -35,13 +40,20 @@ START, emit = LOG.start, LOG.emit
 
 
 
+def layer_norm(h, bias):
+    try:
+        return nn.LayerNorm(h, bias=bias)
+    except TypeError:  # PyTorch < 2.1 (a --smoke run's CPU build): biases kept
+        return nn.LayerNorm(h)
+
+
 class Block(nn.Module):
-    def __init__(self, h, nh):
+    def __init__(self, h, nh, bias=True):
         super().__init__()
         self.nh = nh
-        self.ln1, self.ln2 = nn.LayerNorm(h), nn.LayerNorm(h)
-        self.qkv, self.proj = nn.Linear(h, 3 * h), nn.Linear(h, h)
-        self.up, self.down = nn.Linear(h, 4 * h), nn.Linear(4 * h, h)
+        self.ln1, self.ln2 = layer_norm(h, bias), layer_norm(h, bias)
+        self.qkv, self.proj = nn.Linear(h, 3 * h, bias=bias), nn.Linear(h, h, bias=bias)
+        self.up, self.down = nn.Linear(h, 4 * h, bias=bias), nn.Linear(4 * h, h, bias=bias)
 
     def forward(self, x):
         B, T, H = x.shape
@@ -52,16 +64,21 @@ class Block(nn.Module):
 
 
 class Gpt(nn.Module):
-    def __init__(self, layers, h, nh, seq, vocab):
+    def __init__(self, layers, h, nh, seq, vocab, bias=True, checkpoint=False):
         super().__init__()
+        self.checkpoint = checkpoint
         self.wte, self.wpe = nn.Embedding(vocab, h), nn.Embedding(seq, h)
-        self.blocks = nn.ModuleList(Block(h, nh) for _ in range(layers))
-        self.lnf, self.head = nn.LayerNorm(h), nn.Linear(h, vocab, bias=False)
+        self.blocks = nn.ModuleList(Block(h, nh, bias) for _ in range(layers))
+        self.lnf, self.head = layer_norm(h, bias), nn.Linear(h, vocab, bias=False)
 
     def forward(self, idx):
         x = self.wte(idx) + self.wpe(torch.arange(idx.shape[1], device=idx.device))
         for b in self.blocks:
-            x = b(x)
+            if self.checkpoint:
+                from torch.utils.checkpoint import checkpoint
+                x = checkpoint(b, x, use_reentrant=False)
+            else:
+                x = b(x)
         return self.head(self.lnf(x))
 
 
@@ -74,14 +91,17 @@ def attention_kernel():
     return sdpa_kernel([SDPBackend.FLASH_ATTENTION])
 
 
-def run(name, layers, hidden, heads, seq, micro_batch, micro_batches, vocab=50304, steps=6, warmup=2):
+def run(name, layers, hidden, heads, seq, micro_batch, micro_batches, vocab=50304, steps=6, warmup=2,
+        weights="amp", bias=True, checkpoint=False):
     if args.runs and name not in args.runs.split(","):
         return
     if time.time() - START > args.budget_s:
         emit(run=name, skipped="budget spent")
         return
     torch.manual_seed(0)
-    model = Gpt(layers, hidden, heads, seq, vocab).to(DEV)
+    model = Gpt(layers, hidden, heads, seq, vocab, bias, checkpoint).to(DEV)
+    if weights == "bf16":
+        model = model.to(torch.bfloat16)
     n_params = sum(p_.numel() for p_ in model.parameters())
     opt = (torch.optim.AdamW(model.parameters(), lr=1e-4) if SMOKE
            else torch.optim.AdamW(model.parameters(), lr=1e-4, fused=True))
@@ -92,8 +112,11 @@ def run(name, layers, hidden, heads, seq, micro_batch, micro_batches, vocab=5030
     def step():
         for mb in range(micro_batches):
             x, y = data[mb, :, :-1], data[mb, :, 1:]
-            with torch.autocast(DEV, dtype=torch.bfloat16):
+            if weights == "bf16":
                 logits = model(x)
+            else:
+                with torch.autocast(DEV, dtype=torch.bfloat16):
+                    logits = model(x)
             loss = F.cross_entropy(logits.float().view(-1, vocab), y.reshape(-1)) / micro_batches
             loss.backward()
         opt.step()
@@ -135,6 +158,7 @@ def run(name, layers, hidden, heads, seq, micro_batch, micro_batches, vocab=5030
     step = statistics.median(times)
     rec = dict(run=name, layers=layers, hidden=hidden, heads=heads, seq=seq, vocab=vocab,
                micro_batch=micro_batch, micro_batches=micro_batches, params=n_params,
+               weights=weights, bias=bias, checkpoint=checkpoint,
                non_embedding_params=non_embedding, step_s=step, spread=(max(times) - min(times)) / step,
                steps=len(times), tokens_per_s=tokens / step, model_flops_per_step=flops,
                model_flop_per_s=flops / step, final_loss=float(loss.item()) * micro_batches)
@@ -151,6 +175,8 @@ def run(name, layers, hidden, heads, seq, micro_batch, micro_batches, vocab=5030
 
 if SMOKE:
     run("smoke", 2, 64, 4, 32, 2, 2, vocab=128, steps=2, warmup=1)
+    run("smoke-bf16-nobias-ckpt", 2, 64, 4, 32, 2, 2, vocab=128, steps=2, warmup=1, weights="bf16", bias=False,
+        checkpoint=True)
     sys.exit(0)
 # Sizes of the GPT-3 paper's table 2.1 (hidden, layers, heads), sequence 2048, 16k-32k tokens a step.
 run("gpt-125m", 12, 768, 12, 2048, 16, 1)
@@ -165,3 +191,13 @@ for mbs in (1, 2, 4, 8):
 run("gpt-1.3b-seq8k", 24, 2048, 16, 8192, 2, 1)
 run("gpt-1.3b-seq16k", 24, 2048, 16, 16384, 1, 1)
 run("gpt-760m-seq32k", 24, 1536, 16, 32768, 1, 1)
+# Weights in bf16 without biases (FSDP bf16 mixed precision, LLaMA/MPT-style layers), against the
+# autocast runs above: what the weight casts, the fp32 residual stream and the biases cost.
+for name, layers, hidden, heads, mb, mbs in (("gpt-125m", 12, 768, 12, 16, 1), ("gpt-350m", 24, 1024, 16, 16, 1),
+                                             ("gpt-1.3b", 24, 2048, 16, 8, 2), ("gpt-2.7b", 32, 2560, 32, 8, 2)):
+    run(f"{name}-bf16-nobias", layers, hidden, heads, 2048, mb, mbs, weights="bf16", bias=False)
+run("gpt-1.3b-bf16", 24, 2048, 16, 2048, 8, 2, weights="bf16")
+run("gpt-1.3b-nobias", 24, 2048, 16, 2048, 8, 2, bias=False)
+# Full recomputation (each block checkpointed): the forward runs twice.
+run("gpt-1.3b-bf16-nobias-ckpt", 24, 2048, 16, 2048, 8, 2, weights="bf16", bias=False, checkpoint=True)
+run("gpt-1.3b-bf16-nobias-seq8k", 24, 2048, 16, 8192, 2, 1, weights="bf16", bias=False)

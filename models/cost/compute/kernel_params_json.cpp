@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
+#include <exception>
 
 #include "models/core/scenario_error.hpp"
 #include "models/scenario/json_reader.hpp"
@@ -103,6 +105,31 @@ GpuKernelParams parse_gpu_kernel_params(const json& block, const std::string& pa
     k.memory_norm_bandwidth_ratio = mr.number_or("norm_bandwidth_ratio", k.memory_norm_bandwidth_ratio, 0.05, 1.0);
     mr.finish(kDocKeys);
   }
+  if (const json* pw = r.raw("power")) {
+    JsonReader pr(*pw, r.child_path("power"));
+    if (const json* curve = pr.raw("tensor_share_by_busy")) {
+      const std::string cp = pr.child_path("tensor_share_by_busy");
+      if (!curve->is_object() || curve->empty())
+        throw ScenarioError(cp, "expected an object of busy share (\"0.25\" .. \"1\") to rate share");
+      JsonReader cr(*curve, cp);
+      k.power_tensor_share.clear();
+      for (auto it = curve->begin(); it != curve->end(); ++it) {
+        double busy = 0;
+        try {
+          std::size_t used = 0;
+          busy = std::stod(it.key(), &used);
+          if (used != it.key().size()) busy = -1;
+        } catch (const std::exception&) {
+          busy = -1;
+        }
+        if (!(busy > 0 && busy <= 1))
+          throw ScenarioError(cp + "." + it.key(), "expected a busy share in (0, 1] as the key");
+        k.power_tensor_share.emplace_back(busy, cr.number(it.key(), 0.2, 1.5));
+      }
+      std::sort(k.power_tensor_share.begin(), k.power_tensor_share.end());
+    }
+    pr.finish(kDocKeys);
+  }
   if (const json* l = r.raw("launch")) {
     JsonReader lr(*l, r.child_path("launch"));
     k.kernel_fixed_s = lr.quantity_or("kernel", Kind::kTime, k.kernel_fixed_s, 0, 1e-2);
@@ -148,6 +175,15 @@ json to_json(const GpuKernelParams& k) {
   out["attention"] = attention;
   if (k.memory_bandwidth_share > 0) out["memory"] = {{"bandwidth_share", k.memory_bandwidth_share}};
   if (k.memory_norm_bandwidth_ratio > 0) out["memory"]["norm_bandwidth_ratio"] = k.memory_norm_bandwidth_ratio;
+  if (!k.power_tensor_share.empty()) {
+    json curve = json::object();
+    for (const auto& [busy, share] : k.power_tensor_share) {
+      char key[32];
+      std::snprintf(key, sizeof key, "%g", busy);
+      curve[key] = share;
+    }
+    out["power"] = {{"tensor_share_by_busy", curve}};
+  }
   out["launch"] = {{"kernel", k.kernel_fixed_s}, {"host", k.host_launch_s}};
   return out;
 }

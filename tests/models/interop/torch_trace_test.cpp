@@ -179,17 +179,15 @@ TEST(TorchTrace, ARealH200StepIsReadWholeAndItsGemmsAreTheModels) {
   const ModelStepClasses m = model_step_classes(s);
   ASSERT_TRUE(m.feasible) << m.reason;
   EXPECT_NEAR(m.gemm_flop, t.of(TorchOpClass::kGemm).flop, 1e-3 * m.gemm_flop);
-  // Attention as the model prices it (H200 preset) within 10%. GEMMs: the model's are 14%
-  // slower (38.1 ms against 33.3): it applies the clock that back-to-back GEMMs sustain under
-  // the power limit (clock_h200_gemm_bf16_sustained, 0.88 of a burst), while in this step a
-  // third of the time goes to memory-bound kernels that draw less power, and the GEMMs run near
-  // their burst rate. The memory-bound kernels are where the model falls short: 37.8 ms
-  // measured (fp32 residual stream and LayerNorms under autocast, casts, layout copies,
-  // bias-gradient sums) against under 10 ms.
+  // GEMMs as the model prices them within 10% (35.8 ms against 33.3): at the clock the 700 W
+  // limit allows at this step's tensor-busy share (H200 preset power.tensor_share_by_busy,
+  // clock_h200_gemm_bf16_duty), not the back-to-back clock (0.88 of a burst: 38.1 ms). Attention within
+  // 10%. The memory-bound kernels are where the model falls short: 37.8 ms measured (fp32
+  // residual stream and LayerNorms under autocast, casts, layout copies, bias-gradient sums)
+  // against under 10 ms.
   const auto measured = [&](TorchOpClass c) { return t.of(c).gpu_time_s; };
   const auto model = [&](TorchOpClass c) { return m.class_s[static_cast<int>(c)]; };
-  EXPECT_GT(model(TorchOpClass::kGemm), measured(TorchOpClass::kGemm));
-  EXPECT_LT(model(TorchOpClass::kGemm), 1.2 * measured(TorchOpClass::kGemm));
+  EXPECT_NEAR(model(TorchOpClass::kGemm), measured(TorchOpClass::kGemm), 0.10 * measured(TorchOpClass::kGemm));
   EXPECT_NEAR(model(TorchOpClass::kAttention), measured(TorchOpClass::kAttention),
               0.10 * measured(TorchOpClass::kAttention));
   EXPECT_LT(model(TorchOpClass::kElementwise), 0.5 * measured(TorchOpClass::kElementwise));

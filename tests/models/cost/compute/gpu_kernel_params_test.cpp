@@ -92,6 +92,7 @@ TEST(GpuKernelParams, RoundTripsThroughTheResolvedScenarioForm) {
   EXPECT_EQ(back.gemm_scheduler, GemmScheduler::kStreamK);
   EXPECT_DOUBLE_EQ(back.gemm_share_fp8, h100.kernel.gemm_share_fp8);
   EXPECT_EQ(back.flash3.backward.share_by_head_dim, h100.kernel.flash3.backward.share_by_head_dim);
+  EXPECT_EQ(back.power_tensor_share, h100.kernel.power_tensor_share);
   EXPECT_DOUBLE_EQ(back.kernel_fixed_s, 2e-6);
   EXPECT_DOUBLE_EQ(back.host_launch_s, 5e-6);
 }
@@ -112,6 +113,10 @@ TEST(GpuKernelParams, RejectsBadValuesNamingTheField) {
   expect_error(R"({"attention": {"flash2": {"forward": {"share": {"64": 0.3}}}}})", "gpu.kernels.attention.flash2.backward");
   expect_error(R"({"launch": {"kernel": "2 parsecs"}})", "gpu.kernels.launch.kernel");
   expect_error(R"({"memroy": {}})", "memroy");
+  expect_error(R"({"power": {"tensor_share_by_busy": {"busy": 0.9}}})", "gpu.kernels.power.tensor_share_by_busy.busy");
+  expect_error(R"({"power": {"tensor_share_by_busy": {"1.5": 0.9}}})", "gpu.kernels.power.tensor_share_by_busy.1.5");
+  expect_error(R"({"power": {"tensor_share_by_busy": {"0.5": 3}}})", "gpu.kernels.power.tensor_share_by_busy.0.5");
+  expect_error(R"({"power": {"tensor_share_by_busy": {}}})", "gpu.kernels.power.tensor_share_by_busy");
   expect_error(R"({"sources": {"sm_count": 3}})", "gpu.kernels.sources.sm_count");
 }
 
