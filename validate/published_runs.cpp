@@ -155,6 +155,10 @@ json scenario_from_record(const json& rec, std::vector<std::string>& notes) {
   if (!model.contains("vocab")) notes.push_back("vocab not given: 51200 assumed");
   const std::string arch = lower(text_field(model, "arch") + " " + text_field(model, "ffn_act"));
   if (arch.find("swiglu") != std::string::npos) m["ffn_act"] = "swiglu";
+  if (model.contains("linear_bias")) {
+    if (!model["linear_bias"].is_boolean()) throw ScenarioError("model.linear_bias", "expected true or false");
+    m["linear_bias"] = model["linear_bias"];
+  }
 
   // Cluster: the GPU named in the record on the DGX node of its generation.
   const std::string gpu_text = text_field(hw, "gpu");

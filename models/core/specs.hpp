@@ -213,6 +213,11 @@ struct ModelSpec {
   int64_t vocab = 0;
   int64_t seq_len = 0;
   bool tied_embeddings = false;
+  // The attention and dense MLP linears carry biases (GPT-2/3, Megatron-LM's GPT, BLOOM, OPT);
+  // false as LLaMA, Mistral, MPT, DeepSeek train. Their gradients are column sums of the output
+  // gradients, a reduction kernel of their own in the backward (the bias add of the forward
+  // rides in the GEMM's epilogue or a fused elementwise kernel).
+  bool linear_bias = false;
   // Dropout probability of the attention scores, the residual branches and the embedding.
   // Above 0 each keeps a 1-byte mask for its backward pass (Korthikanti et al. 2022's
   // inventory); 0, as Llama, Mixtral and DeepSeek train, keeps none. Default: Megatron-LM's

@@ -247,6 +247,11 @@ json hf_config_to_model_json(const json& config, const std::string& path, int64_
       notes.push_back("GPT-NeoX parallel residual and partial rotary embeddings do not change "
                       "the costs");
   }
+  // Biases: GPT-2's Conv1D layers always have them; GPT-NeoX's attention_bias defaults to true;
+  // the LLaMA family's attention_bias and mlp_bias default to false (Qwen2's QKV bias is not
+  // counted: one of the four linears, and its gradient the smallest).
+  const bool family_bias = type == "gpt2" || type == "gpt_neox";
+  m["linear_bias"] = f.boolean_or("mlp_bias", false) || f.boolean_or("attention_bias", family_bias);
   // Dropout: the largest probability the config names. GPT2Config's attn/resid/embd_pdrop
   // default to 0.1; LlamaConfig's attention_dropout, GPT-NeoX's hidden_dropout and the families
   // that copy them default to 0.0.

@@ -180,6 +180,7 @@ ModelSpec parse_model(const json& j, const std::string& path) {
   m.vocab = r.integer("vocab", 1, limits::kMaxVocab);
   m.seq_len = r.integer("seq_len", 1, limits::kMaxSeqLen);
   m.tied_embeddings = r.boolean_or("tied_embeddings", false);
+  m.linear_bias = r.boolean_or("linear_bias", false);
   m.dropout = r.number_or("dropout", 0.1, 0.0, 1.0);
   if (const json* moe = r.raw("moe")) {
     JsonReader e(*moe, r.child_path("moe"));
@@ -755,7 +756,7 @@ json to_json(const Scenario& s) {
   json model = {{"name", m.name},         {"layers", m.layers},     {"hidden", m.hidden},
                 {"heads", m.heads},       {"kv_heads", m.kv_heads}, {"ffn_hidden", m.ffn_hidden},
                 {"ffn_act", to_string(m.ffn_act)}, {"vocab", m.vocab}, {"seq_len", m.seq_len},
-                {"tied_embeddings", m.tied_embeddings}, {"dropout", m.dropout}};
+                {"tied_embeddings", m.tied_embeddings}, {"linear_bias", m.linear_bias}, {"dropout", m.dropout}};
   if (m.moe)
     model["moe"] = {{"experts", m.moe->experts},
                     {"top_k", m.moe->top_k},

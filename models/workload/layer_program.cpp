@@ -502,6 +502,13 @@ void linear_backward(BlockBuilder& b, OpRole role, PassKind pass, double T, doub
 
 bool has_input_grad(PassKind p) { return p == PassKind::kBackward || p == PassKind::kBackwardInput; }
 
+// A biased linear's bias gradient with its weight gradient: the output gradient [rows, cols]
+// summed over the rows (model.linear_bias).
+void bias_gradient(BlockBuilder& b, const LayerContext& c, const Dims& d, PassKind pass, double rows, double cols) {
+  if (!c.model->linear_bias || pass == PassKind::kBackwardInput) return;
+  b.mem(OpRole::kBiasGrad, Pass::kBackwardWeight, d.A * rows * cols, rows * cols);
+}
+
 void dense_mlp_backward(BlockBuilder& b, const LayerContext& c, const Dims& d, PassKind pass) {
   const bool swiglu = c.model->ffn_act == FfnActivation::kSwiglu;
   const bool dx = has_input_grad(pass);
@@ -510,11 +517,13 @@ void dense_mlp_backward(BlockBuilder& b, const LayerContext& c, const Dims& d, P
     if (c.sp) b.tp_comm(CollectiveOp::kAllGather, d.T * d.h * d.A);
   }
   linear_backward(b, OpRole::kMlpDown, pass, d.T, d.h, d.f);
+  bias_gradient(b, c, d, pass, d.Te, d.h);
   if (dx) b.mem(OpRole::kActivation, Pass::kBackwardInput, activation_bytes(d, swiglu, true) * d.T * d.f, d.T * d.f);
   // Sequence parallel keeps fc1's input sharded: its weight gradient needs it gathered again.
   if (c.sp && pass != PassKind::kBackwardInput)
     b.overlapped_comm(CollectiveOp::kAllGather, CommPurpose::kTp, CommGroup::kTp, d.T * d.h * d.A);
   linear_backward(b, OpRole::kMlpUp, pass, d.T, d.up_n, d.h);
+  bias_gradient(b, c, d, pass, d.T, d.up_n);
   if (dx) {
     b.tp_comm(c.sp ? CollectiveOp::kReduceScatter : CollectiveOp::kAllReduce, d.T * d.h * d.A);
     b.mem(OpRole::kNorm, Pass::kBackwardInput, norm_bytes(d, true) * d.Te * d.h, d.Te * d.h);
@@ -580,6 +589,7 @@ void attention_backward(BlockBuilder& b, const LayerContext& c, const Dims& d, P
     if (c.sp) b.tp_comm(CollectiveOp::kAllGather, d.T * d.h * d.A);
   }
   linear_backward(b, OpRole::kAttnOut, pass, d.T, d.h, d.attn_k);
+  if (!c.model->mla) bias_gradient(b, c, d, pass, d.Te, d.h);
   if (dx) {
     // K, V and their gradients travel the ring in the backward pass: twice the forward bytes.
     if (c.cp > 1)
@@ -592,6 +602,7 @@ void attention_backward(BlockBuilder& b, const LayerContext& c, const Dims& d, P
     if (c.sp && pass != PassKind::kBackwardInput)
       b.overlapped_comm(CollectiveOp::kAllGather, CommPurpose::kTp, CommGroup::kTp, d.T * d.h * d.A);
     linear_backward(b, OpRole::kQkv, pass, d.T, d.qkv_n, d.h);
+    bias_gradient(b, c, d, pass, d.T, d.qkv_n);
     if (dx) b.tp_comm(c.sp ? CollectiveOp::kReduceScatter : CollectiveOp::kAllReduce, d.T * d.h * d.A);
   }
   if (dx) b.mem(OpRole::kNorm, Pass::kBackwardInput, norm_bytes(d, true) * d.Te * d.h, d.Te * d.h);

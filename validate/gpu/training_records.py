@@ -20,7 +20,7 @@ for r in lines:
         "model": {"name": r["run"], "params": r["params"], "layers": r["layers"], "hidden": r["hidden"],
                   "heads": r["heads"], "ffn_hidden": 4 * r["hidden"], "seq_len": r["seq"], "vocab": r["vocab"],
                   "attn": "FlashAttention-2 (scaled_dot_product_attention, flash backend only)",
-                  "attn_impl": "flash2"},
+                  "attn_impl": "flash2", "linear_bias": r.get("bias", True)},
         "hardware": {"gpu": "h200", "num_gpus": 1, "gpus_per_node": 1},
         "parallel": {"tp": 1, "pp": 1, "dp": 1, "zero_stage": 0},
         "training": {"micro_batch": r["micro_batch"], "grad_accum": r["micro_batches"],

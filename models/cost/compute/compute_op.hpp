@@ -38,6 +38,7 @@ enum class OpRole : uint8_t {
   kCast,         // precision casts and transposes (fp8)
   kAmax,         // fp8 scaling-factor reductions
   kGradAccum,    // gradient accumulation / zeroing
+  kBiasGrad,     // a linear's bias gradient: its output gradient summed over the tokens
   kOptimizer,    // optimizer step (AdamW)
   kOther,
 };

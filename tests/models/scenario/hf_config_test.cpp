@@ -78,6 +78,10 @@ TEST(HfConfig, EveryFamilyParsesToItsPublishedArchitecture) {
     // Dropout: GPT-2's config names 0.1 (attn/resid/embd_pdrop); the others name 0.0 or
     // nothing, and their config classes default to 0.0.
     EXPECT_DOUBLE_EQ(s.model.dropout, std::string(c.file) == "gpt2.json" ? 0.1 : 0.0);
+    // Biases: GPT-2's layers always have them, GPT-NeoX's attention_bias defaults to true;
+    // the LLaMA family's attention_bias and mlp_bias are false or absent.
+    const std::string file = c.file;
+    EXPECT_EQ(s.model.linear_bias, file == "gpt2.json" || file == "gpt-neox-20b.json");
   }
 }
 

@@ -457,6 +457,48 @@ TEST(OpGraph, NormsReadTheirInputsAgainForTheWeightGradients) {
   EXPECT_DOUBLE_EQ(bwd_bytes / bwd_elems, 5 * 2.0);
 }
 
+// A biased linear's bias gradient sums its output gradient over the tokens it holds: QKV and
+// fc1 (column-parallel: their columns split over TP) over the micro-batch's T tokens, the
+// attention output and fc2 biases (whole on every rank, after the TP reduction) over the Te = T /
+// tp tokens sequence parallelism leaves. TP2 with SP: T (3h + 4h) / 2 + 2 (T / 2) h = 4.5 T h
+// elements a layer, 2 bytes each, in the weight-gradient pass; none without biases.
+TEST(OpGraph, BiasGradientsSumEachBiasedLinearsOutputGradient) {
+  auto bias_grads = [](bool bias, double& bytes, double& elements) {
+    json model = "gpt-18.4b";
+    LoadOptions o;
+    o.preset_dirs = default_preset_dirs();
+    json m = resolve_scenario_json({{"schema_version", 1}, {"model", model}, {"cluster", {{"base", "dgx-a100-superpod"}, {"nodes", 8}}},
+                                    {"plan", {{"tp", 2}, {"sp", true}, {"pp", 1}, {"dp", 32}, {"global_batch", 32}}}},
+                                   o)["model"];
+    m["linear_bias"] = bias;
+    const Scenario sc = make({{"tp", 2}, {"sp", true}, {"pp", 1}, {"dp", 32}, {"micro_batch", 1}, {"global_batch", 32},
+                              {"precision", "bf16"}, {"recompute", "none"}},
+                             m);
+    Result r;
+    const Workload w = build(sc, r);
+    bytes = elements = 0;
+    for (const auto& ch : w.programs[0].chunks)
+      for (int k = 0; k < kPassKinds; ++k)
+        for (const auto& b : ch.pass[k].blocks)
+          for (const auto& op : b.compute) {
+            if (op.role != OpRole::kBiasGrad) continue;
+            EXPECT_EQ(op.pass, Pass::kBackwardWeight);
+            bytes += op.bytes * b.repeat;
+            elements += op.elements * b.repeat;
+          }
+    return sc;
+  };
+  double bytes = 0, elements = 0;
+  const Scenario sc = bias_grads(true, bytes, elements);
+  ASSERT_TRUE(sc.model.linear_bias);
+  const double T = sc.model.seq_len, h = static_cast<double>(sc.model.hidden);
+  ASSERT_EQ(sc.model.ffn_hidden, 4 * sc.model.hidden);
+  EXPECT_DOUBLE_EQ(elements, sc.model.layers * 4.5 * T * h);
+  EXPECT_DOUBLE_EQ(bytes, 2 * elements);
+  bias_grads(false, bytes, elements);
+  EXPECT_EQ(elements, 0);
+}
+
 TEST(OpGraph, TheFp8ActivationCacheAppliesUnderFp8Only) {
   auto activations = [](const char* precision, bool cache) {
     const json plan = {{"tp", 1}, {"pp", 1}, {"dp", 32}, {"ep", 32}, {"global_batch", 32}, {"precision", precision},
