@@ -231,6 +231,10 @@ json scenario_from_record(const json& rec, std::vector<std::string>& notes) {
   else if (prec.find("bf16") != std::string::npos) p["precision"] = "bf16";
   else if (prec.find("fp16") != std::string::npos) p["precision"] = "fp16";
   else if (prec.find("fp32") != std::string::npos) p["precision"] = "fp32";
+  if (tr.contains("autocast")) {
+    if (!tr["autocast"].is_boolean()) throw ScenarioError("training.autocast", "expected true or false");
+    p["autocast"] = tr["autocast"];
+  }
   const std::string rc = lower(text_field(tr, "recompute"));
   if (rc.rfind("full", 0) == 0) p["recompute"] = "full";
   else if (rc.rfind("selective", 0) == 0) p["recompute"] = "selective";

@@ -344,6 +344,12 @@ struct ParallelPlan {
   // The weight-gradient GEMM accumulates into the fp32 gradient buffer itself (Megatron-Core
   // --gradient-accumulation-fusion); otherwise a memory-bound pass adds each micro-batch in.
   bool grad_accumulation_fusion = false;
+  // PyTorch autocast over fp32 weights (torch.autocast in a DDP or single-GPU loop), under a
+  // 16-bit precision: the weights, their gradients and the residual stream stay fp32; every
+  // micro-batch casts the weights to 16 bits, the norms run in fp32 and their outputs are cast
+  // for the next GEMM. false: the 16-bit weights Megatron and FSDP's mixed precision compute
+  // with (fp32 master weights in the optimizer only).
+  bool autocast = false;
   // The embedding and the output layer split over the TP ranks by vocabulary (Megatron's
   // VocabParallelEmbedding and vocab-parallel cross-entropy); false: every TP rank holds them whole
   // and computes the logits and the loss itself, with no TP collective (simpler TP codes do).

@@ -11,6 +11,11 @@ StateBytes state_bytes_per_param(Precision precision) {
   return {2, 2, 12};
 }
 
+Precision state_precision(const ParallelPlan& plan) {
+  const bool sixteen = plan.precision == Precision::kBf16 || plan.precision == Precision::kFp16;
+  return plan.autocast && sixteen ? Precision::kFp32 : plan.precision;
+}
+
 MemoryBreakdown model_state_bytes(double params, int zero_stage, int zero_degree,
                                   Precision precision) {
   const StateBytes b = state_bytes_per_param(precision);

@@ -17,6 +17,9 @@ struct StateBytes {
   double optimizer = 12;
 };
 StateBytes state_bytes_per_param(Precision precision);
+// The precision the model states are kept in: fp32's under autocast (fp32 weights and gradients,
+// no separate master copy: 4 + 4 + 8), else the plan's.
+Precision state_precision(const ParallelPlan& plan);
 
 // Model-state bytes per GPU for `params` parameters held by this GPU's TP/PP shard, sharded
 // over `zero_degree` data-parallel ranks (ZeRO paper Figure 1: 16P, 4P + 12P/d, 2P + 14P/d,

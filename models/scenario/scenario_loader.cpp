@@ -439,6 +439,10 @@ ParallelPlan parse_plan(const json& j, const std::string& path) {
   }
   p.flash_attention = r.boolean_or("flash_attention", true);
   p.grad_accumulation_fusion = r.boolean_or("grad_accumulation_fusion", false);
+  p.autocast = r.boolean_or("autocast", false);
+  if (p.autocast && p.precision != Precision::kBf16 && p.precision != Precision::kFp16)
+    r.fail("autocast", "casts fp32 weights to 16 bits: needs plan.precision bf16 or fp16, got " +
+                           std::string(to_string(p.precision)));
   p.vocab_parallel = r.boolean_or("vocab_parallel", true);
   p.zero3_prefetch_params = r.number_or("zero3_prefetch_params", 0, 0, 1e15);
   p.attention_kernel = r.choice_or("attention_kernel", {"flash2", "flash3", "flash1", "triton"}, "flash2");
@@ -842,6 +846,7 @@ json to_json(const Scenario& s) {
                {"flash_attention", p.flash_attention},
                {"attention_kernel", p.attention_kernel},
                {"grad_accumulation_fusion", p.grad_accumulation_fusion},
+               {"autocast", p.autocast},
                {"vocab_parallel", p.vocab_parallel},
                {"zero3_prefetch_params", p.zero3_prefetch_params}};
   if (!p.layers_per_stage.empty()) plan["layers_per_stage"] = p.layers_per_stage;

@@ -314,6 +314,7 @@ struct Dims {
   double up_n = 0;  // fc1 (or gate+up) columns per rank
   double f = 0;     // ffn per rank (fc2 input)
   double A = 2;     // activation element bytes
+  double R = 2;     // residual-stream element bytes: fp32 under autocast, else A
 };
 
 Dims dims(const LayerContext& c) {
@@ -337,6 +338,7 @@ Dims dims(const LayerContext& c) {
   d.f = static_cast<double>(m.ffn_hidden) / c.tp;
   d.up_n = (m.ffn_act == FfnActivation::kSwiglu ? 2.0 : 1.0) * d.f;
   d.A = c.activation_bytes;
+  d.R = c.autocast ? 4 : d.A;
   return d;
 }
 
@@ -347,9 +349,12 @@ Dims dims(const LayerContext& c) {
 // layer_norm_grad_input + GammaBetaBackward in the H200 traces of data/measured; one fused
 // pass would save 2 of the 5); a residual add reads two and writes one; GELU reads and writes
 // one per element (SwiGLU reads two, writes one; backward reads gate, up, dy and writes both
-// gradients).
-double norm_bytes(const Dims& d, bool bwd) { return (bwd ? 5 : 2) * d.A; }
-double residual_bytes(const Dims& d, bool bwd) { return (bwd ? 2 : 3) * d.A; }
+// gradients). Under autocast the residual stream and the norms are fp32 (R bytes), a residual
+// add reads the fp32 stream and the 16-bit branch, and a norm's output is cast to 16 bits for
+// the GEMM after it (read R, write A), its gradient back (read A, write R): the H200 autocast
+// steps' mixed-dtype adds, fp32 LayerNorm kernels and cast copies (data/measured).
+double norm_bytes(const Dims& d, bool bwd) { return (bwd ? 5 : 2) * d.R + (d.R != d.A ? d.R + d.A : 0); }
+double residual_bytes(const Dims& d, bool bwd) { return bwd ? 2 * d.R : 2 * d.R + d.A; }
 double activation_bytes(const Dims& d, bool swiglu, bool bwd) {
   return (swiglu ? (bwd ? 5 : 3) : (bwd ? 3 : 2)) * d.A;
 }
@@ -660,6 +665,14 @@ void gradient_accumulation(BlockBuilder& b, const LayerContext& c, double params
   b.mem(OpRole::kGradAccum, Pass::kBackwardWeight, (c.grad_bytes + 8) * shard * share, shard * share);
 }
 
+// Autocast casts each fp32 weight to 16 bits in every forward (read 4, write A; its cache lives
+// for one autocast region, so a recompute casts again) and the 16-bit weight gradient back to
+// fp32 for the accumulated .grad (read A, write 4): the cast copies of the H200 autocast steps.
+void weight_casts(BlockBuilder& b, const LayerContext& c, Pass pass, double params) {
+  if (!c.autocast || params <= 0) return;
+  b.mem(OpRole::kCast, pass, (4 + c.activation_bytes) * params, params);
+}
+
 }  // namespace
 
 double zero3_prefetched_params(double bound_params, double module_params) {
@@ -702,6 +715,7 @@ OpBlock layer_block(const LayerContext& c, bool moe, PassKind pass, int repeat) 
   b.params(params.dense, params.experts);
   if (pass == PassKind::kForward) {
     zero3_gathers(b, c, {{CommGroup::kDp, params.dense}, {CommGroup::kExpertDp, params.experts}});
+    weight_casts(b, c, Pass::kForward, params.dense + params.experts);
     attention_forward(b, c, d, Pass::kForward);
     if (moe_layer) moe_mlp_forward(b, c, d, Pass::kForward);
     else dense_mlp_forward(b, c, d, Pass::kForward);
@@ -711,6 +725,7 @@ OpBlock layer_block(const LayerContext& c, bool moe, PassKind pass, int repeat) 
     // Parameters are gathered again for the backward pass; W alone does not need them (dW = X^T dY).
     zero3_gathers(b, c, {{CommGroup::kDp, params.dense}, {CommGroup::kExpertDp, params.experts}});
     if (c.recompute == Recompute::kFull) {
+      weight_casts(b, c, Pass::kRecompute, params.dense + params.experts);
       attention_forward(b, c, d, Pass::kRecompute);
       if (moe_layer) moe_mlp_forward(b, c, d, Pass::kRecompute);
       else dense_mlp_forward(b, c, d, Pass::kRecompute);
@@ -722,6 +737,7 @@ OpBlock layer_block(const LayerContext& c, bool moe, PassKind pass, int repeat) 
   else dense_mlp_backward(b, c, d, pass);
   attention_backward(b, c, d, pass);
   if (pass != PassKind::kBackwardInput) {
+    weight_casts(b, c, Pass::kBackwardWeight, params.dense + params.experts);
     zero3_reduce_scatters(b, c, params.dense, params.experts);
     gradient_accumulation(b, c, params.dense + params.experts);
   }
@@ -739,15 +755,15 @@ OpBlock embedding_block(const LayerContext& c, PassKind pass) {
     // Vocab-parallel embedding: each rank gathers the rows it holds, an all-reduce (or, with
     // sequence parallel, a reduce-scatter) sums the partial embeddings. A replicated one gathers
     // every row itself.
-    b.mem(OpRole::kEmbedding, Pass::kForward, 2 * d.A * d.T * d.h, d.T * d.h);
+    b.mem(OpRole::kEmbedding, Pass::kForward, 2 * d.R * d.T * d.h, d.T * d.h);
     if (c.vocab_parallel) b.tp_comm(c.sp ? CollectiveOp::kReduceScatter : CollectiveOp::kAllReduce, d.T * d.h * d.A);
-    b.mem(OpRole::kResidual, Pass::kForward, 2 * d.A * d.Te * d.h, d.Te * d.h);
+    b.mem(OpRole::kResidual, Pass::kForward, 2 * d.R * d.Te * d.h, d.Te * d.h);
   } else if (pass != PassKind::kBackwardInput) {
     // The embedding's gradient is a scatter-add of the incoming gradient (its weight gradient).
     // ZeRO-3 / FSDP gather a module's parameters for its backward whether it reads them or not.
     zero3_gathers(b, c, {{CommGroup::kDp, params}});
     if (c.sp) b.tp_comm(CollectiveOp::kAllGather, d.T * d.h * d.A);
-    b.mem(OpRole::kEmbedding, Pass::kBackwardWeight, 2 * d.A * d.T * d.h, d.T * d.h);
+    b.mem(OpRole::kEmbedding, Pass::kBackwardWeight, 2 * d.R * d.T * d.h, d.T * d.h);
     if (c.zero_stage >= 3)
       b.async_comm(CollectiveOp::kReduceScatter, CommPurpose::kDp, CommGroup::kDp, CommStream::kReduceScatter,
                    params * c.grad_bytes);
@@ -766,6 +782,7 @@ OpBlock head_block(const LayerContext& c, PassKind pass) {
   b.params(params, 0);
   if (pass == PassKind::kForward) {
     zero3_gathers(b, c, {{CommGroup::kDp, params}});
+    weight_casts(b, c, Pass::kForward, v * d.h);
     b.mem(OpRole::kNorm, Pass::kForward, norm_bytes(d, false) * d.Te * d.h, d.Te * d.h);
     if (c.sp) b.tp_comm(CollectiveOp::kAllGather, d.T * d.h * d.A);
     b.gemm(OpRole::kLmHead, Pass::kForward, d.T, v, d.h);
@@ -781,6 +798,7 @@ OpBlock head_block(const LayerContext& c, PassKind pass) {
   if (has_input_grad(pass))
     b.mem(OpRole::kSoftmaxXent, Pass::kBackwardInput, loss_backward_bytes(d.A) * d.T * v, d.T * v, 3);
   linear_backward(b, OpRole::kLmHead, pass, d.T, v, d.h);
+  if (pass != PassKind::kBackwardInput) weight_casts(b, c, Pass::kBackwardWeight, v * d.h);
   if (has_input_grad(pass)) {
     if (c.vocab_parallel) b.tp_comm(c.sp ? CollectiveOp::kReduceScatter : CollectiveOp::kAllReduce, d.T * d.h * d.A);
     b.mem(OpRole::kNorm, Pass::kBackwardInput, norm_bytes(d, true) * d.Te * d.h, d.Te * d.h);

@@ -59,6 +59,7 @@ struct LayerContext {
   double zero3_prefetch_params = 0;  // plan.zero3_prefetch_params (0: a whole layer ahead)
   MoeDispatcher moe_dispatcher = MoeDispatcher::kAllToAll;  // plan.moe_dispatcher
   bool grad_accumulation_fusion = false;
+  bool autocast = false;  // plan.autocast under a 16-bit precision
   bool vocab_parallel = true;  // plan.vocab_parallel: embedding and output layer split over TP
   int micro_batches = 1;  // per pipeline per step
   double activation_bytes = 2;  // one element of an activation between layers

@@ -69,7 +69,8 @@ struct ContextKey {
   GroupShape shape[kCommGroups];
   double micro_batch, activation_bytes, param_bytes, grad_bytes, zero3_prefetch_params;
   char algo[24];
-  uint8_t protocol, sp, precision, recompute, flash, kernel, overlap_tp, zero3, gaf, pass, vocab_parallel, dispatcher;
+  uint8_t protocol, sp, precision, recompute, flash, kernel, overlap_tp, zero3, gaf, pass, vocab_parallel, dispatcher,
+      autocast;
 };
 
 bool has_weight_grads(PassKind pass) { return pass == PassKind::kBackward || pass == PassKind::kBackwardWeight; }
@@ -106,6 +107,7 @@ void context_ids(const LayerContext& ctx, const PassKind* kinds, int count, uint
   k.zero3 = zero3;
   k.vocab_parallel = ctx.vocab_parallel;
   k.dispatcher = static_cast<uint8_t>(ctx.moe_dispatcher);
+  k.autocast = ctx.autocast;
   struct Id {
     uint32_t id;
   };

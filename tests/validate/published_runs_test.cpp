@@ -41,12 +41,11 @@ TEST(PublishedRuns, VisibleRunsStayWithinTheStatedError) {
 }
 
 // The training steps measured on one H200 (data/measured/h200-2026-12-04, docs/accuracy.md "One
-// H200, measured"): bf16 autocast over fp32 weights, with biases. Every run predicted, too fast
-// (13.4% on average; 12-27% at sequence 2k, within 3% at 16k-32k): autocast's per-micro-batch
-// weight casts and fp32 residual stream, which the model does not count (the same steps with
-// bf16 weights are below). The bound keeps the miss from
-// growing unnoticed; the direction checks that what the model lacks is time, not that it
-// overshoots somewhere.
+// H200, measured"): bf16 autocast over fp32 weights (plan.autocast), with biases. Every run
+// predicted, 8.4% on average: too fast at sequence 2k (6-14% at 8k-32k tokens a step, 13-19%
+// at 2k-4k, where the host's eager launches and small kernels show), within 3% at sequence
+// 8k-32k. The bound keeps the miss from growing unnoticed; no run may be predicted more than 5%
+// slow than measured (the long-sequence runs are +1.7% and +2.4%).
 TEST(PublishedRuns, TheH200TrainingStepsArePredictedWithTheirKnownMiss) {
   const std::string file = std::string(TRAINSIM_DATA) + "/measured/h200-2026-12-04/training_runs.json";
   const PublishedReport r = compare_published(read_published_file(file), options());
@@ -55,12 +54,12 @@ TEST(PublishedRuns, TheH200TrainingStepsArePredictedWithTheirKnownMiss) {
     predicted += run.predicted;
     for (const auto& m : run.metrics) {
       if (m.metric == "step_time_s") {
-        EXPECT_LT(m.error(), 0.02) << run.id;
+        EXPECT_LT(m.error(), 0.05) << run.id;
       }
     }
   }
   EXPECT_EQ(predicted, 12);
-  EXPECT_LE(mape_of(r, "step_time_s"), 0.16);
+  EXPECT_LE(mape_of(r, "step_time_s"), 0.10);
   EXPECT_GE(mape_of(r, "step_time_s"), 0.0);
 }
 
@@ -69,7 +68,8 @@ TEST(PublishedRuns, TheH200TrainingStepsArePredictedWithTheirKnownMiss) {
 // (data/measured/h200-2026-12-04b): what the model describes. GPT 125M-2.7B at sequence 2k
 // within 12% each and 6% on average (measured: 10.0, 4.9, 1.8, 4.1%: the smallest model the
 // furthest, its memory-bound and loss kernels the largest share; 1.3B with biases 1.9%);
-// sequence 8k and full recomputation within 6%. The autocast runs of the same session are above's family.
+// sequence 8k and full recomputation within 6%. The autocast runs of the same session are
+// above's family (1.3B 4.3% and 3.8% fast, 125M 12.5%).
 TEST(PublishedRuns, TheH200StepsWithBf16WeightsArePredictedWithinTheirStatedError) {
   const std::string file = std::string(TRAINSIM_DATA) + "/measured/h200-2026-12-04b/training_runs.json";
   const PublishedReport r = compare_published(read_published_file(file), options());

@@ -25,7 +25,8 @@ for r in lines:
         "parallel": {"tp": 1, "pp": 1, "dp": 1, "zero_stage": 0},
         "training": {"micro_batch": r["micro_batch"], "grad_accum": r["micro_batches"],
                      "global_batch": r["micro_batch"] * r["micro_batches"], "precision": "bf16",
-                     "recompute": "full" if r.get("checkpoint") else "none"},
+                     "recompute": "full" if r.get("checkpoint") else "none",
+                     "autocast": r.get("weights", "amp") == "amp"},
         "measured": {"derived_iteration_time_s": r["step_s"], "throughput_tokens_per_s": tokens / r["step_s"],
                      "step_spread": r["spread"], "peak_allocated_bytes": r["peak_allocated_bytes"]},
         "notes": ("bf16 weights, no autocast" if r.get("weights") == "bf16" else

@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include "models/core/scenario_error.hpp"
 #include "models/cost/flops.hpp"
 #include "models/cost/moe_routing.hpp"
 #include "models/estimate/estimate.hpp"
@@ -497,6 +498,76 @@ TEST(OpGraph, BiasGradientsSumEachBiasedLinearsOutputGradient) {
   EXPECT_DOUBLE_EQ(bytes, 2 * elements);
   bias_grads(false, bytes, elements);
   EXPECT_EQ(elements, 0);
+}
+
+// PyTorch autocast over fp32 weights (plan.autocast): every micro-batch casts each weight to
+// bf16 in its forward (read 4, write 2 bytes) and each weight gradient back to fp32 in its
+// weight-gradient pass; the residual stream and the norms run in fp32, a norm's output cast to
+// bf16 (and its gradient back). Per element: norm forward 2 x 4 + 4 + 2 = 14 bytes (6 without
+// autocast: 2 x 2), backward 5 x 4 + 2 + 4 = 26 (10); residual add 2 x 4 + 2 = 10 forward (6),
+// 2 x 4 backward (4). The model states are fp32's: 4 bytes a parameter, no separate master copy.
+TEST(OpGraph, AutocastCastsTheWeightsEveryMicroBatchAndKeepsTheResidualStreamInFp32) {
+  struct Bytes {
+    double cast_fwd = 0, cast_fwd_elems = 0, cast_w = 0, cast_w_elems = 0;
+    double norm_fwd = 0, norm_fwd_elems = 0, norm_bwd = 0, norm_bwd_elems = 0;
+    double res_fwd = 0, res_fwd_elems = 0, res_bwd = 0, res_bwd_elems = 0;
+    double params_bytes = 0;
+  };
+  auto measure = [](bool autocast) {
+    const Scenario sc = make({{"tp", 1}, {"pp", 1}, {"dp", 64}, {"micro_batch", 1}, {"global_batch", 128},
+                              {"precision", "bf16"}, {"recompute", "none"}, {"autocast", autocast}});
+    Result r;
+    const Workload w = build(sc, r);
+    Bytes x;
+    for (const auto& ch : w.programs[0].chunks)
+      for (int k = 0; k < kPassKinds; ++k)
+        for (const auto& b : ch.pass[k].blocks)
+          for (const auto& op : b.compute) {
+            const double by = op.bytes * b.repeat, el = op.elements * b.repeat;
+            const bool fwd = op.pass == Pass::kForward;
+            if (op.role == OpRole::kCast) {
+              (fwd ? x.cast_fwd : x.cast_w) += by;
+              (fwd ? x.cast_fwd_elems : x.cast_w_elems) += el;
+              if (!fwd) EXPECT_EQ(op.pass, Pass::kBackwardWeight);
+            } else if (op.role == OpRole::kNorm) {
+              (fwd ? x.norm_fwd : x.norm_bwd) += by;
+              (fwd ? x.norm_fwd_elems : x.norm_bwd_elems) += el;
+            } else if (op.role == OpRole::kResidual) {
+              (fwd ? x.res_fwd : x.res_bwd) += by;
+              (fwd ? x.res_fwd_elems : x.res_bwd_elems) += el;
+            }
+          }
+    x.params_bytes = estimate(sc).per_stage.at(0).breakdown.params_bytes;
+    return std::make_pair(sc, x);
+  };
+  const auto [sc, on] = measure(true);
+  const auto [sc_off, off] = measure(false);
+  // Every weight but the embedding's (a gather reads the fp32 rows it needs) is cast, once each way.
+  const ModelSpec& m = sc.model;
+  const double embedding = static_cast<double>(m.vocab) * m.hidden;
+  EXPECT_NEAR(on.cast_fwd_elems, count_params(m).total - embedding, 0.001 * count_params(m).total);
+  EXPECT_DOUBLE_EQ(on.cast_w_elems, on.cast_fwd_elems);
+  EXPECT_DOUBLE_EQ(on.cast_fwd, 6 * on.cast_fwd_elems);
+  EXPECT_DOUBLE_EQ(on.cast_w, 6 * on.cast_w_elems);
+  EXPECT_EQ(off.cast_fwd_elems + off.cast_w_elems, 0);
+  EXPECT_DOUBLE_EQ(on.norm_fwd / on.norm_fwd_elems, 14);
+  EXPECT_DOUBLE_EQ(on.norm_bwd / on.norm_bwd_elems, 26);
+  EXPECT_DOUBLE_EQ(off.norm_fwd / off.norm_fwd_elems, 4);
+  // The layers' residual adds and the embedding's sum of token and position rows (2 x 4 in fp32).
+  const double layer_res = 2.0 * m.layers * m.seq_len * m.hidden;
+  EXPECT_DOUBLE_EQ(on.res_fwd, 10 * layer_res + 8 * m.seq_len * m.hidden);
+  EXPECT_DOUBLE_EQ(on.res_bwd / on.res_bwd_elems, 8);
+  EXPECT_DOUBLE_EQ(off.res_bwd / off.res_bwd_elems, 4);
+  EXPECT_DOUBLE_EQ(on.params_bytes, 2 * off.params_bytes);
+}
+
+TEST(OpGraph, AutocastNeedsASixteenBitPrecision) {
+  try {
+    make({{"tp", 1}, {"pp", 1}, {"dp", 64}, {"global_batch", 64}, {"precision", "fp32"}, {"autocast", true}});
+    ADD_FAILURE() << "autocast accepted under fp32";
+  } catch (const ScenarioError& e) {
+    EXPECT_NE(std::string(e.what()).find("plan.autocast"), std::string::npos) << e.what();
+  }
 }
 
 TEST(OpGraph, TheFp8ActivationCacheAppliesUnderFp8Only) {
