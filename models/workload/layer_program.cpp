@@ -210,17 +210,13 @@ class BlockBuilder {
     return std::move(b_);
   }
 
-  // Under the board's power limit the tensor-core ops run at the share their own busy share of
-  // the block allows (power_model.hpp): the block repeats layer after layer, long against the
-  // power controller's averaging, so its mix is the step's.
+  // Under the board's power limit the tensor-core ops run at the share the step's mix allows
+  // (LayerContext::power_share): the power controller averages over much longer than a block,
+  // so a block of GEMMs alone (a zero-bubble W pass) runs at the clock of the whole mix.
   void apply_power_limit() {
-    const GpuSpec& gpu = *ctx_.gpu;
-    if (gpu.op_rates.present() || !follows_power_curve(gpu)) return;
-    double tensor_s = 0, other_s = 0;
-    for (std::size_t i = 0; i < b_.compute.size(); ++i) (tensor_op(b_.compute[i]) ? tensor_s : other_s) += b_.compute_s[i];
-    const double share = power_limited_tensor_share(gpu.kernel, tensor_s, other_s);
+    if (!(ctx_.power_share > 0)) return;
     for (std::size_t i = 0; i < b_.compute.size(); ++i)
-      if (tensor_op(b_.compute[i])) b_.compute_s[i] /= share;
+      if (tensor_op(b_.compute[i])) b_.compute_s[i] /= ctx_.power_share;
   }
 
   // Each collective issued after an op waits for the group's last member: the segment is the
@@ -742,6 +738,19 @@ OpBlock layer_block(const LayerContext& c, bool moe, PassKind pass, int repeat) 
     gradient_accumulation(b, c, params.dense + params.experts);
   }
   return b.finish();
+}
+
+double layer_power_share(const LayerContext& ctx, bool moe_layer) {
+  const GpuSpec& gpu = *ctx.gpu;
+  if (gpu.op_rates.present() || !follows_power_curve(gpu)) return 0;
+  LayerContext c = ctx;
+  c.power_share = 1;  // the benchmark rate: the busy share is the curve's input
+  double tensor_s = 0, other_s = 0;
+  for (PassKind pass : {PassKind::kForward, PassKind::kBackward}) {
+    const OpBlock b = layer_block(c, moe_layer, pass, 1);
+    for (std::size_t i = 0; i < b.compute.size(); ++i) (tensor_op(b.compute[i]) ? tensor_s : other_s) += b.compute_s[i];
+  }
+  return power_limited_tensor_share(gpu.kernel, tensor_s, other_s);
 }
 
 OpBlock embedding_block(const LayerContext& c, PassKind pass) {

@@ -60,6 +60,9 @@ struct LayerContext {
   MoeDispatcher moe_dispatcher = MoeDispatcher::kAllToAll;  // plan.moe_dispatcher
   bool grad_accumulation_fusion = false;
   bool autocast = false;  // plan.autocast under a 16-bit precision
+  // The share of the benchmark tensor-core rate GEMMs and attention run at under the GPU's power
+  // curve, for the step's mix (layer_power_share); 0: the GPU has no curve (training_tensor_share).
+  double power_share = 0;
   bool vocab_parallel = true;  // plan.vocab_parallel: embedding and output layer split over TP
   int micro_batches = 1;  // per pipeline per step
   double activation_bytes = 2;  // one element of an activation between layers
@@ -74,6 +77,11 @@ struct LayerContext {
 // kBackwardInput; kBackwardWeight), priced: compute_s from compute_op_time_s, comm time_s from
 // collective_cost on the group's shape.
 OpBlock layer_block(const LayerContext& ctx, bool moe_layer, PassKind pass, int repeat);
+
+// The tensor-core rate share under the GPU's power curve (models/cost/compute/power_model.hpp)
+// at the busy share of one layer's forward and backward, the mix that fills the step; 0 for a
+// GPU that keeps the constant training_tensor_share or runs on measured op rates.
+double layer_power_share(const LayerContext& ctx, bool moe_layer);
 
 // The parameters of a module of `module_params` that ZeRO-3 gathers ahead of its use under
 // plan.zero3_prefetch_params = `bound_params`: all of them at 0 (FSDP's one unit ahead), else

@@ -67,7 +67,7 @@ struct ContextKey {
   int32_t tp, cp, ep, etp;
   int32_t micro_batches;
   GroupShape shape[kCommGroups];
-  double micro_batch, activation_bytes, param_bytes, grad_bytes, zero3_prefetch_params;
+  double micro_batch, activation_bytes, param_bytes, grad_bytes, zero3_prefetch_params, power_share;
   char algo[24];
   uint8_t protocol, sp, precision, recompute, flash, kernel, overlap_tp, zero3, gaf, pass, vocab_parallel, dispatcher,
       autocast;
@@ -108,6 +108,7 @@ void context_ids(const LayerContext& ctx, const PassKind* kinds, int count, uint
   k.vocab_parallel = ctx.vocab_parallel;
   k.dispatcher = static_cast<uint8_t>(ctx.moe_dispatcher);
   k.autocast = ctx.autocast;
+  k.power_share = ctx.power_share;
   struct Id {
     uint32_t id;
   };

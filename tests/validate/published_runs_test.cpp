@@ -42,10 +42,10 @@ TEST(PublishedRuns, VisibleRunsStayWithinTheStatedError) {
 
 // The training steps measured on one H200 (data/measured/h200-2026-12-04, docs/accuracy.md "One
 // H200, measured"): bf16 autocast over fp32 weights (plan.autocast), with biases. Every run
-// predicted, 8.4% on average: too fast at sequence 2k (6-14% at 8k-32k tokens a step, 13-19%
+// predicted, 8.2% on average: too fast at sequence 2k (6-13% at 8k-32k tokens a step, 12-19%
 // at 2k-4k, where the host's eager launches and small kernels show), within 3% at sequence
 // 8k-32k. The bound keeps the miss from growing unnoticed; no run may be predicted more than 5%
-// slow than measured (the long-sequence runs are +1.7% and +2.4%).
+// slow than measured (the long-sequence runs are +1.9% and +2.6%).
 TEST(PublishedRuns, TheH200TrainingStepsArePredictedWithTheirKnownMiss) {
   const std::string file = std::string(TRAINSIM_DATA) + "/measured/h200-2026-12-04/training_runs.json";
   const PublishedReport r = compare_published(read_published_file(file), options());
@@ -66,10 +66,10 @@ TEST(PublishedRuns, TheH200TrainingStepsArePredictedWithTheirKnownMiss) {
 // The steps as Megatron and FSDP's bf16 mixed precision compute them (bf16 weights, no
 // autocast) and without biases, measured in a second session on the same H200
 // (data/measured/h200-2026-12-04b): what the model describes. GPT 125M-2.7B at sequence 2k
-// within 12% each and 6% on average (measured: 10.0, 4.9, 1.8, 4.1%: the smallest model the
-// furthest, its memory-bound and loss kernels the largest share; 1.3B with biases 1.9%);
+// within 12% each and 6% on average (measured: 8.3, 3.9, 1.4, 3.9%: the smallest model the
+// furthest, its memory-bound and loss kernels the largest share; 1.3B with biases 1.5%);
 // sequence 8k and full recomputation within 6%. The autocast runs of the same session are
-// above's family (1.3B 4.3% and 3.8% fast, 125M 12.5%).
+// above's family (1.3B 4.0% and 3.5% fast, 125M 11.6%).
 TEST(PublishedRuns, TheH200StepsWithBf16WeightsArePredictedWithinTheirStatedError) {
   const std::string file = std::string(TRAINSIM_DATA) + "/measured/h200-2026-12-04b/training_runs.json";
   const PublishedReport r = compare_published(read_published_file(file), options());

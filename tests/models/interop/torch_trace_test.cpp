@@ -179,7 +179,7 @@ TEST(TorchTrace, ARealH200StepIsReadWholeAndItsGemmsAreTheModels) {
   const ModelStepClasses m = model_step_classes(s);
   ASSERT_TRUE(m.feasible) << m.reason;
   EXPECT_NEAR(m.gemm_flop, t.of(TorchOpClass::kGemm).flop, 1e-3 * m.gemm_flop);
-  // GEMMs as the model prices them within 10% (34.5 ms against 33.3): at the clock the 700 W
+  // GEMMs as the model prices them within 10% (35.4 ms against 33.3): at the clock the 700 W
   // limit allows at this step's tensor-busy share (H200 preset power.tensor_share_by_busy,
   // clock_h200_gemm_bf16_duty), not the back-to-back clock (0.88 of a burst: 38.1 ms). Attention
   // within 10%. The memory-bound kernels are where the model still falls short: 37.8 ms measured
