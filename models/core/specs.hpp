@@ -131,6 +131,9 @@ struct GpuKernelParams {
   // the norms' row-reduction kernels reach relative to that (0: as the streaming kernels).
   double memory_bandwidth_share = 0;
   double memory_norm_bandwidth_ratio = 0;
+  // What a scatter-add into token order (atomics where rows collide) reaches relative to a
+  // stream (0: as the streaming kernels).
+  double memory_scatter_add_ratio = 0;
   // The board's power limit: the share of the kernel-benchmark tensor-core rate that GEMMs and
   // attention sustain against the share of time the tensor cores are busy ((busy share, rate
   // share) pairs, ascending in busy share; empty: the constant training_tensor_share). Busy

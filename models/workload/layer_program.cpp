@@ -468,6 +468,14 @@ void ep_exchange(BlockBuilder& b, const LayerContext& c, const Dims& d, const Mo
                     token_bytes * m.gpus_per_token, sm_share);
 }
 
+// The permutes that add rows into token order (the forward's combine; the backward's gradient
+// of the dispatch permute): scatter-adds with atomics where rows collide (Megatron-Core's
+// unpermute runs scatter_add_, a gather's gradient is index_add_), except under DeepEP, whose
+// combine kernel reduces each token's copies in place.
+OpRole scatter_role(const LayerContext& c) {
+  return c.moe_dispatcher == MoeDispatcher::kDeepEp ? OpRole::kPermute : OpRole::kScatterAdd;
+}
+
 void moe_mlp_forward(BlockBuilder& b, const LayerContext& c, const Dims& d, Pass pass) {
   const bool swiglu = c.model->ffn_act == FfnActivation::kSwiglu;
   const MoeSpec& e = *c.model->moe;
@@ -483,7 +491,7 @@ void moe_mlp_forward(BlockBuilder& b, const LayerContext& c, const Dims& d, Pass
   b.gemm(OpRole::kExpertDown, pass, m.m_per_expert, d.h, m.f_e, m.local_experts);
   if (c.etp > 1) b.inline_comm(CollectiveOp::kReduceScatter, CommPurpose::kTp, CommGroup::kTp, m.copies * d.h * d.A * c.etp);
   ep_exchange(b, c, d, m);
-  b.mem(OpRole::kPermute, pass, 2 * d.A * m.copies * d.h, m.copies * d.h, 2);
+  b.mem(scatter_role(c), pass, 2 * d.A * m.copies * d.h, m.copies * d.h, 2);
   if (m.shared_f > 0) {
     const double shared_up = (swiglu ? 2.0 : 1.0) * m.shared_f;
     b.gemm(OpRole::kMlpUp, pass, d.T, shared_up, d.h);
@@ -558,7 +566,7 @@ void moe_mlp_backward(BlockBuilder& b, const LayerContext& c, const Dims& d, Pas
   linear_backward(b, OpRole::kExpertUp, pass, m.m_per_expert, m.up_n, d.h, m.local_experts);
   if (dx) {
     ep_exchange(b, c, d, m);
-    b.mem(OpRole::kPermute, Pass::kBackwardInput, 2 * d.A * m.copies * d.h, m.copies * d.h, 2);
+    b.mem(scatter_role(c), Pass::kBackwardInput, 2 * d.A * m.copies * d.h, m.copies * d.h, 2);
   }
   linear_backward(b, OpRole::kRouter, pass, m.tokens, static_cast<double>(e.experts), d.h);
   if (dx) {

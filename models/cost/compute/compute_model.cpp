@@ -26,6 +26,7 @@ const char* to_string(OpRole role) {
     case OpRole::kSoftmaxXent: return "softmax_xent";
     case OpRole::kEmbedding: return "embedding";
     case OpRole::kPermute: return "permute";
+    case OpRole::kScatterAdd: return "scatter_add";
     case OpRole::kCast: return "cast";
     case OpRole::kAmax: return "amax";
     case OpRole::kGradAccum: return "grad_accum";
@@ -113,6 +114,7 @@ double compute_op_time_s(const GpuSpec& gpu, const ComputeOp& op) {
       // Reductions over the tokens: a norm's rows, a bias gradient's columns (the H200 autocast
       // step's bias-gradient reduce kernels: 29 GB in 10.5 ms, 2.8 TB/s, the norms' rate).
       if (op.role == OpRole::kNorm || op.role == OpRole::kBiasGrad) return norm_time_s(gpu, op.bytes) + fixed_s;
+      if (op.role == OpRole::kScatterAdd) return scatter_add_time_s(gpu, op.bytes) + fixed_s;
       return memory_bound_time_s(gpu, op.bytes) + fixed_s;
     case ComputeKind::kOptimizer: return memory_bound_time_s(gpu, op.bytes) + fixed_s;
   }

@@ -34,7 +34,8 @@ enum class OpRole : uint8_t {
   kRotary,
   kSoftmaxXent,  // loss and its gradient
   kEmbedding,    // token (+position) embedding gather / scatter-add
-  kPermute,      // MoE token permute / unpermute
+  kPermute,      // MoE token permute / unpermute: a gather into the other order
+  kScatterAdd,   // MoE combine (or a permute's gradient): a weighted scatter-add into token order
   kCast,         // precision casts and transposes (fp8)
   kAmax,         // fp8 scaling-factor reductions
   kGradAccum,    // gradient accumulation / zeroing

@@ -19,6 +19,12 @@ double memory_bound_time_s(const GpuSpec& gpu, double bytes);
 // generation; docs/compute-model.md "Memory-bound kernels").
 double norm_time_s(const GpuSpec& gpu, double bytes);
 
+// The same for a scatter-add of rows into another order (a MoE combine: PyTorch's index_add_ /
+// scatter_add_, which Megatron-Core's unpermute and Hugging Face's MoE blocks run): rows that
+// collide are added with atomics, and the kernel reaches achieved x scatter_add_bandwidth_ratio
+// (moe_*_torch_unpermute_scatter_add records; 1 where the generation has none).
+double scatter_add_time_s(const GpuSpec& gpu, double bytes);
+
 // HBM bytes AdamW moves per parameter in one step, for the optimizer op's bytes:
 //   16-bit and fp8 training keep fp32 master weights, m and v (ZeRO paper section 3): read
 //   master, m, v and the gradient, write master, m, v and the 16-bit working copy that the

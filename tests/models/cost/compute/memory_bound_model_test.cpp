@@ -65,6 +65,32 @@ TEST(MemoryBoundModel, H200KernelsRunAtTheirShareNormsAtTheirRatio) {
   norms.check(0.08, 0.10);
 }
 
+// A MoE layer's permutes on H200 (moe_h200_torch_*): the gather into expert order streams, the
+// weighted scatter-add back to token order (index_add_, atomics) runs at the preset's
+// scatter_add_bandwidth_ratio of a stream. The op graph counts both as 2 x 2 bytes per element
+// of the T top_k x h copies (layer_program.cpp), the records their own minimum traffic: the
+// model's bytes are recomputed from each record's shape.
+TEST(MemoryBoundModel, MoeGathersStreamAndScatterAddsRunAtTheirRatio) {
+  const GpuSpec h200 = gpu_preset("H200-SXM-141GB");
+  ErrorFamily gathers("MoE permute gather H200"), scatters("MoE unpermute scatter-add H200");
+  for (const auto* r : test::records_with_prefix("moe_h200_torch_")) {
+    const std::string id = (*r)["id"];
+    const auto& c = (*r)["config"];
+    const double bytes = 2 * 2.0 * c["tokens"].get<double>() * c["topk"].get<double>() * c["hidden"].get<double>();
+    const double measured = (*r)["measured"]["time_us"].get<double>() * 1e-6;
+    if (id.find("permute_gather") != std::string::npos) gathers.add(id, memory_bound_time_s(h200, bytes), measured);
+    if (id.find("scatter_add") != std::string::npos) {
+      ComputeOp op = streaming_op(bytes);
+      op.role = OpRole::kScatterAdd;
+      scatters.add(id, compute_op_time_s(h200, op), measured);
+    }
+  }
+  ASSERT_EQ(gathers.size(), 3u);
+  ASSERT_EQ(scatters.size(), 3u);
+  gathers.check(0.08, 0.10);
+  scatters.check(0.04, 0.06);
+}
+
 TEST(MemoryBoundModel, ATinyKernelCostsItsFixedGpuTime) {
   const GpuSpec h = gpu_preset("H100-SXM-80GB");
   const double record_s = test::record("mem_h100_kernel_launch_overhead")["measured"]["latency_us"].get<double>() * 1e-6;
