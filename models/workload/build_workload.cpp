@@ -195,7 +195,8 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r, const WorkloadOp
   const GroupShape pp_pair = shapes.pp_pair;
 
   // ---- model chunks: which layers and parameters each pipeline device holds ----
-  const StateBytes sb = state_bytes_per_param(state_precision(p));
+  const Precision states = state_precision(p);
+  const StateBytes sb = state_bytes_per_param(states);
   const double sigma = overlap_slowdown(gpu);
   w.overlap_slowdown = sigma;
   w.split_backward = split;
@@ -273,9 +274,8 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r, const WorkloadOp
     sm.stage = s;
     sm.layers = sw.layers;
     sm.in_flight_micro_batches = schedule.in_flight_micro_batches(pp, vpp, s, micro_batches);
-    MemoryBreakdown dense = model_state_bytes(sw.dense_params, p.zero_stage, dp_group.ranks, state_precision(p));
-    MemoryBreakdown expert =
-        model_state_bytes(sw.expert_params, p.zero_stage, expert_dp_group.ranks, state_precision(p));
+    MemoryBreakdown dense = model_state_bytes(sw.dense_params, p.zero_stage, dp_group.ranks, states);
+    MemoryBreakdown expert = model_state_bytes(sw.expert_params, p.zero_stage, expert_dp_group.ranks, states);
     MemoryBreakdown& b = sm.breakdown;
     b.params_bytes = dense.params_bytes + expert.params_bytes;
     b.grads_bytes = dense.grads_bytes + expert.grads_bytes;
@@ -385,7 +385,7 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r, const WorkloadOp
   ctx.zero3_prefetch_params = p.zero3_prefetch_params;
   ctx.moe_dispatcher = p.moe_dispatcher;
   ctx.grad_accumulation_fusion = p.grad_accumulation_fusion;
-  ctx.autocast = state_precision(p) != p.precision;
+  ctx.autocast = states != p.precision;
   ctx.vocab_parallel = p.vocab_parallel;
   ctx.micro_batches = micro_batches;
   ctx.activation_bytes = activation_bytes(p.precision);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "models/core/piecewise.hpp"
 #include "models/cost/compute/gemm_model.hpp"
 #include "models/cost/compute/memory_bound_model.hpp"
 
@@ -19,17 +20,7 @@ Precision attention_dtype(const GpuSpec& gpu, Precision p) {
 }
 
 double share_at(const AttentionPassParams& p, double head_dim) {
-  const auto& v = p.share_by_head_dim;
-  if (head_dim <= v.front().first) return v.front().second;
-  if (head_dim >= v.back().first) return v.back().second;
-  for (std::size_t i = 1; i < v.size(); ++i) {
-    if (head_dim <= v[i].first) {
-      const double x0 = std::log2(v[i - 1].first), x1 = std::log2(v[i].first);
-      const double t = (std::log2(head_dim) - x0) / (x1 - x0);
-      return v[i - 1].second + t * (v[i].second - v[i - 1].second);
-    }
-  }
-  return v.back().second;
+  return piecewise_linear(p.share_by_head_dim, head_dim, [](double d) { return std::log2(d); });
 }
 
 // The kernel's parameters on this GPU: FlashAttention-3 needs Hopper or later; a GPU without

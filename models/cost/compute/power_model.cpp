@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "models/core/piecewise.hpp"
+
 namespace trainsim {
 
 bool follows_power_curve(const GpuSpec& gpu) {
@@ -10,17 +12,8 @@ bool follows_power_curve(const GpuSpec& gpu) {
 }
 
 double power_tensor_share_at(const GpuKernelParams& k, double busy_share) {
-  const auto& c = k.power_tensor_share;
-  if (c.empty()) return 1;
-  if (busy_share <= c.front().first) return c.front().second;
-  if (busy_share >= c.back().first) return c.back().second;
-  for (std::size_t i = 1; i < c.size(); ++i) {
-    if (busy_share <= c[i].first) {
-      const double u = (busy_share - c[i - 1].first) / (c[i].first - c[i - 1].first);
-      return c[i - 1].second + u * (c[i].second - c[i - 1].second);
-    }
-  }
-  return c.back().second;
+  if (k.power_tensor_share.empty()) return 1;
+  return piecewise_linear(k.power_tensor_share, busy_share, [](double b) { return b; });
 }
 
 double power_limited_tensor_share(const GpuKernelParams& k, double tensor_s, double other_s) {

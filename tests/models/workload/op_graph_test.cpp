@@ -528,7 +528,9 @@ TEST(OpGraph, AutocastCastsTheWeightsEveryMicroBatchAndKeepsTheResidualStreamInF
             if (op.role == OpRole::kCast) {
               (fwd ? x.cast_fwd : x.cast_w) += by;
               (fwd ? x.cast_fwd_elems : x.cast_w_elems) += el;
-              if (!fwd) EXPECT_EQ(op.pass, Pass::kBackwardWeight);
+              if (!fwd) {
+                EXPECT_EQ(op.pass, Pass::kBackwardWeight);
+              }
             } else if (op.role == OpRole::kNorm) {
               (fwd ? x.norm_fwd : x.norm_bwd) += by;
               (fwd ? x.norm_fwd_elems : x.norm_bwd_elems) += el;
