@@ -4,6 +4,7 @@
 #include <cstring>
 #include <memory>
 
+#include "models/cost/compute/power_model.hpp"
 #include "models/workload/fb_overlap.hpp"
 #include "models/workload/memo.hpp"
 #include "models/workload/program_reduce.hpp"
@@ -217,6 +218,29 @@ PassSummary repeated_pass(const LayerContext& ctx, uint32_t context, const Chunk
 }
 
 }  // namespace
+
+double memo_layer_power_share(const LayerContext& ctx, bool moe_layer) {
+  const GpuSpec& gpu = *ctx.gpu;
+  if (gpu.op_rates.present() || !follows_power_curve(gpu)) return 0;
+  if (ctx.memo_env == 0) return layer_power_share(ctx, moe_layer);
+  LayerContext c = ctx;
+  c.power_share = 1;  // what layer_power_share prices the layer at
+  const PassKind kinds[2] = {PassKind::kForward, PassKind::kBackward};
+  uint32_t ids[2] = {0, 0};
+  context_ids(c, kinds, 2, ids);
+  if (ids[0] == 0) return layer_power_share(ctx, moe_layer);
+  struct Key {
+    uint32_t forward, backward;
+    uint8_t moe;
+  };
+  struct Value {
+    double share;
+  };
+  Key k = memo::zeroed<Key>();
+  k.forward = ids[0], k.backward = ids[1], k.moe = moe_layer;
+  thread_local memo::Table<Key, Value, 256> table;
+  return table.get(k, [&] { return Value{layer_power_share(ctx, moe_layer)}; }).share;
+}
 
 PassSummary memo_pass(const LayerContext& ctx, uint32_t context, const ChunkLayers& cl, PassKind pass,
                       double sigma) {

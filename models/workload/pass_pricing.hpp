@@ -37,6 +37,11 @@ void context_ids(const LayerContext& ctx, const PassKind* kinds, int count, uint
 PassSummary memo_pass(const LayerContext& ctx, uint32_t context, const ChunkLayers& cl, PassKind pass,
                       double sigma);
 
+// layer_power_share (layer_program.hpp) on the cost-only route: one layer's forward and backward
+// are built once per distinct pass context (at the benchmark share, 1) and moe flag, not once per
+// plan. `memo_env` 0 computes it directly.
+double memo_layer_power_share(const LayerContext& ctx, bool moe_layer);
+
 // A device of a schedule that overlaps a forward with a backward: the pair of each direction's
 // forward with each direction's backward (`backward`: the whole backward, B + W, which a pair
 // runs: PipelineRunner::pick_partner), reduced as one
