@@ -237,6 +237,11 @@ json scenario_from_record(const json& rec, std::vector<std::string>& notes) {
   }
   const std::string rc = lower(text_field(tr, "recompute"));
   if (rc.rfind("full", 0) == 0) p["recompute"] = "full";
+  if (tr.contains("recompute_early_stop")) {
+    if (!tr["recompute_early_stop"].is_boolean())
+      throw ScenarioError("training.recompute_early_stop", "expected true or false");
+    p["recompute_early_stop"] = tr["recompute_early_stop"];
+  }
   else if (rc.rfind("selective", 0) == 0) p["recompute"] = "selective";
   else if (rc == "none" || rc == "false") p["recompute"] = "none";
   else if (!rc.empty()) p["recompute"] = "full";

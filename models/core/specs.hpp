@@ -134,6 +134,10 @@ struct GpuKernelParams {
   // What a scatter-add into token order (atomics where rows collide) reaches relative to a
   // stream (0: as the streaming kernels).
   double memory_scatter_add_ratio = 0;
+  // What a strided relayout copy (Q, K, V out of the fused QKV output into the attention
+  // kernel's layout, their gradients concatenated back) reaches relative to a stream (0: as the
+  // streaming kernels).
+  double memory_relayout_ratio = 0;
   // The board's power limit: the share of the kernel-benchmark tensor-core rate that GEMMs and
   // attention sustain against the share of time the tensor cores are busy ((busy share, rate
   // share) pairs, ascending in busy share; empty: the constant training_tensor_share). Busy
@@ -331,6 +335,12 @@ struct ParallelPlan {
   int zero_stage = 0;
   Recompute recompute = Recompute::kNone;
   RecomputeModules recompute_modules;  // plan.recompute "selective" only
+  // Under recompute "full": the recomputation stops once the backward has every activation it
+  // needs, before each dense layer's last GEMM (the MLP's down projection, whose output no
+  // backward op reads) and its residual add, as PyTorch's non-reentrant checkpoint does
+  // (torch.utils.checkpoint with use_reentrant=False, FSDP's checkpoint_wrapper); false: the
+  // whole layer again, as Megatron's reentrant recomputation does.
+  bool recompute_early_stop = false;
   OffloadSpec offload;
   Precision precision = Precision::kBf16;
   std::vector<PrecisionStage> precision_stages;  // empty: plan.precision every step
@@ -357,6 +367,13 @@ struct ParallelPlan {
   // VocabParallelEmbedding and vocab-parallel cross-entropy); false: every TP rank holds them whole
   // and computes the logits and the loss itself, with no TP collective (simpler TP codes do).
   bool vocab_parallel = true;
+  // The framework hands Q, K and V to the attention kernel as copies out of the fused QKV
+  // output (PyTorch split/chunk or view + permute before scaled_dot_product_attention or
+  // flash_attn_func: Hugging Face, nanoGPT-style and Composer models) and the autograd of the
+  // split concatenates their gradients back; false: the kernel reads the fused buffer and writes
+  // its gradient in place (FlashAttention's qkvpacked interface, Megatron-Core with
+  // TransformerEngine's SplitAlongDim).
+  bool attention_relayout = true;
   // ZeRO-3 / FSDP: the most parameter elements gathered ahead of their use. 0: a whole module
   // (layer) ahead, as PyTorch FSDP prefetches one wrapped unit. A positive bound is DeepSpeed's
   // stage3_prefetch_bucket_size (its default 5e7): of a layer with more parameters, only that

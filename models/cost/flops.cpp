@@ -102,7 +102,8 @@ double recompute_forward_flops_per_token(const ModelSpec& m, bool moe_layer, con
   return f;
 }
 
-StepFlops step_flops(const ModelSpec& m, Recompute recompute, double tokens, const RecomputeModules& modules) {
+StepFlops step_flops(const ModelSpec& m, Recompute recompute, double tokens, const RecomputeModules& modules,
+                     bool early_stop) {
   double layers_fwd = 0;
   const int dense = m.moe ? std::min(m.moe->dense_layers, m.layers) : m.layers;
   const LayerFlops dense_f = layer_forward_flops_per_token(m, false);
@@ -117,6 +118,7 @@ StepFlops step_flops(const ModelSpec& m, Recompute recompute, double tokens, con
   double extra = 0;
   if (recompute == Recompute::kFull) {
     extra = layers_fwd;
+    if (early_stop) extra -= dense * 2 * static_cast<double>(m.hidden) * static_cast<double>(m.ffn_hidden);
   } else {
     const RecomputeModules rc = piecewise_recompute(recompute, modules);
     extra = dense * recompute_forward_flops_per_token(m, false, rc) +

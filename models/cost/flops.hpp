@@ -56,8 +56,10 @@ double recompute_forward_flops_per_token(const ModelSpec& model, bool moe_layer,
 
 // For a step of `tokens` tokens (global batch x sequence length). `modules`: what selective
 // recomputation runs again (plan.recompute_modules).
+// early_stop (plan.recompute_early_stop): a full recomputation without the dense layers' MLP
+// down projection.
 StepFlops step_flops(const ModelSpec& model, Recompute recompute, double tokens,
-                     const RecomputeModules& modules = RecomputeModules{});
+                     const RecomputeModules& modules = RecomputeModules{}, bool early_stop = false);
 
 // Parameter count of the whole model (embeddings included; the output layer counted once more
 // unless tied), and the part that sits in MoE experts.

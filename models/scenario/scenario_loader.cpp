@@ -362,6 +362,10 @@ ParallelPlan parse_plan(const json& j, const std::string& path) {
   p.zero_stage = static_cast<int>(r.integer_or("zero_stage", 0, 0, 3));
   p.recompute = parse_recompute(r.choice_or("recompute", {"none", "selective", "full"}, "none"));
   if (const json* mods = r.raw("recompute_modules")) p.recompute_modules = parse_recompute_modules(*mods, r);
+  p.recompute_early_stop = r.boolean_or("recompute_early_stop", false);
+  if (p.recompute_early_stop && p.recompute != Recompute::kFull)
+    r.fail("recompute_early_stop", "stops a full recomputation early: needs plan.recompute \"full\", got \"" +
+                                       std::string(to_string(p.recompute)) + "\"");
   if (const json* off = r.raw("offload")) {
     JsonReader o(*off, r.child_path("offload"));
     p.offload.optimizer = o.boolean_or("optimizer", false);
@@ -444,6 +448,7 @@ ParallelPlan parse_plan(const json& j, const std::string& path) {
     r.fail("autocast", "casts fp32 weights to 16 bits: needs plan.precision bf16 or fp16, got " +
                            std::string(to_string(p.precision)));
   p.vocab_parallel = r.boolean_or("vocab_parallel", true);
+  p.attention_relayout = r.boolean_or("attention_relayout", true);
   p.zero3_prefetch_params = r.number_or("zero3_prefetch_params", 0, 0, 1e15);
   p.attention_kernel = r.choice_or("attention_kernel", {"flash2", "flash3", "flash1", "triton"}, "flash2");
   p.fp8_activation_cache = r.boolean_or("fp8_activation_cache", false);
@@ -834,6 +839,7 @@ json to_json(const Scenario& s) {
                {"global_batch", p.global_batch},
                {"zero_stage", p.zero_stage},
                {"recompute", to_string(p.recompute)},
+               {"recompute_early_stop", p.recompute_early_stop},
                {"offload", {{"optimizer", p.offload.optimizer}, {"params", p.offload.params},
                             {"activations", p.offload.activations}}},
                {"precision", to_string(p.precision)},
@@ -848,6 +854,7 @@ json to_json(const Scenario& s) {
                {"grad_accumulation_fusion", p.grad_accumulation_fusion},
                {"autocast", p.autocast},
                {"vocab_parallel", p.vocab_parallel},
+               {"attention_relayout", p.attention_relayout},
                {"zero3_prefetch_params", p.zero3_prefetch_params}};
   if (!p.layers_per_stage.empty()) plan["layers_per_stage"] = p.layers_per_stage;
   if (p.fp8_activation_cache) plan["fp8_activation_cache"] = true;

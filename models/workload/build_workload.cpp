@@ -172,7 +172,7 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r, const WorkloadOp
   const double seq = static_cast<double>(m.seq_len);
   const double tokens_step = static_cast<double>(p.global_batch) * seq;
   r.tokens_per_step = tokens_step;
-  const StepFlops flops = step_flops(m, p.recompute, tokens_step, p.recompute_modules);
+  const StepFlops flops = step_flops(m, p.recompute, tokens_step, p.recompute_modules, p.recompute_early_stop);
   r.model_flops_per_step = flops.model;
   r.hardware_flops_per_step = flops.hardware;
 
@@ -387,6 +387,8 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r, const WorkloadOp
   ctx.grad_accumulation_fusion = p.grad_accumulation_fusion;
   ctx.autocast = states != p.precision;
   ctx.vocab_parallel = p.vocab_parallel;
+  ctx.attention_relayout = p.attention_relayout;
+  ctx.recompute_early_stop = p.recompute_early_stop;
   ctx.micro_batches = micro_batches;
   ctx.activation_bytes = activation_bytes(p.precision);
   ctx.param_bytes = sb.params;

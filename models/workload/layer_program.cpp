@@ -356,11 +356,17 @@ double activation_bytes(const Dims& d, bool swiglu, bool bwd) {
 }
 
 
-// Cross-entropy traffic per logit (fp32 inside): forward A + 4 (cast) + 2 x 4 (max, sum-exp
-// passes) + 4 (log-probabilities); backward 4 (the dense loss gradient) + 3 x 4 (softmax
-// backward reads the gradient and the output, writes its gradient) + 4 + A (cast back).
-double loss_forward_bytes(double A) { return A + 16; }
-double loss_backward_bytes(double A) { return A + 20; }
+// Cross-entropy traffic per logit (fp32 inside), as PyTorch's kernels move it: forward A + 4
+// (cast) and log_softmax's 3 x 4 + 4 (rows of a 50k vocabulary exceed shared memory, so it
+// reads them three times: max, sum of exponentials, output) and writes 4; backward 4 (the dense
+// gradient of the log-probabilities, zero-filled then scattered), log_softmax_backward's 3 x 4
+// + 4 (a pass summing the gradient, one reading it with the output and writing) and 4 + A (cast
+// back). The H200 profiles (gpt-125m and gpt-1.3b bf16, data/measured/h200-2026-12-04b/-04c):
+// log_softmax 3.7 ps and its backward 4.1-4.2 ps per logit, 16-17 bytes at 0.9 of 4.8 TB/s.
+// Megatron's unfused vocab-parallel loss moves about as much (a cast, max, subtract, exp and
+// sum, normalise, then scale its saved softmax and cast back: 38 + 14 bytes).
+double loss_forward_bytes(double A) { return A + 20; }
+double loss_backward_bytes(double A) { return A + 24; }
 
 // The forward ops of the attention half of a layer (norm, QKV, attention, projection, residual),
 // as the forward or as the recompute pass.
@@ -379,6 +385,14 @@ void mla_projections_forward(BlockBuilder& b, const LayerContext& c, const Dims&
   b.gemm(OpRole::kQkv, pass, d.T, d.kv_up_n, d.kv_rank);
 }
 
+// plan.attention_relayout: the forward copies Q, K and V out of the fused QKV output into the
+// attention kernel's layout, and the backward concatenates their gradients into the QKV output's
+// gradient; each reads and writes the T x qkv_n elements once (the H200 profiles' copy_ of the
+// [b, s, 3, heads, head_dim] view and cat of the three gradients, data/measured).
+void qkv_relayout(BlockBuilder& b, const LayerContext& c, const Dims& d, Pass pass) {
+  if (c.attention_relayout) b.mem(OpRole::kRelayout, pass, 2 * d.T * d.qkv_n * d.A, d.T * d.qkv_n);
+}
+
 void attention_forward(BlockBuilder& b, const LayerContext& c, const Dims& d, Pass pass) {
   b.mem(OpRole::kNorm, pass, norm_bytes(d, false) * d.Te * d.h, d.Te * d.h);
   if (c.model->mla) {
@@ -386,6 +400,7 @@ void attention_forward(BlockBuilder& b, const LayerContext& c, const Dims& d, Pa
   } else {
     if (c.sp) b.tp_comm(CollectiveOp::kAllGather, d.T * d.h * d.A);
     b.gemm(OpRole::kQkv, pass, d.T, d.qkv_n, d.h);
+    qkv_relayout(b, c, d, pass);
   }
   // Ring attention: cp-1 K/V blocks pass around the CP ring while the blocks compute.
   if (c.cp > 1)
@@ -404,6 +419,18 @@ void dense_mlp_core_forward(BlockBuilder& b, const LayerContext& c, const Dims& 
   b.mem(OpRole::kActivation, pass, activation_bytes(d, swiglu, false) * d.T * d.f, d.T * d.f);
   b.gemm(OpRole::kMlpDown, pass, d.T, d.h, d.f);
   b.tp_comm(c.sp ? CollectiveOp::kReduceScatter : CollectiveOp::kAllReduce, d.T * d.h * d.A);
+}
+
+// plan.recompute_early_stop: the MLP recomputed up to its activation, whose output the down
+// projection's weight gradient reads; the down projection's own output, and so its TP reduction
+// and the residual add after it, no backward op reads. (A MoE layer's combine weights the
+// expert outputs by the router's probabilities, whose gradient reads them: it runs whole.)
+void dense_mlp_recompute_until_last_gemm(BlockBuilder& b, const LayerContext& c, const Dims& d) {
+  const bool swiglu = c.model->ffn_act == FfnActivation::kSwiglu;
+  b.mem(OpRole::kNorm, Pass::kRecompute, norm_bytes(d, false) * d.Te * d.h, d.Te * d.h);
+  if (c.sp) b.tp_comm(CollectiveOp::kAllGather, d.T * d.h * d.A);
+  b.gemm(OpRole::kMlpUp, Pass::kRecompute, d.T, d.up_n, d.h);
+  b.mem(OpRole::kActivation, Pass::kRecompute, activation_bytes(d, swiglu, false) * d.T * d.f, d.T * d.f);
 }
 
 void dense_mlp_forward(BlockBuilder& b, const LayerContext& c, const Dims& d, Pass pass) {
@@ -608,6 +635,7 @@ void attention_backward(BlockBuilder& b, const LayerContext& c, const Dims& d, P
   if (c.model->mla) {
     mla_projections_backward(b, c, d, pass);
   } else {
+    if (dx) qkv_relayout(b, c, d, Pass::kBackwardInput);
     if (c.sp && pass != PassKind::kBackwardInput)
       b.overlapped_comm(CollectiveOp::kAllGather, CommPurpose::kTp, CommGroup::kTp, d.T * d.h * d.A);
     linear_backward(b, OpRole::kQkv, pass, d.T, d.qkv_n, d.h);
@@ -732,6 +760,7 @@ OpBlock layer_block(const LayerContext& c, bool moe, PassKind pass, int repeat) 
       weight_casts(b, c, Pass::kRecompute, params.dense + params.experts);
       attention_forward(b, c, d, Pass::kRecompute);
       if (moe_layer) moe_mlp_forward(b, c, d, Pass::kRecompute);
+      else if (c.recompute_early_stop) dense_mlp_recompute_until_last_gemm(b, c, d);
       else dense_mlp_forward(b, c, d, Pass::kRecompute);
     } else if (c.recompute == Recompute::kSelective) {
       selective_recompute(b, c, d, moe_layer);
@@ -753,12 +782,15 @@ double layer_power_share(const LayerContext& ctx, bool moe_layer) {
   if (gpu.op_rates.present() || !follows_power_curve(gpu)) return 0;
   LayerContext c = ctx;
   c.power_share = 1;  // the benchmark rate: the busy share is the curve's input
-  double tensor_s = 0, other_s = 0;
+  double gemm_s = 0, attention_s = 0, other_s = 0;
   for (PassKind pass : {PassKind::kForward, PassKind::kBackward}) {
     const OpBlock b = layer_block(c, moe_layer, pass, 1);
-    for (std::size_t i = 0; i < b.compute.size(); ++i) (tensor_op(b.compute[i]) ? tensor_s : other_s) += b.compute_s[i];
+    for (std::size_t i = 0; i < b.compute.size(); ++i) {
+      const ComputeKind kind = b.compute[i].kind;
+      (kind == ComputeKind::kGemm ? gemm_s : kind == ComputeKind::kAttention ? attention_s : other_s) += b.compute_s[i];
+    }
   }
-  return power_limited_tensor_share(gpu.kernel, tensor_s, other_s);
+  return power_limited_tensor_share(gpu.kernel, gemm_s, attention_s, other_s);
 }
 
 OpBlock embedding_block(const LayerContext& c, PassKind pass) {

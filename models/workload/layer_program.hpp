@@ -21,7 +21,7 @@ namespace trainsim {
 // neighbouring kernels, stream and allocator gaps. One value for every GPU and framework,
 // fitted on the published runs (validate --published --fit-tensor-share, docs/compute-model.md
 // "Training-loop share"); a GPU preset or a calibration may set its own.
-constexpr double kDefaultTrainingTensorShare = 0.88;
+constexpr double kDefaultTrainingTensorShare = 0.92;
 double training_tensor_share(const GpuSpec& gpu);
 
 // The SMs DeepEP's dispatch and combine kernels take from compute (both hops together): the
@@ -64,6 +64,8 @@ struct LayerContext {
   // curve, for the step's mix (layer_power_share); 0: the GPU has no curve (training_tensor_share).
   double power_share = 0;
   bool vocab_parallel = true;  // plan.vocab_parallel: embedding and output layer split over TP
+  bool attention_relayout = true;  // plan.attention_relayout
+  bool recompute_early_stop = false;  // plan.recompute_early_stop
   int micro_batches = 1;  // per pipeline per step
   double activation_bytes = 2;  // one element of an activation between layers
   double param_bytes = 2;       // one element of a 16-bit parameter copy

@@ -71,7 +71,7 @@ struct ContextKey {
   double micro_batch, activation_bytes, param_bytes, grad_bytes, zero3_prefetch_params, power_share;
   char algo[24];
   uint8_t protocol, sp, precision, recompute, flash, kernel, overlap_tp, zero3, gaf, pass, vocab_parallel, dispatcher,
-      autocast;
+      autocast, relayout, early_stop;
 };
 
 bool has_weight_grads(PassKind pass) { return pass == PassKind::kBackward || pass == PassKind::kBackwardWeight; }
@@ -109,6 +109,7 @@ void context_ids(const LayerContext& ctx, const PassKind* kinds, int count, uint
   k.vocab_parallel = ctx.vocab_parallel;
   k.dispatcher = static_cast<uint8_t>(ctx.moe_dispatcher);
   k.autocast = ctx.autocast;
+  k.relayout = ctx.attention_relayout;
   k.power_share = ctx.power_share;
   struct Id {
     uint32_t id;
@@ -124,6 +125,7 @@ void context_ids(const LayerContext& ctx, const PassKind* kinds, int count, uint
     k.recompute = has_input_grads(pass)
                       ? static_cast<uint8_t>(static_cast<uint8_t>(ctx.recompute) | ctx.recompute_modules.bits() << 2)
                       : 0;
+    k.early_stop = has_input_grads(pass) && ctx.recompute_early_stop;
     k.pass = static_cast<uint8_t>(pass);
     ids[i] = table.get(k, [&] { return Id{next_id++}; }).id;
   }

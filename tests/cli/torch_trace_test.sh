@@ -15,11 +15,12 @@ check fit 0 'gemm_max 0\.(69|70)[0-9], gemm_half_width (29[0-9]|30[0-9])  ' -- \
 check step_row 0 'step ProfilerStep#7: measured 11\.297 ms' -- \
   "$T" calibrate --from-torch-trace "$trace" --scenario "$scen"
 # The presets' kernel model (tile and wave quantised GEMMs at the training-loop tensor share,
-# FlashAttention-2 tables, fp32 loss) against this synthetic trace's own kernel rates: +12.7%,
-# most of it the training-loop share (0.88: the trace's kernels run at their benchmark rates).
-check presets_row 0 'estimate with the GPU presets +12\.[0-9]{3} ms +\+1[23]\.[0-9]%' -- \
+# FlashAttention-2 tables, fp32 loss) against this synthetic trace's own kernel rates: +14.4%,
+# the training-loop share (0.92: the trace's kernels run at their benchmark rates) and the loss's
+# fp32 passes as PyTorch's kernels move them (48 bytes a logit; the trace times fewer).
+check presets_row 0 'estimate with the GPU presets +12\.[0-9]{3} ms +\+1[45]\.[0-9]%' -- \
   "$T" calibrate --from-torch-trace "$trace" --scenario "$scen"
-check curve_row 0 'estimate with the curve fit +12\.[0-9]{3} ms +\+(9|10)\.[0-9]%' -- \
+check curve_row 0 'estimate with the curve fit +12\.[0-9]{3} ms +\+1[12]\.[0-9]%' -- \
   "$T" calibrate --from-torch-trace "$trace" --scenario "$scen"
 # Op rates measured from the trace's own ops: the GEMMs and attention come back exactly; what is
 # left (-6.4%) is unmodelled elementwise time (dropout, bias-gradient sums, cat) and the DP

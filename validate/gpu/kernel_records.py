@@ -8,6 +8,8 @@ clocks.jsonl), clock_<gpu>_gemm_bf16_duty, moe_<gpu>_torch_<op>_e<E>_top<k>_h<h>
 Usage: kernel_records.py DIR GPU_TAG GPU_NAME DATE [--merge data/kernel_benchmarks.json]"""
 import json, statistics, sys
 
+from records_file import merge_records
+
 folder, tag, gpu_name, date = sys.argv[1:5]
 merge = sys.argv[sys.argv.index("--merge") + 1] if "--merge" in sys.argv else None
 facts = [json.loads(l) for l in open(f"{folder}/kernel_facts.jsonl") if l.strip()]
@@ -130,12 +132,7 @@ if clocks:
     sustained_clock_record()
 
 if merge:
-    data = json.load(open(merge))
-    ids = {r["id"] for r in out}
-    data["records"] = [r for r in data["records"] if r["id"] not in ids] + out
-    with open(merge, "w") as f:
-        json.dump(data, f, indent=1, ensure_ascii=False)
-        f.write("\n")
+    merge_records(merge, out)
     print(f"{len(out)} records merged into {merge}", file=sys.stderr)
 else:
     json.dump(out, sys.stdout, indent=1)

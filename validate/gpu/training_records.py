@@ -26,6 +26,8 @@ for r in lines:
         "training": {"micro_batch": r["micro_batch"], "grad_accum": r["micro_batches"],
                      "global_batch": r["micro_batch"] * r["micro_batches"], "precision": "bf16",
                      "recompute": "full" if r.get("checkpoint") else "none",
+                     # torch.utils.checkpoint(use_reentrant=False) stops recomputing early
+                     **({"recompute_early_stop": True} if r.get("checkpoint") else {}),
                      "autocast": r.get("weights", "amp") == "amp"},
         "measured": {"derived_iteration_time_s": r["step_s"], "throughput_tokens_per_s": tokens / r["step_s"],
                      "step_spread": r["spread"], "peak_allocated_bytes": r["peak_allocated_bytes"]},

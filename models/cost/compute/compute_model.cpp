@@ -27,6 +27,7 @@ const char* to_string(OpRole role) {
     case OpRole::kEmbedding: return "embedding";
     case OpRole::kPermute: return "permute";
     case OpRole::kScatterAdd: return "scatter_add";
+    case OpRole::kRelayout: return "relayout";
     case OpRole::kCast: return "cast";
     case OpRole::kAmax: return "amax";
     case OpRole::kGradAccum: return "grad_accum";
@@ -115,6 +116,7 @@ double compute_op_time_s(const GpuSpec& gpu, const ComputeOp& op) {
       // step's bias-gradient reduce kernels: 29 GB in 10.5 ms, 2.8 TB/s, the norms' rate).
       if (op.role == OpRole::kNorm || op.role == OpRole::kBiasGrad) return norm_time_s(gpu, op.bytes) + fixed_s;
       if (op.role == OpRole::kScatterAdd) return scatter_add_time_s(gpu, op.bytes) + fixed_s;
+      if (op.role == OpRole::kRelayout) return relayout_time_s(gpu, op.bytes) + fixed_s;
       return memory_bound_time_s(gpu, op.bytes) + fixed_s;
     case ComputeKind::kOptimizer: return memory_bound_time_s(gpu, op.bytes) + fixed_s;
   }

@@ -36,6 +36,7 @@ enum class OpRole : uint8_t {
   kEmbedding,    // token (+position) embedding gather / scatter-add
   kPermute,      // MoE token permute / unpermute: a gather into the other order
   kScatterAdd,   // MoE combine (or a permute's gradient): a weighted scatter-add into token order
+  kRelayout,     // Q, K, V copied into the attention kernel's layout; their gradients concatenated back
   kCast,         // precision casts and transposes (fp8)
   kAmax,         // fp8 scaling-factor reductions
   kGradAccum,    // gradient accumulation / zeroing

@@ -23,6 +23,11 @@ double scatter_add_time_s(const GpuSpec& gpu, double bytes) {
   return memory_bound_time_s(gpu, bytes) / ratio;
 }
 
+double relayout_time_s(const GpuSpec& gpu, double bytes) {
+  const double ratio = gpu.kernel.memory_relayout_ratio > 0 ? gpu.kernel.memory_relayout_ratio : 1.0;
+  return memory_bound_time_s(gpu, bytes) / ratio;
+}
+
 double optimizer_bytes_per_param(Precision precision, bool fp32_grads) {
   const double grad = fp32_grads ? 4 : 2;
   switch (precision) {

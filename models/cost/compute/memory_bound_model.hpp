@@ -25,6 +25,12 @@ double norm_time_s(const GpuSpec& gpu, double bytes);
 // (moe_*_torch_unpermute_scatter_add records; 1 where the generation has none).
 double scatter_add_time_s(const GpuSpec& gpu, double bytes);
 
+// A strided copy between layouts (PyTorch's copy_ of a permuted 5-D view, cat of non-contiguous
+// gradients): the generic element-wise kernel computes every element's offset over the view's
+// dimensions and moves 2 bytes a thread, so it is bound by the SMs' instruction issue, not by
+// HBM; it reaches achieved x relayout_bandwidth_ratio (1 where the generation has none).
+double relayout_time_s(const GpuSpec& gpu, double bytes);
+
 // HBM bytes AdamW moves per parameter in one step, for the optimizer op's bytes:
 //   16-bit and fp8 training keep fp32 master weights, m and v (ZeRO paper section 3): read
 //   master, m, v and the gradient, write master, m, v and the 16-bit working copy that the

@@ -222,7 +222,8 @@ TEST(CalibrationOpRates, TheEstimateTierUsesThemOpByOp) {
   //   GEMMs 3 x forward (forward, input grad, weight grad); causal attention half the forward
   //   score FLOPs, 1 + 2.5 x that; the LM head 3 GEMMs of 2 T h V.
   Scenario s = base();
-  s.model.linear_bias = false;  // bias gradients have no op-rate slot: they keep the roofline
+  s.model.linear_bias = false;     // bias gradients have no op-rate slot: they keep the roofline
+  s.plan.attention_relayout = false;  // nor have relayout copies
   OpRates r;
   r.peak_flop_per_s = 1e12;
   r.gemm_forward_efficiency = r.gemm_backward_input_efficiency = r.gemm_backward_weight_efficiency = 1;

@@ -179,20 +179,21 @@ TEST(TorchTrace, ARealH200StepIsReadWholeAndItsGemmsAreTheModels) {
   const ModelStepClasses m = model_step_classes(s);
   ASSERT_TRUE(m.feasible) << m.reason;
   EXPECT_NEAR(m.gemm_flop, t.of(TorchOpClass::kGemm).flop, 1e-3 * m.gemm_flop);
-  // GEMMs as the model prices them within 10% (35.4 ms against 33.3): at the clock the 700 W
-  // limit allows at this step's tensor-busy share (H200 preset power.tensor_share_by_busy,
-  // clock_h200_gemm_bf16_duty), not the back-to-back clock (0.88 of a burst: 38.1 ms). Attention
-  // within 10%. The memory-bound kernels are where the model still falls short: 37.8 ms measured
-  // against 17.2 modelled with autocast's weight casts, fp32 residual stream and norms and the
-  // bias gradients (the scenario's plan.autocast and model.linear_bias); the rest is the loss's
-  // fp32 passes, layout copies of this implementation's packed QKV, and small kernels.
+  // GEMMs as the model prices them within 10%: at the clock the 700 W limit allows at this step's
+  // GEMM-busy share (H200 preset power.tensor_share_by_busy, clock_h200_gemm_bf16_duty), not the
+  // back-to-back clock (0.88 of a burst). Attention within 12%: the model's FlashAttention-2
+  // backward is faster than PyTorch's measured alone (AttentionModel.MatchesTheKernelsMeasuredOnH200
+  // bounds that miss). The memory-bound kernels: 37.8 ms measured against 23.9 modelled with
+  // autocast's weight casts, fp32 residual stream and norms, the bias gradients, the QKV relayout
+  // copies (plan.autocast, model.linear_bias, plan.attention_relayout); the rest is the norms
+  // of a 768-wide row running at half the rate of wider ones, and small kernels.
   const auto measured = [&](TorchOpClass c) { return t.of(c).gpu_time_s; };
   const auto model = [&](TorchOpClass c) { return m.class_s[static_cast<int>(c)]; };
   EXPECT_NEAR(model(TorchOpClass::kGemm), measured(TorchOpClass::kGemm), 0.10 * measured(TorchOpClass::kGemm));
   EXPECT_NEAR(model(TorchOpClass::kAttention), measured(TorchOpClass::kAttention),
-              0.10 * measured(TorchOpClass::kAttention));
-  EXPECT_LT(model(TorchOpClass::kElementwise), 0.5 * measured(TorchOpClass::kElementwise));
-  EXPECT_GT(model(TorchOpClass::kElementwise), 0.4 * measured(TorchOpClass::kElementwise));
+              0.12 * measured(TorchOpClass::kAttention));
+  EXPECT_LT(model(TorchOpClass::kElementwise), 0.7 * measured(TorchOpClass::kElementwise));
+  EXPECT_GT(model(TorchOpClass::kElementwise), 0.6 * measured(TorchOpClass::kElementwise));
 }
 
 // make_trace.py's model and step (independent of the code under test): GPT, B 2, S 1024, hidden

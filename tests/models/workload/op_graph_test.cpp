@@ -563,6 +563,66 @@ TEST(OpGraph, AutocastCastsTheWeightsEveryMicroBatchAndKeepsTheResidualStreamInF
   EXPECT_DOUBLE_EQ(on.params_bytes, 2 * off.params_bytes);
 }
 
+// PyTorch's non-reentrant checkpoint stops recomputing once the backward has what it needs: the
+// full recomputation less every dense layer's MLP down projection (2 h f FLOPs a token), in the
+// op graph's GEMMs and in the hardware FLOPs alike, and less the residual add after it.
+TEST(OpGraph, AnEarlyStoppingRecomputationSkipsEachLayersLastGemm) {
+  const json plan = {{"tp", 2}, {"pp", 2}, {"dp", 16}, {"global_batch", 64}, {"recompute", "full"}};
+  json early = plan;
+  early["recompute_early_stop"] = true;
+  Result rf, re;
+  const Scenario full_sc = make(plan), early_sc = make(early);
+  const Workload wf = build(full_sc, rf), we = build(early_sc, re);
+  const ModelSpec& m = full_sc.model;
+  const double down = 2.0 * m.hidden * m.ffn_hidden * m.layers * rf.tokens_per_step;
+  const double gpus = static_cast<double>(plan["tp"].get<int>()) * plan["dp"].get<int>();
+  EXPECT_NEAR((totals(wf).gemm_flop - totals(we).gemm_flop) * wf.micro_batches * gpus, down, 1e-9 * down);
+  EXPECT_NEAR(rf.hardware_flops_per_step - re.hardware_flops_per_step, down, 1e-9 * down);
+  EXPECT_EQ(rf.model_flops_per_step, re.model_flops_per_step);
+  const auto recomputed_residuals = [](const Workload& w) {
+    int n = 0;
+    for (const OpBlock& b : w.programs[0].chunks[0].program(PassKind::kBackward).blocks)
+      for (const ComputeOp& op : b.compute) n += op.role == OpRole::kResidual && op.pass == Pass::kRecompute;
+    return n;
+  };
+  EXPECT_EQ(recomputed_residuals(wf), 2);  // per layer block: after the attention and the MLP
+  EXPECT_EQ(recomputed_residuals(we), 1);
+  try {
+    json bad = early;
+    bad["recompute"] = "selective";
+    make(bad);
+    ADD_FAILURE() << "early stop accepted without a full recomputation";
+  } catch (const ScenarioError& e) {
+    EXPECT_NE(std::string(e.what()).find("plan.recompute_early_stop"), std::string::npos) << e.what();
+  }
+}
+
+// plan.attention_relayout: Q, K and V copied out of the fused QKV output in the forward (and its
+// recomputation), their gradients concatenated back in the backward: each reads and writes the
+// T x (h + 2 kv) / tp elements once, 2 bytes each.
+TEST(OpGraph, TheQkvRelayoutMovesTheQkvOutputOnceEachWay) {
+  for (bool relayout : {true, false}) {
+    SCOPED_TRACE(relayout);
+    const Scenario sc = make({{"tp", 4}, {"pp", 1}, {"dp", 16}, {"global_batch", 64}, {"recompute", "full"},
+                              {"attention_relayout", relayout}});
+    Result r;
+    const Workload w = build(sc, r);
+    const double T = static_cast<double>(sc.plan.micro_batch) * sc.model.seq_len;
+    const double qkv_n = 3.0 * sc.model.hidden / sc.plan.tp;  // multi-head: h + 2 h
+    double forward = 0, recompute = 0, backward = 0;
+    for (const OpBlock& b : w.programs[0].chunks[0].program(PassKind::kForward).blocks)
+      for (const ComputeOp& op : b.compute)
+        if (op.role == OpRole::kRelayout) forward += op.bytes * b.repeat;
+    for (const OpBlock& b : w.programs[0].chunks[0].program(PassKind::kBackward).blocks)
+      for (const ComputeOp& op : b.compute)
+        if (op.role == OpRole::kRelayout) (op.pass == Pass::kRecompute ? recompute : backward) += op.bytes * b.repeat;
+    const double per_pass = relayout ? sc.model.layers * 2 * 2 * T * qkv_n : 0;
+    EXPECT_NEAR(forward, per_pass, 1e-9 * per_pass + 1e-9);
+    EXPECT_NEAR(recompute, per_pass, 1e-9 * per_pass + 1e-9);
+    EXPECT_NEAR(backward, per_pass, 1e-9 * per_pass + 1e-9);
+  }
+}
+
 TEST(OpGraph, AutocastNeedsASixteenBitPrecision) {
   try {
     make({{"tp", 1}, {"pp", 1}, {"dp", 64}, {"global_batch", 64}, {"precision", "fp32"}, {"autocast", true}});

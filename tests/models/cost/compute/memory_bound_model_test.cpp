@@ -3,6 +3,8 @@
 // and the host launch time; the optimizer's bytes per parameter by precision.
 #include "models/cost/compute/memory_bound_model.hpp"
 
+#include <map>
+
 #include <gtest/gtest.h>
 
 #include "models/cost/compute/compute_op.hpp"
@@ -89,6 +91,30 @@ TEST(MemoryBoundModel, MoeGathersStreamAndScatterAddsRunAtTheirRatio) {
   ASSERT_EQ(scatters.size(), 3u);
   gathers.check(0.08, 0.10);
   scatters.check(0.04, 0.06);
+}
+
+// The QKV relayout on H200 (relayout_h200_torch_*, from the training steps' profiler traces):
+// PyTorch's copy_ of the permuted QKV view and the cat of the Q, K, V gradients, each reading and
+// writing the T x qkv_n elements once, as the op graph counts them. One ratio prices both: the
+// copies run 8-18% faster than it, the cats 6-14% slower, a copy and its cat together within 5%.
+TEST(MemoryBoundModel, QkvRelayoutsRunAtTheirRatio) {
+  const GpuSpec h200 = gpu_preset("H200-SXM-141GB");
+  ErrorFamily each("QKV relayout copy/cat H200"), pairs("QKV relayout copy + cat H200");
+  std::map<std::string, std::pair<double, double>> per_trace;  // model, measured
+  for (const auto* r : test::records_with_prefix("relayout_h200_torch_")) {
+    const std::string id = (*r)["id"];
+    ComputeOp op = streaming_op((*r)["config"]["bytes_counted"].get<double>());
+    op.role = OpRole::kRelayout;
+    const double model = compute_op_time_s(h200, op), measured = (*r)["measured"]["time_us"].get<double>() * 1e-6;
+    each.add(id, model, measured);
+    auto& p = per_trace[id.substr(id.find('_', std::string("relayout_h200_torch_").size()))];
+    p.first += model, p.second += measured;
+  }
+  ASSERT_EQ(each.size(), 8u);
+  for (const auto& [trace, p] : per_trace) pairs.add(trace, p.first, p.second);
+  ASSERT_EQ(pairs.size(), 4u);
+  each.check(0.12, 0.19);
+  pairs.check(0.04, 0.05);
 }
 
 TEST(MemoryBoundModel, ATinyKernelCostsItsFixedGpuTime) {

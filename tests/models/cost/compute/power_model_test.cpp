@@ -48,10 +48,15 @@ TEST(PowerModel, InterpolatesBetweenPointsAndHoldsBeyondThem) {
 TEST(PowerModel, TheStepsShareIsTheCurvesFixedPoint) {
   GpuKernelParams k;
   k.power_tensor_share = {{0.0001, 1.19996}, {1.0, 0.8}};
-  EXPECT_NEAR(power_limited_tensor_share(k, 1.0, 1.0), 1.0, 1e-6);
+  EXPECT_NEAR(power_limited_tensor_share(k, 1.0, 0.0, 1.0), 1.0, 1e-6);
   // All tensor work: the fully busy end; none: nothing to scale.
-  EXPECT_NEAR(power_limited_tensor_share(k, 1.0, 0.0), 0.8, 1e-12);
-  EXPECT_NEAR(power_limited_tensor_share(k, 0.0, 1.0), 0.8, 1e-12);
+  EXPECT_NEAR(power_limited_tensor_share(k, 1.0, 0.0, 0.0), 0.8, 1e-12);
+  EXPECT_NEAR(power_limited_tensor_share(k, 0.0, 0.0, 1.0), 0.8, 1e-12);
+  // Attention follows the clock but is not busy: GEMMs and attention of equal time leave the
+  // GEMMs half the step at any share, s = 1.2 - 0.4 / 2 = 1.
+  EXPECT_NEAR(power_limited_tensor_share(k, 1.0, 1.0, 0.0), 1.0, 1e-12);
+  // The same attention counted as busy would give the fully busy end.
+  EXPECT_NEAR(power_limited_tensor_share(k, 2.0, 0.0, 0.0), 0.8, 1e-12);
 }
 
 // An explicit training_tensor_share (a scenario's, or the published-runs fit's) overrides the
