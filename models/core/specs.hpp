@@ -139,8 +139,8 @@ struct GpuKernelParams {
   // streaming kernels).
   double memory_relayout_ratio = 0;
   // The board's power limit: the share of the kernel-benchmark tensor-core rate that GEMMs and
-  // attention sustain against the share of time the tensor cores are busy ((busy share, rate
-  // share) pairs, ascending in busy share; empty: the constant training_tensor_share). Busy
+  // attention sustain against the share of time GEMMs keep the tensor cores busy ((busy share,
+  // rate share) pairs, ascending in busy share; empty: the constant training_tensor_share). Busy
   // back to back, the clock falls to what the limit allows; between memory-bound kernels,
   // which draw less, it recovers (clock_h200_gemm_bf16_duty).
   std::vector<std::pair<double, double>> power_tensor_share;
