@@ -92,6 +92,19 @@ TEST(GemmModel, FollowsTheH200LayerShapeSweep) {
   }
   EXPECT_EQ(fp8.size(), 22u);
   fp8.check(0.07, 0.15);
+  // Grouped expert GEMMs (torch._grouped_mm: G experts of M rows each, one launch), the same
+  // back-to-back timing: coarse experts (8-32, 256-4096 rows) and DeepSeek/Qwen-style fine ones
+  // (64-256 experts of 128-2048 rows). The model quantises each expert's tiles over the SMs as
+  // one grid: 7.0% mean, the worst 256 experts of 512 x 2048 x 7168 (+24%).
+  ErrorFamily grouped("GEMM bf16 H200 grouped experts");
+  for (const nlohmann::json* rp : test::records_with_prefix("gemm_h200_cublas_bf16_fwd_g")) {
+    const auto& r = *rp;
+    const auto& c = r["config"];
+    grouped.add(r["id"], sustained * predicted_tflops(h200, c["M"], c["N"], c["K"], c["groups"], Precision::kBf16),
+                r["measured"]["tflops"]);
+  }
+  EXPECT_EQ(grouped.size(), 13u);
+  grouped.check(0.08, 0.26);
 }
 
 TEST(GemmModel, FollowsTheA100CublasSweep) {
