@@ -411,12 +411,17 @@ void attention_forward(BlockBuilder& b, const LayerContext& c, const Dims& d, Pa
   b.mem(OpRole::kResidual, pass, residual_bytes(d, false) * d.Te * d.h, d.Te * d.h);
 }
 
-// The MLP between its norm and its residual add: what recomputing the MLP runs again.
-void dense_mlp_core_forward(BlockBuilder& b, const LayerContext& c, const Dims& d, Pass pass) {
+// The MLP's up projection and activation, from the normed input.
+void dense_mlp_up_forward(BlockBuilder& b, const LayerContext& c, const Dims& d, Pass pass) {
   const bool swiglu = c.model->ffn_act == FfnActivation::kSwiglu;
   if (c.sp) b.tp_comm(CollectiveOp::kAllGather, d.T * d.h * d.A);
   b.gemm(OpRole::kMlpUp, pass, d.T, d.up_n, d.h);
   b.mem(OpRole::kActivation, pass, activation_bytes(d, swiglu, false) * d.T * d.f, d.T * d.f);
+}
+
+// The MLP between its norm and its residual add: what recomputing the MLP runs again.
+void dense_mlp_core_forward(BlockBuilder& b, const LayerContext& c, const Dims& d, Pass pass) {
+  dense_mlp_up_forward(b, c, d, pass);
   b.gemm(OpRole::kMlpDown, pass, d.T, d.h, d.f);
   b.tp_comm(c.sp ? CollectiveOp::kReduceScatter : CollectiveOp::kAllReduce, d.T * d.h * d.A);
 }
@@ -426,11 +431,8 @@ void dense_mlp_core_forward(BlockBuilder& b, const LayerContext& c, const Dims& 
 // and the residual add after it, no backward op reads. (A MoE layer's combine weights the
 // expert outputs by the router's probabilities, whose gradient reads them: it runs whole.)
 void dense_mlp_recompute_until_last_gemm(BlockBuilder& b, const LayerContext& c, const Dims& d) {
-  const bool swiglu = c.model->ffn_act == FfnActivation::kSwiglu;
   b.mem(OpRole::kNorm, Pass::kRecompute, norm_bytes(d, false) * d.Te * d.h, d.Te * d.h);
-  if (c.sp) b.tp_comm(CollectiveOp::kAllGather, d.T * d.h * d.A);
-  b.gemm(OpRole::kMlpUp, Pass::kRecompute, d.T, d.up_n, d.h);
-  b.mem(OpRole::kActivation, Pass::kRecompute, activation_bytes(d, swiglu, false) * d.T * d.f, d.T * d.f);
+  dense_mlp_up_forward(b, c, d, Pass::kRecompute);
 }
 
 void dense_mlp_forward(BlockBuilder& b, const LayerContext& c, const Dims& d, Pass pass) {

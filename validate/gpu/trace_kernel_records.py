@@ -41,7 +41,7 @@ def records(path):
         if op is None:
             continue
         dims = op["args"].get("Input Dims")
-        first = dims[0] if op["name"] == "aten::copy_" else dims[0]
+        first = dims[0]
         if op["name"] == "aten::copy_" and not (len(first) == 5 and first[2] == 3):
             continue  # only the QKV view's copy
         if op["name"] == "aten::cat" and not (len(first) == 3 and all(len(d) == 4 for d in first)):
