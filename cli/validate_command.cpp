@@ -50,6 +50,7 @@ struct ValidateOptions {
   // both
   bool json = false;
   bool cross_validate = false;  // --published: leave one source out
+  std::string scenario_of;      // --published: print this record's scenario instead
   ProgressMode progress = ProgressMode::kAuto;
   CLI::Option* published_opt = nullptr;
 };
@@ -143,6 +144,10 @@ void declare(CLI::App& app, ValidateOptions& o) {
                "fit the training-loop tensor share on all sources but one and predict that one, for each\n"
                "source (leave one source out)")
       ->group(pub);
+  app.add_option("--scenario-of", o.scenario_of,
+                 "print the scenario the record with this id is predicted from (save it and run it with\n"
+                 "trainsim run, or change it), and its assumptions on stderr")
+      ->type_name("ID")->group(pub);
   add_json_flag(app, o.json, "one JSON object instead of the table");
   add_progress_options(app, o.progress);
   app.footer(mpi_root_help());
@@ -325,6 +330,17 @@ int run(ValidateOptions& o) {
   LoadOptions options;
   options.preset_dirs = default_preset_dirs();
   const nlohmann::json records = validate::read_published_file(file);
+  if (!o.scenario_of.empty()) {
+    for (const auto& rec : records) {
+      if (!rec.is_object() || rec.value("id", std::string()) != o.scenario_of) continue;
+      std::vector<std::string> assumptions;
+      const nlohmann::json scenario = validate::scenario_from_record(rec, assumptions);
+      for (const auto& a : assumptions) std::fprintf(stderr, "validate: assumed: %s\n", a.c_str());
+      std::cout << scenario.dump(2) << "\n";
+      return kExitOk;
+    }
+    throw ScenarioError("--scenario-of", "no record with id \"" + o.scenario_of + "\" in " + file);
+  }
   auto report = validate::compare_published(records, options);
   if (fidelity == "simulate") {
     // Re-predict every training run with the simulate tier, each in a child process.

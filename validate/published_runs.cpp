@@ -231,17 +231,24 @@ json scenario_from_record(const json& rec, std::vector<std::string>& notes) {
   else if (prec.find("bf16") != std::string::npos) p["precision"] = "bf16";
   else if (prec.find("fp16") != std::string::npos) p["precision"] = "fp16";
   else if (prec.find("fp32") != std::string::npos) p["precision"] = "fp32";
+  // FSDP's mixed-precision policy by name (Composer's fsdp_config.mixed_precision): PURE reduces
+  // the gradients in the training precision itself; DEFAULT and FULL reduce them in fp32, the
+  // plan's default for bf16.
+  const std::string mp = lower(text_field(par, "mixed_precision_mode"));
+  if (mp == "pure" && p.contains("precision") && p["precision"] != "fp32" && p["precision"] != "fp8")
+    p["grad_reduce_precision"] = p["precision"];
+  else if (mp == "full") p["grad_reduce_precision"] = "fp32";
   if (tr.contains("autocast")) {
     if (!tr["autocast"].is_boolean()) throw ScenarioError("training.autocast", "expected true or false");
     p["autocast"] = tr["autocast"];
   }
   const std::string rc = lower(text_field(tr, "recompute"));
-  if (rc.rfind("full", 0) == 0) p["recompute"] = "full";
   if (tr.contains("recompute_early_stop")) {
     if (!tr["recompute_early_stop"].is_boolean())
       throw ScenarioError("training.recompute_early_stop", "expected true or false");
     p["recompute_early_stop"] = tr["recompute_early_stop"];
   }
+  if (rc.rfind("full", 0) == 0) p["recompute"] = "full";
   else if (rc.rfind("selective", 0) == 0) p["recompute"] = "selective";
   else if (rc == "none" || rc == "false") p["recompute"] = "none";
   else if (!rc.empty()) p["recompute"] = "full";

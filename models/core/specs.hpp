@@ -138,6 +138,9 @@ struct GpuKernelParams {
   // kernel's layout, their gradients concatenated back) reaches relative to a stream (0: as the
   // streaming kernels).
   double memory_relayout_ratio = 0;
+  // What the fused Adam/AdamW step (multi-tensor apply over parameters, gradients and moments)
+  // reaches relative to a stream (0: as the streaming kernels).
+  double memory_optimizer_ratio = 0;
   // The board's power limit: the share of the kernel-benchmark tensor-core rate that GEMMs and
   // attention sustain against the share of time GEMMs keep the tensor cores busy ((busy share,
   // rate share) pairs, ascending in busy share; empty: the constant training_tensor_share). Busy
@@ -363,6 +366,17 @@ struct ParallelPlan {
   // for the next GEMM. false: the 16-bit weights Megatron and FSDP's mixed precision compute
   // with (fp32 master weights in the optimizer only).
   bool autocast = false;
+  // The element type of the gradient buffer the data-parallel reduction moves and the optimizer
+  // reads. fp32 for bf16 and fp8 training: Megatron accumulates and all-reduces bf16 models'
+  // gradients in fp32 (arguments.py sets accumulate_allreduce_grads_in_fp32 under --bf16 unless
+  // --grad-reduce-in-bf16), FSDP's MixedPrecision(reduce_dtype=float32), DDP over autocast's
+  // fp32 weights. 16 bits where the gradients are reduced as computed: fp16 training with loss
+  // scaling (Megatron and DeepSpeed fp16), FSDP with reduce_dtype = param_dtype. Unset ("auto"):
+  // fp16 under fp16 without autocast, else fp32 (grad_reduce_precision(), models/cost/memory.hpp).
+  std::optional<Precision> grad_reduce;
+  // Adam's first and second moments: fp32, or bf16 as DeepSeek-V3 keeps them (arXiv:2412.19437
+  // sec. 3.3.3, "Low-Precision Optimizer States"; the fp32 master weights stay).
+  Precision adam_moments = Precision::kFp32;
   // The embedding and the output layer split over the TP ranks by vocabulary (Megatron's
   // VocabParallelEmbedding and vocab-parallel cross-entropy); false: every TP rank holds them whole
   // and computes the logits and the loss itself, with no TP collective (simpler TP codes do).

@@ -16,9 +16,26 @@ Precision state_precision(const ParallelPlan& plan) {
   return plan.autocast && sixteen ? Precision::kFp32 : plan.precision;
 }
 
+Precision grad_reduce_precision(const ParallelPlan& plan) {
+  if (plan.grad_reduce) return *plan.grad_reduce;
+  return plan.precision == Precision::kFp16 && !plan.autocast ? Precision::kFp16 : Precision::kFp32;
+}
+
+StateBytes state_bytes(const ParallelPlan& plan) {
+  StateBytes b = state_bytes_per_param(state_precision(plan));
+  b.grads = grad_reduce_precision(plan) == Precision::kFp32 ? 4 : 2;
+  // Adam's m and v; a 16-bit training precision adds the fp32 master weights.
+  const double moments = 2 * (plan.adam_moments == Precision::kFp32 ? 4 : 2);
+  b.optimizer = state_precision(plan) == Precision::kFp32 ? moments : 4 + moments;
+  return b;
+}
+
 MemoryBreakdown model_state_bytes(double params, int zero_stage, int zero_degree,
                                   Precision precision) {
-  const StateBytes b = state_bytes_per_param(precision);
+  return model_state_bytes(params, zero_stage, zero_degree, state_bytes_per_param(precision));
+}
+
+MemoryBreakdown model_state_bytes(double params, int zero_stage, int zero_degree, const StateBytes& b) {
   const double d = std::max(1, zero_degree);
   MemoryBreakdown m;
   m.params_bytes = params * b.params / (zero_stage >= 3 ? d : 1.0);

@@ -20,12 +20,21 @@ StateBytes state_bytes_per_param(Precision precision);
 // The precision the model states are kept in: fp32's under autocast (fp32 weights and gradients,
 // no separate master copy: 4 + 4 + 8), else the plan's.
 Precision state_precision(const ParallelPlan& plan);
+// A plan's bytes per parameter: its states' precision, with the gradient buffer in
+// plan.grad_reduce (bf16 with fp32 gradients: 2 + 4 + 12 = 18 bytes, Megatron's
+// docs/source/distrib_optimizer.md table; 6 + 12/d with the distributed optimizer) and Adam's
+// moments in plan.adam_moments (bf16: 4 + 2 + 2 bytes of optimizer state).
+StateBytes state_bytes(const ParallelPlan& plan);
+// plan.grad_reduce, or where the plan leaves it to the precision: fp16's loss-scaled 16-bit
+// gradients, else fp32 (bf16 and fp8 training, autocast's fp32 weights).
+Precision grad_reduce_precision(const ParallelPlan& plan);
 
 // Model-state bytes per GPU for `params` parameters held by this GPU's TP/PP shard, sharded
 // over `zero_degree` data-parallel ranks (ZeRO paper Figure 1: 16P, 4P + 12P/d, 2P + 14P/d,
 // 16P/d at 16 bytes/param).
 MemoryBreakdown model_state_bytes(double params, int zero_stage, int zero_degree,
                                   Precision precision);
+MemoryBreakdown model_state_bytes(double params, int zero_stage, int zero_degree, const StateBytes& bytes);
 
 struct ActivationOptions {
   int tp = 1;

@@ -448,6 +448,9 @@ ParallelPlan parse_plan(const json& j, const std::string& path) {
     r.fail("autocast", "casts fp32 weights to 16 bits: needs plan.precision bf16 or fp16, got " +
                            std::string(to_string(p.precision)));
   p.vocab_parallel = r.boolean_or("vocab_parallel", true);
+  if (const std::string g = r.choice_or("grad_reduce_precision", {"auto", "fp32", "bf16", "fp16"}, "auto"); g != "auto")
+    p.grad_reduce = parse_precision(g);
+  p.adam_moments = parse_precision(r.choice_or("adam_moments_precision", {"fp32", "bf16"}, "fp32"));
   p.attention_relayout = r.boolean_or("attention_relayout", true);
   p.zero3_prefetch_params = r.number_or("zero3_prefetch_params", 0, 0, 1e15);
   p.attention_kernel = r.choice_or("attention_kernel", {"flash2", "flash3", "flash1", "triton"}, "flash2");
@@ -853,6 +856,8 @@ json to_json(const Scenario& s) {
                {"attention_kernel", p.attention_kernel},
                {"grad_accumulation_fusion", p.grad_accumulation_fusion},
                {"autocast", p.autocast},
+               {"grad_reduce_precision", p.grad_reduce ? to_string(*p.grad_reduce) : "auto"},
+               {"adam_moments_precision", to_string(p.adam_moments)},
                {"vocab_parallel", p.vocab_parallel},
                {"attention_relayout", p.attention_relayout},
                {"zero3_prefetch_params", p.zero3_prefetch_params}};

@@ -7,6 +7,7 @@
 #include "models/cost/arrival_wait.hpp"
 #include "models/cost/collectives/collective_cost.hpp"
 #include "models/cost/compression.hpp"
+#include "models/cost/compute/memory_bound_model.hpp"
 #include "models/cost/compute_cost.hpp"
 #include "models/cost/flops.hpp"
 #include "models/cost/memory.hpp"
@@ -23,9 +24,6 @@ namespace {
 // Megatron's gradient bucket: max(40M, 1M x dp) parameters (distributed.py). The last bucket
 // of the backward pass cannot overlap with compute.
 double dp_bucket_params(int dp) { return std::max(40e6, 1e6 * dp); }
-// Adam step traffic per parameter: read grad (2) + master, m, v (12), write master, m, v (12)
-// and the 16-bit copy (2).
-constexpr double kAdamBytesPerParam = 28;
 // DeepSpeed's CPU Adam sustains about 1e9 parameters/s per GPU's share of a host's cores.
 constexpr double kCpuAdamParamsPerS = 1e9;
 // Activations on the wire: 16-bit in mixed precision (fp8 training keeps them in bf16 between
@@ -196,7 +194,7 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r, const WorkloadOp
 
   // ---- model chunks: which layers and parameters each pipeline device holds ----
   const Precision states = state_precision(p);
-  const StateBytes sb = state_bytes_per_param(states);
+  const StateBytes sb = state_bytes(p);
   const double sigma = overlap_slowdown(gpu);
   w.overlap_slowdown = sigma;
   w.split_backward = split;
@@ -274,8 +272,8 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r, const WorkloadOp
     sm.stage = s;
     sm.layers = sw.layers;
     sm.in_flight_micro_batches = schedule.in_flight_micro_batches(pp, vpp, s, micro_batches);
-    MemoryBreakdown dense = model_state_bytes(sw.dense_params, p.zero_stage, dp_group.ranks, states);
-    MemoryBreakdown expert = model_state_bytes(sw.expert_params, p.zero_stage, expert_dp_group.ranks, states);
+    MemoryBreakdown dense = model_state_bytes(sw.dense_params, p.zero_stage, dp_group.ranks, sb);
+    MemoryBreakdown expert = model_state_bytes(sw.expert_params, p.zero_stage, expert_dp_group.ranks, sb);
     MemoryBreakdown& b = sm.breakdown;
     b.params_bytes = dense.params_bytes + expert.params_bytes;
     b.grads_bytes = dense.grads_bytes + expert.grads_bytes;
@@ -628,9 +626,16 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r, const WorkloadOp
   }
 
   // ---- optimizer step ----
+  // The fused AdamW over this GPU's parameters: a calibration's measured rate (and its zeroing of
+  // the gradients), else the kernel model's (compute_op_time_s, docs/compute-model.md).
   const OpRates& rates = gpu.op_rates;
+  ComputeOp adam;
+  adam.kind = ComputeKind::kOptimizer;
+  adam.role = OpRole::kOptimizer;
+  adam.elements = opt_params;
+  adam.bytes = opt_params * optimizer_bytes_per_param(states, sb.grads >= 4, p.adam_moments == Precision::kFp32 ? 4 : 2);
   double optimizer_s = rates.present() ? optimizer_time_from_op_rates(rates, opt_params, max_stage_params)
-                                       : opt_params * kAdamBytesPerParam / gpu.hbm_bandwidth_bytes_per_s;
+                                       : compute_op_time_s(gpu, adam);
   double offload_s = 0;
   if (p.offload.optimizer) {
     // Gradients down and parameters up over PCIe, Adam on the host.

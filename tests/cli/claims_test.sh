@@ -43,7 +43,7 @@ b=$(metric $S/hier_allreduce_before.json "round(1000*d['breakdown_s']['dp_comm']
 lr=$("$T" collective --cluster dgx-a100-superpod --op allreduce --ranks 256 --sizes 64KiB:64KiB:x2 --algo ring --json | python3 -c "import json,sys; print(round(json.load(sys.stdin)[0]['time_s']*1e6))")
 lh=$("$T" collective --cluster dgx-a100-superpod --op allreduce --ranks 256 --sizes 64KiB:64KiB:x2 --algo hier --json | python3 -c "import json,sys; print(round(json.load(sys.stdin)[0]['time_s']*1e6))")
 row "hierarchical all-reduce cuts cross-node latency 60%" "${lr}us" "${lh}us" "holds for latency-bound (64 KiB, 256 GPUs) messages"
-row "  ... but for 3.4 GB of GPT 1.7B gradients (DP time)" "${b}ms" "${a}ms" "no gain: a ring with a channel per NIC already uses every NIC"
+row "  ... but for 6.8 GB of GPT 1.7B fp32 gradients (DP time)" "${b}ms" "${a}ms" "no gain: a ring with a channel per NIC already uses every NIC"
 expect hier-latency "$lh < 0.4 * $lr"
 
 b=$(metric $S/int4_grads_before.json "d['comm_bytes_per_gpu']['dp']"); a=$(metric $S/int4_grads_after.json "d['comm_bytes_per_gpu']['dp']")
@@ -57,7 +57,7 @@ row "75% of communication hidden behind compute" "$b%" "$a%" "more than claimed 
 expect overlap "$b == 0 and $a >= 75"
 
 b=$(metric $S/zero3_states_before.json "round(states/1e9,2)"); a=$(metric $S/zero3_states_after.json "round(states/1e9,2)")
-row "ZeRO-3: model states 12 GB -> 3.2 GB per GPU" "${b}GB" "${a}GB" "holds: 16P -> 16P/4 (0.83B params incl. embeddings)"
+row "ZeRO-3: model states 12 GB -> 3.2 GB per GPU" "${b}GB" "${a}GB" "holds: 18P -> 18P/4 (0.83B params incl. embeddings; bf16 weights, fp32 gradients)"
 expect zero3 "$a < 0.3 * $b"
 
 b=$(metric $S/checkpointing_before.json "round(acts/1e9)"); a=$(metric $S/checkpointing_after.json "round(acts/1e9)")

@@ -118,6 +118,11 @@ check megatron-torchrun 0 '"dp": 8' -- "$T" import-megatron "torchrun --nnodes 2
 
 # validate --published needs no path: the published runs ship in data/.
 check validate-default 0 'tokens_per_s +[0-9.]+% +over [0-9]+ runs' -- "$T" validate --published
+# The scenario a record is predicted from, ready to run; an unknown id names the flag.
+rec=megatron_sc21_t1_1.7B
+check validate-scenario-of 0 '"schedule": "1f1b"|"dp": 32' -- "$T" validate --published --scenario-of "$rec"
+check validate-scenario-of-runs 0 'step time' -- bash -c "'$T' validate --published --scenario-of $rec >$tmp/sc_of.json && '$T' run $tmp/sc_of.json --fidelity estimate"
+check validate-scenario-of-unknown 2 'scenario-of: no record with id "nope"' -- "$T" validate --published --scenario-of nope
 
 # Progress on stderr: forced with --progress (rate and ETA), silent when stderr is no terminal.
 plan_args=(plan --model gpt-1.7b --cluster dgx-a100-superpod --gpus 32 --global-batch 512 --top 1)

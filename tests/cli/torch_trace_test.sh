@@ -15,10 +15,11 @@ check fit 0 'gemm_max 0\.(69|70)[0-9], gemm_half_width (29[0-9]|30[0-9])  ' -- \
 check step_row 0 'step ProfilerStep#7: measured 11\.297 ms' -- \
   "$T" calibrate --from-torch-trace "$trace" --scenario "$scen"
 # The presets' kernel model (tile and wave quantised GEMMs at the training-loop tensor share,
-# FlashAttention-2 tables, fp32 loss) against this synthetic trace's own kernel rates: +14.4%,
-# the training-loop share (0.92: the trace's kernels run at their benchmark rates) and the loss's
-# fp32 passes as PyTorch's kernels move them (48 bytes a logit; the trace times fewer).
-check presets_row 0 'estimate with the GPU presets +12\.[0-9]{3} ms +\+1[45]\.[0-9]%' -- \
+# FlashAttention-2 tables, fp32 loss) against this synthetic trace's own kernel rates: +16.9%,
+# the training-loop share (0.92: the trace's kernels run at their benchmark rates), the loss's
+# fp32 passes as PyTorch's kernels move them (48 bytes a logit; the trace times fewer) and the
+# optimizer's 28 bytes a parameter at the achieved streaming rate (the trace's 22 at peak).
+check presets_row 0 'estimate with the GPU presets +13\.[0-9]{3} ms +\+1[67]\.[0-9]%' -- \
   "$T" calibrate --from-torch-trace "$trace" --scenario "$scen"
 check curve_row 0 'estimate with the curve fit +12\.[0-9]{3} ms +\+1[12]\.[0-9]%' -- \
   "$T" calibrate --from-torch-trace "$trace" --scenario "$scen"

@@ -118,7 +118,7 @@ double compute_op_time_s(const GpuSpec& gpu, const ComputeOp& op) {
       if (op.role == OpRole::kScatterAdd) return scatter_add_time_s(gpu, op.bytes) + fixed_s;
       if (op.role == OpRole::kRelayout) return relayout_time_s(gpu, op.bytes) + fixed_s;
       return memory_bound_time_s(gpu, op.bytes) + fixed_s;
-    case ComputeKind::kOptimizer: return memory_bound_time_s(gpu, op.bytes) + fixed_s;
+    case ComputeKind::kOptimizer: return optimizer_time_s(gpu, op.bytes) + fixed_s;
   }
   return 0;
 }

@@ -106,6 +106,7 @@ GpuKernelParams parse_gpu_kernel_params(const json& block, const std::string& pa
     k.memory_scatter_add_ratio =
         mr.number_or("scatter_add_bandwidth_ratio", k.memory_scatter_add_ratio, 0.01, 1.0);
     k.memory_relayout_ratio = mr.number_or("relayout_bandwidth_ratio", k.memory_relayout_ratio, 0.01, 1.0);
+    k.memory_optimizer_ratio = mr.number_or("optimizer_bandwidth_ratio", k.memory_optimizer_ratio, 0.05, 1.0);
     mr.finish(kDocKeys);
   }
   if (const json* pw = r.raw("power")) {
@@ -180,6 +181,7 @@ json to_json(const GpuKernelParams& k) {
   if (k.memory_norm_bandwidth_ratio > 0) out["memory"]["norm_bandwidth_ratio"] = k.memory_norm_bandwidth_ratio;
   if (k.memory_scatter_add_ratio > 0) out["memory"]["scatter_add_bandwidth_ratio"] = k.memory_scatter_add_ratio;
   if (k.memory_relayout_ratio > 0) out["memory"]["relayout_bandwidth_ratio"] = k.memory_relayout_ratio;
+  if (k.memory_optimizer_ratio > 0) out["memory"]["optimizer_bandwidth_ratio"] = k.memory_optimizer_ratio;
   if (!k.power_tensor_share.empty()) {
     json curve = json::object();
     for (const auto& [busy, share] : k.power_tensor_share) {

@@ -28,13 +28,19 @@ double relayout_time_s(const GpuSpec& gpu, double bytes) {
   return memory_bound_time_s(gpu, bytes) / ratio;
 }
 
-double optimizer_bytes_per_param(Precision precision, bool fp32_grads) {
+double optimizer_time_s(const GpuSpec& gpu, double bytes) {
+  const double ratio = gpu.kernel.memory_optimizer_ratio > 0 ? gpu.kernel.memory_optimizer_ratio : 1.0;
+  return memory_bound_time_s(gpu, bytes) / ratio;
+}
+
+double optimizer_bytes_per_param(Precision precision, bool fp32_grads, double moment_bytes) {
   const double grad = fp32_grads ? 4 : 2;
+  const double states = 4 + 2 * moment_bytes;  // fp32 weights (or master weights), m, v
   switch (precision) {
-    case Precision::kFp32: return 4 * 4 + 4 * 3;  // read p, g, m, v; write p, m, v
-    case Precision::kFp16: return 4 * 3 + grad + 4 * 3 + 2 + grad;
+    case Precision::kFp32: return states + 4 + states;  // read p, g, m, v; write p, m, v
+    case Precision::kFp16: return states + grad + states + 2 + grad;
     case Precision::kBf16:
-    case Precision::kFp8: return 4 * 3 + grad + 4 * 3 + 2;
+    case Precision::kFp8: return states + grad + states + 2;
   }
   return 0;
 }

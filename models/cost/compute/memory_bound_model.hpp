@@ -31,6 +31,11 @@ double scatter_add_time_s(const GpuSpec& gpu, double bytes);
 // HBM; it reaches achieved x relayout_bandwidth_ratio (1 where the generation has none).
 double relayout_time_s(const GpuSpec& gpu, double bytes);
 
+// The optimizer step (fused Adam/AdamW: PyTorch's fused=True, Apex's and Megatron's multi-tensor
+// FusedAdam): `bytes` (optimizer_bytes_per_param x parameters) at achieved x
+// optimizer_bandwidth_ratio (mem_*_torch_adamw_fused records; 1 where the generation has none).
+double optimizer_time_s(const GpuSpec& gpu, double bytes);
+
 // HBM bytes AdamW moves per parameter in one step, for the optimizer op's bytes:
 //   16-bit and fp8 training keep fp32 master weights, m and v (ZeRO paper section 3): read
 //   master, m, v and the gradient, write master, m, v and the 16-bit working copy that the
@@ -38,8 +43,9 @@ double relayout_time_s(const GpuSpec& gpu, double bytes);
 //   fp16 adds one read of the gradients for the loss-scaler's inf/nan check;
 //   fp32 training updates the weights in place (no copy).
 // `fp32_grads`: the gradient the optimizer reads is fp32 (Megatron's main_grad, DeepSpeed);
-// false when it reads the 16-bit gradient (PyTorch FSDP mixed precision).
-double optimizer_bytes_per_param(Precision precision, bool fp32_grads = true);
+// false when it reads the 16-bit gradient (PyTorch FSDP mixed precision). `moment_bytes`: an
+// element of m and v (4; 2 for DeepSeek-V3's bf16 moments, plan.adam_moments).
+double optimizer_bytes_per_param(Precision precision, bool fp32_grads = true, double moment_bytes = 4);
 
 // Large streaming kernels reach 79-87% of the device-properties peak on H100 and 81-84% on
 // B200 (mem_h100_blockfp8_*, mem_b200_mx_cast_*, mem_b300_pct_achievable_bw): the default for

@@ -180,12 +180,43 @@ TEST(Memory, ReproducesDeepSpeedEstimators) {
   EXPECT_DOUBLE_EQ(deepspeed_zero3_gpu_bytes(13e9, 325e6, 8, true, false), 4 * 325e6 + 2 * 13e9 / 8);
   EXPECT_DOUBLE_EQ(deepspeed_zero3_gpu_bytes(13e9, 325e6, 8, true, true), 4 * 325e6);
   EXPECT_DOUBLE_EQ(deepspeed_zero2_gpu_bytes(13e9, 8, false), 2 * 13e9 + 18 * 13e9 / 8);
-  // Our ZeRO-3 model states (ZeRO paper, 16P/N) sit below DeepSpeed's 18P/N + 4L, which counts
-  // fp32 gradient partitions and the gathered layer; trainsim adds those as buffers ("other")
-  // and activations on top, which is what the estimators leave out.
-  const MemoryBreakdown ours = model_state_bytes(13e9, 3, 8, Precision::kBf16);
-  EXPECT_LT(ours.params_bytes + ours.grads_bytes + ours.optimizer_bytes,
-            deepspeed_zero3_gpu_bytes(13e9, 325e6, 8, false, false));
+  // A bf16 plan's ZeRO-3 model states keep fp32 gradient partitions (plan.grad_reduce), 18P/N,
+  // DeepSpeed's count without the gathered layer (4L), which trainsim adds as a buffer
+  // ("other") with the activations on top.
+  ParallelPlan plan;
+  plan.precision = Precision::kBf16;
+  const MemoryBreakdown ours = model_state_bytes(13e9, 3, 8, state_bytes(plan));
+  EXPECT_DOUBLE_EQ(ours.params_bytes + ours.grads_bytes + ours.optimizer_bytes,
+                   deepspeed_zero3_gpu_bytes(13e9, 325e6, 8, false, false) - 4 * 325e6);
+}
+
+// Megatron-LM docs/source/distrib_optimizer.md, bytes per parameter without and with the
+// distributed optimizer (ZeRO-1 over d ranks): bf16 parameters with fp32 gradients 18 and
+// 6 + 12/d; fp32 parameters and gradients 16 and 8 + 8/d.
+TEST(Memory, ReproducesMegatronDistributedOptimizerTable) {
+  const double d = 8;
+  ParallelPlan bf16;
+  bf16.precision = Precision::kBf16;
+  bf16.grad_reduce = Precision::kFp32;
+  ParallelPlan fp32;
+  fp32.precision = Precision::kFp32;
+  fp32.grad_reduce = Precision::kFp32;
+  auto per_param = [&](const ParallelPlan& p, int stage) {
+    const MemoryBreakdown m = model_state_bytes(1e9, stage, static_cast<int>(d), state_bytes(p));
+    return (m.params_bytes + m.grads_bytes + m.optimizer_bytes) / 1e9;
+  };
+  EXPECT_DOUBLE_EQ(per_param(bf16, 0), 18);
+  EXPECT_DOUBLE_EQ(per_param(bf16, 1), 6 + 12 / d);
+  EXPECT_DOUBLE_EQ(per_param(fp32, 0), 16);
+  EXPECT_DOUBLE_EQ(per_param(fp32, 1), 8 + 8 / d);
+  // Gradients reduced in 16 bits (fp16 with loss scaling, FSDP's PURE policy): the ZeRO paper's
+  // 2 + 2 + 12.
+  bf16.grad_reduce = Precision::kBf16;
+  EXPECT_DOUBLE_EQ(per_param(bf16, 0), 16);
+  // DeepSeek-V3's bf16 Adam moments (arXiv:2412.19437 sec. 3.3.3) beside fp32 master weights:
+  // 4 + 2 + 2 bytes of optimizer state.
+  bf16.adam_moments = Precision::kBf16;
+  EXPECT_DOUBLE_EQ(model_state_bytes(1e9, 0, 1, state_bytes(bf16)).optimizer_bytes, 8e9);
 }
 
 }  // namespace

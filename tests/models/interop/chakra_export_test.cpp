@@ -107,8 +107,8 @@ TEST(ChakraExport, InterleavedAndZeroBubbleSchedules) {
 
 TEST(ChakraExport, ShardedOptimizerReduceScattersGradientsThenAllGathersParameters) {
   // ZeRO-1 (Megatron's distributed optimizer): after the last backward each stage reduce-scatters
-  // its gradients, and the all-gather of the updated parameters depends on it; both move the
-  // stage's parameters' bytes (bf16: 2 bytes each).
+  // its gradients, and the all-gather of the updated parameters depends on it; bf16 training
+  // reduces fp32 gradients (4 bytes each) and gathers bf16 parameters (2 bytes each).
   const Scenario s = scenario({{"tp", 1}, {"pp", 4}, {"dp", 8}, {"micro_batch", 2}, {"global_batch", 64},
                                {"schedule", "1f1b"}, {"zero_stage", 1}});
   for (const auto& t : export_chakra(s)) {
@@ -123,7 +123,7 @@ TEST(ChakraExport, ShardedOptimizerReduceScattersGradientsThenAllGathersParamete
     ASSERT_TRUE(rs && ag);
     EXPECT_EQ((*ag)["comm_type"], "ALL_GATHER");
     EXPECT_EQ((*ag)["data_deps"], json::array({(*rs)["id"]}));
-    EXPECT_DOUBLE_EQ((*rs)["comm_size"].get<double>(), (*ag)["comm_size"].get<double>());
+    EXPECT_DOUBLE_EQ((*rs)["comm_size"].get<double>(), 2 * (*ag)["comm_size"].get<double>());
     EXPECT_GT((*rs)["comm_size"].get<double>(), 0);
   }
 }

@@ -7,6 +7,7 @@
 #include <functional>
 
 #include "models/core/scenario_error.hpp"
+#include "models/cost/memory.hpp"
 
 namespace trainsim {
 namespace {
@@ -84,6 +85,24 @@ TEST(ScenarioLoader, DpIsDerivedWhenOmitted) {
   EXPECT_EQ(load(j).plan.dp, 16);
 }
 
+// The gradient buffer's element follows the training precision unless the plan names it:
+// Megatron reduces bf16 models' gradients in fp32, fp16 ones (loss-scaled) in fp16, autocast's
+// fp32 weights have fp32 gradients.
+TEST(ScenarioLoader, GradientsAreReducedInTheFrameworksDefaultPrecision) {
+  auto grad_reduce = [](const char* precision, bool autocast, const char* named) {
+    json j = minimal();
+    j["plan"]["precision"] = precision;
+    if (autocast) j["plan"]["autocast"] = true;
+    if (named) j["plan"]["grad_reduce_precision"] = named;
+    return grad_reduce_precision(load(j).plan);
+  };
+  EXPECT_EQ(grad_reduce("bf16", false, nullptr), Precision::kFp32);
+  EXPECT_EQ(grad_reduce("fp8", false, nullptr), Precision::kFp32);
+  EXPECT_EQ(grad_reduce("fp16", false, nullptr), Precision::kFp16);
+  EXPECT_EQ(grad_reduce("fp16", true, nullptr), Precision::kFp32);
+  EXPECT_EQ(grad_reduce("bf16", false, "bf16"), Precision::kBf16);
+}
+
 struct BadCase {
   const char* name;
   std::function<void(json&)> edit;
@@ -119,6 +138,7 @@ TEST(ScenarioLoader, BadInputNamesThePathAndWhatWasExpected) {
       {"groups a token picks without groups", [](json& j) { j["model"] = {{"base", "mixtral-8x7b"}, {"moe", {{"experts", 8}, {"top_k", 2}, {"groups_per_token", 2}}}}; }, "model.moe.groups_per_token: needs moe.groups"},
       {"too few groups for top_k", [](json& j) { j["model"] = {{"base", "mixtral-8x7b"}, {"moe", {{"experts", 8}, {"top_k", 2}, {"groups", 8}, {"groups_per_token", 1}}}}; }, "model.moe.groups_per_token: too few: 1 groups of 1 experts cannot hold top_k 2 experts"},
       {"unknown dispatcher", [](json& j) { j["plan"]["moe_dispatcher"] = "nccl"; }, "plan.moe_dispatcher"},
+      {"gradients in fp8", [](json& j) { j["plan"]["grad_reduce_precision"] = "fp8"; }, "plan.grad_reduce_precision: unknown value \"fp8\""},
       {"up-projections without mla", [](json& j) { j["plan"]["recompute"] = "selective"; j["plan"]["recompute_modules"] = {"mla_up_proj"}; }, "plan.recompute_modules: \"mla_up_proj\" needs multi-head latent attention (model.mla)"},
   };
   for (const auto& c : cases) {

@@ -250,16 +250,25 @@ TEST(OpGraph, CollectivesWaitForTheGroupsLastMemberBySegment) {
 }
 
 TEST(OpGraph, ZeroThreeMovesOneAndAHalfTimesADataParallelAllReduce) {
-  // ZeRO paper sec. 7.2.2: parameters gathered for the forward and again for the backward, and
-  // gradients reduce-scattered: 3 x (n-1)/n Psi against the all-reduce's 2 x (n-1)/n Psi (one
-  // micro-batch, no model parallelism).
-  const json base = {{"tp", 1}, {"pp", 1}, {"dp", 64}, {"global_batch", 64}, {"recompute", "full"}};
-  json z3 = base;
-  z3["zero_stage"] = 3;
-  Result r0, r3;
-  build(make(base, "gpt-1.7b"), r0);
-  build(make(z3, "gpt-1.7b"), r3);
-  EXPECT_NEAR(r3.dp_bytes / r0.dp_bytes, 1.5, 0.01);
+  // ZeRO paper sec. 7.2.2 (fp16 parameters and gradients): parameters gathered for the forward
+  // and again for the backward, and gradients reduce-scattered: 3 x (n-1)/n Psi against the
+  // all-reduce's 2 x (n-1)/n Psi (one micro-batch, no model parallelism).
+  json base = {{"tp", 1}, {"pp", 1}, {"dp", 64}, {"global_batch", 64}, {"recompute", "full"}, {"precision", "fp16"}};
+  auto ratio = [](const json& plan) {
+    json z3 = plan;
+    z3["zero_stage"] = 3;
+    Result r0, r3;
+    build(make(plan, "gpt-1.7b"), r0);
+    build(make(z3, "gpt-1.7b"), r3);
+    return r3.dp_bytes / r0.dp_bytes;
+  };
+  EXPECT_NEAR(ratio(base), 1.5, 0.01);
+  // bf16 with fp32 gradients: two 2-byte gathers and a 4-byte reduce-scatter against a 4-byte
+  // all-reduce, (2 + 2 + 4) / (2 x 4).
+  base["precision"] = "bf16";
+  EXPECT_NEAR(ratio(base), 1.0, 0.01);
+  base["grad_reduce_precision"] = "bf16";
+  EXPECT_NEAR(ratio(base), 1.5, 0.01);
 }
 
 TEST(OpGraph, MoeLayersDispatchAndCombineOverTheExpertGroup) {
@@ -644,18 +653,22 @@ TEST(OpGraph, TheFp8ActivationCacheAppliesUnderFp8Only) {
 
 TEST(OpGraph, DeepSeekV3sPlanFitsOnlyWithItsMemoryMeasures) {
   // The report's plan (arXiv:2412.19437 sec. 3.1-3.3: PP16 DualPipe, EP64, ZeRO-1, fp8, 2,048
-  // H800): with its recompute of the norms and MLA's up-projections, the SwiGLU output recomputed
-  // and the linears' inputs cached in fp8, a stage fits the H800's 80 GB; without the fp8 cache
-  // it does not. DeepEP's node-limited dispatch exposes less of the expert traffic.
+  // H800): with its recompute of the norms and MLA's up-projections, the SwiGLU output recomputed,
+  // the linears' inputs cached in fp8 and Adam's moments in bf16 (fp32 master weights and
+  // gradients), a stage fits the H800's 80 GB; without the fp8 cache, or with fp32 moments, it
+  // does not. DeepEP's node-limited dispatch exposes less of the expert traffic.
   json plan = {{"tp", 1}, {"pp", 16}, {"dp", 128}, {"ep", 64}, {"schedule", "dualpipe"}, {"micro_batch", 1},
                {"global_batch", 15360}, {"zero_stage", 1}, {"recompute", "selective"},
                {"recompute_modules", {"layernorm", "mla_up_proj", "moe_act"}}, {"precision", "fp8"},
-               {"fp8_activation_cache", true}, {"moe_dispatcher", "deepep"}};
+               {"fp8_activation_cache", true}, {"adam_moments_precision", "bf16"}, {"moe_dispatcher", "deepep"}};
   const Result reported = estimate(make(plan, "deepseek-v3", 256, "h800-cluster"));
   EXPECT_TRUE(reported.feasible) << reported.reason;
   plan["fp8_activation_cache"] = false;
   EXPECT_FALSE(estimate(make(plan, "deepseek-v3", 256, "h800-cluster")).feasible);
   plan["fp8_activation_cache"] = true;
+  plan["adam_moments_precision"] = "fp32";
+  EXPECT_FALSE(estimate(make(plan, "deepseek-v3", 256, "h800-cluster")).feasible);
+  plan["adam_moments_precision"] = "bf16";
   plan["moe_dispatcher"] = "alltoall";
   const Result a2a = estimate(make(plan, "deepseek-v3", 256, "h800-cluster"));
   EXPECT_LT(reported.breakdown.ep_comm_s, 0.5 * a2a.breakdown.ep_comm_s);

@@ -149,6 +149,25 @@ TEST(MemoryBoundModel, OptimizerBytesFollowThePrecisionInventory) {
   adam.elements = 1e9;
   adam.bytes = 1e9 * optimizer_bytes_per_param(Precision::kBf16);
   EXPECT_NEAR(compute_op_time_s(h, adam), 30e9 / (3350e9 * 0.83), 1e-4);
+  // DeepSeek-V3's bf16 moments: m and v read and written at 2 bytes each.
+  EXPECT_DOUBLE_EQ(optimizer_bytes_per_param(Precision::kBf16, true, 2), 30 - 8);
+}
+
+// PyTorch's fused AdamW over 2^28 fp32 parameters on one H200 (mem_h200_torch_adamw_fused):
+// 28 bytes a parameter at the preset's optimizer ratio of the streaming rate.
+TEST(MemoryBoundModel, TheFusedAdamWRunsAtItsMeasuredRate) {
+  const GpuSpec h200 = gpu_preset("H200-SXM-141GB");
+  const auto& r = test::record("mem_h200_torch_adamw_fused");
+  const double params = r["config"]["params"].get<double>();
+  ComputeOp adam;
+  adam.kind = ComputeKind::kOptimizer;
+  adam.role = OpRole::kOptimizer;
+  adam.elements = params;
+  adam.bytes = params * optimizer_bytes_per_param(Precision::kFp32);
+  const double measured_s = r["measured"]["time_us"].get<double>() * 1e-6;
+  EXPECT_NEAR(compute_op_time_s(h200, adam), measured_s, 0.02 * measured_s);
+  // Below the streaming rate a plain copy reaches.
+  EXPECT_GT(compute_op_time_s(h200, adam), 1.1 * memory_bound_time_s(h200, adam.bytes));
 }
 
 }  // namespace
