@@ -60,9 +60,10 @@ FailureRates failure_rates(const FaultSpec& f, const FailureDomains& d) {
 CheckpointCosts checkpoint_costs(const Scenario& s) {
   const CheckpointSpec& cp = s.training.faults.checkpoint;
   CheckpointCosts c;
-  const StateBytes sb = state_bytes_per_param(s.plan.precision);
+  const StateBytes sb = state_bytes(s.plan);
   // A checkpoint holds the weights and the optimizer states (master copy, Adam m and v), not
-  // the gradients: 2 + 12 bytes per parameter in mixed precision (ZeRO paper's K = 12).
+  // the gradients: 2 + 12 bytes per parameter in mixed precision (ZeRO paper's K = 12; 2 + 8
+  // with bf16 moments, 4 + 8 under autocast's fp32 weights).
   c.size_bytes = cp.size_bytes > 0 ? cp.size_bytes
                                    : count_params(s.model).total * (sb.params + sb.optimizer);
   const FailureDomains d = failure_domains(s);

@@ -220,7 +220,9 @@ TEST(CollectiveCost, TunerPicksTheFastestAndHonoursForcedChoices) {
       if (!a->tuned() || !a->supports(CollectiveOp::kAllReduce)) continue;
       for (auto p : {CollectiveProtocol::kLL, CollectiveProtocol::kLL128, CollectiveProtocol::kSimple}) {
         const auto c = collective_cost(CollectiveOp::kAllReduce, CollectiveAlgo(a->name()), p, bytes, g, f);
-        if (c.algo == CollectiveAlgo(a->name()) && c.protocol == p) EXPECT_LE(best.time_s, c.time_s * (1 + 1e-12));
+        if (c.algo == CollectiveAlgo(a->name()) && c.protocol == p) {
+          EXPECT_LE(best.time_s, c.time_s * (1 + 1e-12));
+        }
       }
     }
   }

@@ -68,7 +68,9 @@ TEST(CollectiveTuner, BusBandwidthNeverFallsAsMessagesGrow) {
           EXPECT_TRUE(drop < 1 || plateau) << bytes << " B: " << busbw / 1e9 << " GB/s after "
                                            << prev_busbw / 1e9 << " GB/s (" << to_string(c.algo) << "/"
                                            << to_string(c.protocol) << ")";
-          if (drop < 1) EXPECT_GE(busbw / prev_busbw, drop * (1 - 1e-9));
+          if (drop < 1) {
+            EXPECT_GE(busbw / prev_busbw, drop * (1 - 1e-9));
+          }
         }
         prev_busbw = busbw;
         prev_bytes = bytes;

@@ -47,7 +47,7 @@ TEST(GemmModel, ReachesTheMamfRecordsAtTheirShapes) {
       {"fp8_mamf_e4m3_h200_sxm", "H200-SXM-141GB"},  {"fp8_mamf_e4m3_b200_sxm", "B200-SXM-180GB"}};
   for (const auto& [id, gpu] : cases) {
     const auto& r = record(id);
-    double m, n, k;
+    double m = 0, n = 0, k = 0;
     parse_mxnxk(r["config"]["shape_MxNxK"], m, n, k);
     const bool is_fp8 = std::string(id).rfind("fp8", 0) == 0;
     const double p = predicted_tflops(gpu_preset(gpu), m, n, k, 1, is_fp8 ? Precision::kFp8 : Precision::kBf16);
