@@ -21,11 +21,13 @@ Precision grad_reduce_precision(const ParallelPlan& plan) {
   return plan.precision == Precision::kFp16 && !plan.autocast ? Precision::kFp16 : Precision::kFp32;
 }
 
+double adam_moment_bytes(const ParallelPlan& plan) { return plan.adam_moments == Precision::kFp32 ? 4 : 2; }
+
 StateBytes state_bytes(const ParallelPlan& plan) {
   StateBytes b = state_bytes_per_param(state_precision(plan));
   b.grads = grad_reduce_precision(plan) == Precision::kFp32 ? 4 : 2;
   // Adam's m and v; a 16-bit training precision adds the fp32 master weights.
-  const double moments = 2 * (plan.adam_moments == Precision::kFp32 ? 4 : 2);
+  const double moments = 2 * adam_moment_bytes(plan);
   b.optimizer = state_precision(plan) == Precision::kFp32 ? moments : 4 + moments;
   return b;
 }

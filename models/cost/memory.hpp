@@ -28,6 +28,8 @@ StateBytes state_bytes(const ParallelPlan& plan);
 // plan.grad_reduce, or where the plan leaves it to the precision: fp16's loss-scaled 16-bit
 // gradients, else fp32 (bf16 and fp8 training, autocast's fp32 weights).
 Precision grad_reduce_precision(const ParallelPlan& plan);
+// Bytes of one element of Adam's m and v (plan.adam_moments): 4, or 2 in bf16.
+double adam_moment_bytes(const ParallelPlan& plan);
 
 // Model-state bytes per GPU for `params` parameters held by this GPU's TP/PP shard, sharded
 // over `zero_degree` data-parallel ranks (ZeRO paper Figure 1: 16P, 4P + 12P/d, 2P + 14P/d,

@@ -633,7 +633,8 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r, const WorkloadOp
   adam.kind = ComputeKind::kOptimizer;
   adam.role = OpRole::kOptimizer;
   adam.elements = opt_params;
-  adam.bytes = opt_params * optimizer_bytes_per_param(states, sb.grads >= 4, p.adam_moments == Precision::kFp32 ? 4 : 2);
+  adam.bytes = opt_params * optimizer_bytes_per_param(states, grad_reduce_precision(p) == Precision::kFp32,
+                                                      adam_moment_bytes(p));
   double optimizer_s = rates.present() ? optimizer_time_from_op_rates(rates, opt_params, max_stage_params)
                                        : compute_op_time_s(gpu, adam);
   double offload_s = 0;

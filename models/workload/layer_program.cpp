@@ -690,9 +690,9 @@ void zero3_reduce_scatters(BlockBuilder& b, const LayerContext& c, double dense_
 // optimizer reads (Megatron's main_grad, the accumulated .grad of DDP and FSDP): read the
 // gradient as computed (the weights' element), read and write the accumulator
 // (plan.grad_reduce): 2 + 2 x 4 = 10 bytes per parameter for bf16 with fp32 gradients, 6 for
-// fp16 gradients; ZeRO-3 adds only its shard, after the reduce-scatter. A program is one micro-batch's, so it carries
-// (m-1)/m of the pass. Gradient-accumulation fusion (the weight-gradient GEMM accumulating
-// straight into main_grad, Megatron-Core's default) removes it.
+// fp16 gradients; ZeRO-3 adds only its shard, after the reduce-scatter. A program is one
+// micro-batch's, so it carries (m-1)/m of the pass. Gradient-accumulation fusion (the
+// weight-gradient GEMM accumulating straight into main_grad, Megatron-Core's default) removes it.
 void gradient_accumulation(BlockBuilder& b, const LayerContext& c, double params) {
   if (c.grad_accumulation_fusion || params <= 0 || c.micro_batches <= 1) return;
   const double shard = c.zero_stage >= 3 ? params / std::max(1, c.shape[static_cast<int>(CommGroup::kDp)].ranks) : params;
