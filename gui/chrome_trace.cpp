@@ -90,7 +90,8 @@ GanttTrace load_chrome_trace_file(const QString& file_path) {
   // The CLI's bounded regular-file reader and depth-capped parser: a FIFO, a device or a 10 GB
   // file is refused with a message, never waited on or read whole.
   const std::string path = file_path.toStdString();
-  nlohmann::json j = trainsim::parse_json_text(trainsim::read_input_file(path, "trace"), path);
+  nlohmann::json j = trainsim::parse_json_text(trainsim::read_input_file(path, "trace"), path,
+                                               trainsim::DuplicateKeys::kKeepLast);
   GanttTrace g = gantt_from_chrome_trace(j);
   g.title = file_path;
   return g;

@@ -122,7 +122,9 @@ std::string default_published_runs_path() {
 }
 
 json read_published_file(const std::string& path) {
-  json data = read_json_file(path, "published runs");
+  // Records are transcriptions of others' tables: a repeated key keeps its last value, as the
+  // JSON readers these files are also read with do, rather than refusing the whole file.
+  json data = read_json_file(path, "published runs", DuplicateKeys::kKeepLast);
   if (data.is_object() && data.contains("runs")) data = data["runs"];
   if (!data.is_array()) throw ScenarioError(path, "expected a JSON list of published runs");
   return data;

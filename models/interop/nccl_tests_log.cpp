@@ -276,7 +276,7 @@ NcclTestsLog read_nccl_tests_log(const std::string& path) {
   const std::string text = read_input_file(path, "nccl-tests log");
   const auto first = text.find_first_not_of(" \t\r\n");
   if (first != std::string::npos && text[first] == '{')
-    return parse_nccl_tests_json(parse_json_text(text, path), path);
+    return parse_nccl_tests_json(parse_json_text(text, path, DuplicateKeys::kKeepLast), path);
   return parse_nccl_tests_text(text, path);
 }
 

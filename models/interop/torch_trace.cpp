@@ -854,7 +854,7 @@ TorchTrace read_torch_trace(const std::string& path, const TorchTraceOptions& op
   if (first == std::string::npos) throw ScenarioError(path, "empty file");
   json j;
   try {
-    j = parse_json_text(text, path);
+    j = parse_json_text(text, path, DuplicateKeys::kKeepLast);  // profiler output
   } catch (const JsonSyntaxError& e) {
     if (e.number_overflow()) throw;
     throw ScenarioError(path + ":" + std::to_string(e.line()) + ":" + std::to_string(e.column()),

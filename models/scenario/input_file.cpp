@@ -58,7 +58,8 @@ std::string reason_of(const std::string& what) {
 // cap are reported at the field they occur in.
 class BoundedDomSax : public nlohmann::json_sax<json> {
  public:
-  explicit BoundedDomSax(json& root) : root_(root) {}
+  BoundedDomSax(json& root, bool reject_duplicate_keys)
+      : root_(root), reject_duplicate_keys_(reject_duplicate_keys) {}
 
   bool null() override { return put(nullptr); }
   bool boolean(bool v) override { return put(v); }
@@ -70,6 +71,12 @@ class BoundedDomSax : public nlohmann::json_sax<json> {
   bool start_object(std::size_t) override { return open(json::value_t::object); }
   bool key(string_t& k) override {
     keys_.back() = k;
+    // nlohmann keeps the last of two equal keys: the first value would be dropped unseen.
+    if (reject_duplicate_keys_ && stack_.back()->contains(k)) {
+      duplicate_key_ = true;
+      error_path_ = path();
+      return false;
+    }
     slot_ = &(*stack_.back())[k];
     return true;
   }
@@ -86,6 +93,7 @@ class BoundedDomSax : public nlohmann::json_sax<json> {
   }
 
   bool too_deep() const { return too_deep_; }
+  bool duplicate_key() const { return duplicate_key_; }
   bool number_overflow() const { return number_overflow_; }
   std::size_t error_position() const { return error_position_; }
   const std::string& error() const { return error_; }
@@ -143,6 +151,8 @@ class BoundedDomSax : public nlohmann::json_sax<json> {
   }
 
   json& root_;
+  bool reject_duplicate_keys_;
+  bool duplicate_key_ = false;
   std::vector<json*> stack_;
   std::vector<std::string> keys_;
   json* slot_ = nullptr;
@@ -235,11 +245,14 @@ std::size_t json_depth_violation(const std::string& text, int max_depth) {
   return std::string::npos;
 }
 
-json parse_json_text(const std::string& text, const std::string& where) {
+json parse_json_text(const std::string& text, const std::string& where, DuplicateKeys duplicates) {
   json root;
-  BoundedDomSax sax(root);
+  BoundedDomSax sax(root, duplicates == DuplicateKeys::kReject);
   const bool ok = json::sax_parse(text, &sax, json::input_format_t::json, /*strict=*/true);
   if (ok) return root;
+  if (sax.duplicate_key())
+    throw ScenarioError(where, sax.error_path() +
+                                   ": the key appears twice in the same object; keep the one you mean");
   std::size_t line = 1, col = 1;
   if (sax.too_deep()) {
     const std::size_t at = json_depth_violation(text);

@@ -52,10 +52,18 @@ class JsonSyntaxError : public ScenarioError {
   bool number_overflow_;
 };
 
+// What a key that appears twice in one object means. Files people write (scenarios, presets,
+// sweeps, published runs) reject it: the parser would keep the last value and silently drop the
+// first. Machine-written files from other tools (profiler traces) keep the last, as their
+// readers do.
+enum class DuplicateKeys { kReject, kKeepLast };
+
 // Parses `text` (the content of `where`) under the depth cap. Throws JsonSyntaxError, whose
 // message is "where: malformed JSON at line L, column C: reason", or for a number beyond a
-// double "where: FIELD: a number too large for a double (line L, column C)".
-nlohmann::json parse_json_text(const std::string& text, const std::string& where);
+// double "where: FIELD: a number too large for a double (line L, column C)"; a duplicate key
+// (kReject) is ScenarioError "where: PATH: the key appears twice in the same object ...".
+nlohmann::json parse_json_text(const std::string& text, const std::string& where,
+                               DuplicateKeys duplicates = DuplicateKeys::kReject);
 
 // Offset of the first '[' or '{' that opens nesting level max_depth + 1 outside strings, or
 // std::string::npos when the text never nests deeper than max_depth.

@@ -612,8 +612,8 @@ std::vector<std::string> default_preset_dirs() {
   return dirs;
 }
 
-json read_json_file(const std::string& file_path, const std::string& what) {
-  return parse_json_text(read_input_file(file_path, what), file_path + " (" + what + ")");
+json read_json_file(const std::string& file_path, const std::string& what, DuplicateKeys duplicates) {
+  return parse_json_text(read_input_file(file_path, what), file_path + " (" + what + ")", duplicates);
 }
 
 void apply_override(json& raw, const std::string& dotted_path, const std::string& value) {

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "models/core/specs.hpp"
+#include "models/scenario/input_file.hpp"
 
 namespace trainsim {
 
@@ -27,7 +28,8 @@ struct LoadOptions {
 std::vector<std::string> default_preset_dirs();
 
 // Reads a file (ScenarioError on I/O or JSON syntax errors, with line/column).
-nlohmann::json read_json_file(const std::string& file_path, const std::string& what = "scenario");
+nlohmann::json read_json_file(const std::string& file_path, const std::string& what = "scenario",
+                              DuplicateKeys duplicates = DuplicateKeys::kReject);
 
 // Expands presets and applies overrides; returns the full scenario JSON with every part an
 // object (no "base" keys left). The scenario file's own folder is searched for presets first.

@@ -25,7 +25,8 @@ assert set(d[\"breakdown_s\"])>={\"compute\",\"tp_comm\",\"pp_comm\",\"dp_comm\"
 assert d[\"scenario\"][\"plan\"][\"tp\"]==8
 print(\"ok\")'"
 check set-override 0 'TP2 PP1 DP16' -- "$T" run "$good" --set plan.tp=2 --set plan.dp=16
-check good-80GB 0 'step time' -- "$T" run "$(scenario gb "{$base, \"plan\": {\"dp\": 32, \"global_batch\": 512}, \"model\": {\"base\": \"gpt-1.7b\"}}")" --set 'cluster.gpu={"base":"A100-SXM4-80GB","hbm_capacity":"80GB"}'
+check good-80GB 0 'step time' -- "$T" run "$(scenario gb "{$base, \"plan\": {\"dp\": 32, \"global_batch\": 512}}")" --set 'cluster.gpu={"base":"A100-SXM4-80GB","hbm_capacity":"80GB"}'
+check duplicate-key 2 'plan.dp: the key appears twice' -- "$T" run "$(scenario dup "{$base, \"plan\": {\"dp\": 32, \"dp\": 16, \"global_batch\": 512}}")"
 
 # A model from a Hugging Face config.json, relative to the scenario file.
 check hf-config 0 'llama|hidden 4096' -- "$T" run "$(dirname "$S")/tests/data/scenarios/hf_llama2_7b.json" --fidelity estimate

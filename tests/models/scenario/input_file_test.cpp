@@ -168,4 +168,14 @@ TEST(InputFile, TypeErrorsDescribeValuesWithoutQuotingStrings) {
 }
 
 }  // namespace
+TEST(InputFile, ADuplicateKeyIsRefusedNotSilentlyDropped) {
+  // nlohmann keeps the last value of a repeated key; a scenario's first "tp" would vanish.
+  const std::string text = std::string(kScenarioHead) + "\"micro_batch\": 4, \"micro_batch\": 8}}";
+  const std::string e = error_of([&] { parse_json_text(text, "s.json"); });
+  EXPECT_NE(e.find("s.json: plan.micro_batch: the key appears twice"), std::string::npos) << e;
+  // The same key in two objects is no duplicate; profiler output keeps the last as its readers do.
+  EXPECT_NO_THROW(parse_json_text(R"({"a": {"k": 1}, "b": {"k": 2}})", "x"));
+  EXPECT_EQ(parse_json_text(R"({"k": 1, "k": 2})", "x", DuplicateKeys::kKeepLast)["k"], 2);
+}
+
 }  // namespace trainsim
