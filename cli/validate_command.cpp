@@ -58,9 +58,10 @@ struct ValidateOptions {
 void declare(CLI::App& app, ValidateOptions& o) {
   app.description(
       "validate --published: predicts every run of a published-runs file (training runs, nccl-tests\n"
-      "all-reduce reports, ZeRO model-state figures; each record cites its source) with the estimate\n"
-      "tier and prints predicted vs measured per run and the mean absolute percentage error (MAPE) per\n"
-      "metric. Fields a record leaves out are assumed as stated in the output's \"assumptions\".\n\n"
+      "reports of any collective, ZeRO model-state figures; each record cites its source) with the\n"
+      "estimate tier and prints predicted vs measured per run and the mean absolute percentage error\n"
+      "(MAPE) per metric. Fields a record leaves out are assumed as stated in the output's\n"
+      "\"assumptions\" (docs/accuracy.md, \"How a record is read\").\n\n"
       "validate --backend cpu (or cuda): measures this machine (trainsim calibrate --quick\n"
       "--model-shape <the job>, on the same ranks, one per core, as the run), predicts the train job\n"
       "with the estimate tier (the op graph of trainsim run) fed by that calibration, runs it (trainsim\n"

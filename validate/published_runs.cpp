@@ -20,91 +20,7 @@
 
 namespace trainsim::validate {
 using nlohmann::json;
-
-namespace {
-
-std::string lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
-// Published figures come as numbers or strings like "~480" or "50368 (MPT default)": take the
-// first number in the text.
-std::optional<double> number_in(const json& v) {
-  if (v.is_number()) {
-    const double d = v.get<double>();
-    return std::isfinite(d) ? std::optional<double>(d) : std::nullopt;
-  }
-  if (!v.is_string()) return std::nullopt;
-  static const std::regex kNumber(R"(([0-9]+(\.[0-9]+)?([eE][+-]?[0-9]+)?))");
-  std::smatch match;
-  const std::string s = v.get<std::string>();
-  if (std::regex_search(s, match, kNumber)) return std::stod(match[1].str());
-  return std::nullopt;
-}
-
-std::optional<double> field(const json& obj, const char* key) {
-  if (!obj.is_object() || !obj.contains(key)) return std::nullopt;
-  return number_in(obj[key]);
-}
-std::string text_field(const json& obj, const char* key) {
-  if (!obj.is_object() || !obj.contains(key)) return "";
-  const json& v = obj[key];
-  return v.is_string() ? v.get<std::string>() : v.dump();
-}
-
-// Published figures are doubles; the scenario wants integers. Out-of-range values (a record
-// saying 1e15 GPUs) are bad input, not undefined behaviour.
-int64_t whole(double v) {
-  if (!std::isfinite(v) || std::fabs(v) > 1e15)
-    throw ScenarioError("record", "number out of range: " + std::to_string(v));
-  return static_cast<int64_t>(v);
-}
-int small(double v) {
-  if (!std::isfinite(v) || std::fabs(v) > 1e9)
-    throw ScenarioError("record", "number out of range: " + std::to_string(v));
-  return static_cast<int>(v);
-}
-
-std::string gpu_preset(const std::string& description) {
-  const std::string d = lower(description);
-  if (d.find("h200") != std::string::npos) return "H200-SXM-141GB";
-  if (d.find("h800") != std::string::npos) return "H800-SXM-80GB";
-  if (d.find("h100") != std::string::npos) return "H100-SXM-80GB";
-  if (d.find("a100") != std::string::npos)
-    return d.find("40gb") != std::string::npos || d.find("40 gb") != std::string::npos
-               ? "A100-SXM4-40GB"
-               : "A100-SXM4-80GB";
-  if (d.find("v100") != std::string::npos) return "V100-SXM2-32GB";
-  return "";
-}
-
-// "8x ... 200Gb/s HDR" -> 8 NICs of 200 Gb/s; "4x HDR IB" -> 4 x 200 Gb/s;
-// "1600 Gbps node-node" -> 8 x 200 Gb/s.
-void network_from_text(const std::string& text, json& network, std::vector<std::string>& notes) {
-  static const std::regex kCount(R"((^|[^0-9A-Za-z-])([0-9]+)\s*x\s)");
-  static const std::regex kRate(R"(([0-9]+)\s*G[b](ps|/s|\s))");
-  static const std::regex kTotal(R"(([0-9]+)\s*Gbps\s*node)");
-  std::smatch m;
-  std::optional<int> count;
-  std::optional<double> rate_gbps;
-  if (std::regex_search(text, m, kTotal)) {
-    const int total = std::stoi(m[1].str());
-    network["nics_per_node"] = 8;
-    network["nic_bandwidth"] = std::to_string(total / 8) + "Gbps";
-    notes.push_back("node bandwidth " + m[1].str() + " Gb/s taken as 8 NICs");
-    return;
-  }
-  if (std::regex_search(text, m, kCount)) count = std::stoi(m[2].str());
-  if (std::regex_search(text, m, kRate)) rate_gbps = std::stod(m[1].str());
-  else if (text.find("NDR") != std::string::npos) rate_gbps = 400;
-  else if (text.find("HDR") != std::string::npos) rate_gbps = 200;
-  else if (text.find("EDR") != std::string::npos) rate_gbps = 100;
-  if (count && *count > 0 && *count <= 64) network["nics_per_node"] = *count;
-  if (rate_gbps && *rate_gbps > 0) network["nic_bandwidth"] = std::to_string(small(*rate_gbps)) + "Gbps";
-}
-
-}  // namespace
+using namespace record;
 
 std::string default_published_runs_path() {
   std::vector<std::string> candidates;
@@ -130,171 +46,53 @@ json read_published_file(const std::string& path) {
   return data;
 }
 
-json scenario_from_record(const json& rec, std::vector<std::string>& notes) {
-  const json& model = rec.value("model", json::object());
-  const json& hw = rec.value("hardware", json::object());
-  const json& par = rec.value("parallel", json::object());
-  const json& tr = rec.value("training", json::object());
-  if (!model.is_object() || !hw.is_object() || !par.is_object() || !tr.is_object())
-    throw ScenarioError("record", "model, hardware, parallel and training must be objects");
-  auto need = [&](const json& obj, const char* part, const char* key) {
-    auto v = field(obj, key);
-    if (!v || *v <= 0) throw ScenarioError(std::string(part) + "." + key, "missing or not a positive number");
-    return *v;
-  };
-  json m;
-  m["name"] = text_field(model, "name");
-  m["layers"] = whole(need(model, "model", "layers"));
-  const int64_t hidden = whole(need(model, "model", "hidden"));
-  m["hidden"] = hidden;
-  m["heads"] = whole(need(model, "model", "heads"));
-  if (auto kv = field(model, "kv_heads")) m["kv_heads"] = whole(*kv);
-  m["ffn_hidden"] = whole(field(model, "ffn_hidden").value_or(4.0 * hidden));
-  m["seq_len"] = whole(
-      field(model, "seq_len").value_or(field(tr, "seq_len").value_or(0)));
-  if (m["seq_len"].get<int64_t>() <= 0) throw ScenarioError("model.seq_len", "missing");
-  m["vocab"] = whole(field(model, "vocab").value_or(51200));
-  if (!model.contains("vocab")) notes.push_back("vocab not given: 51200 assumed");
-  const std::string arch = lower(text_field(model, "arch") + " " + text_field(model, "ffn_act"));
-  if (arch.find("swiglu") != std::string::npos) m["ffn_act"] = "swiglu";
-  if (model.contains("linear_bias")) {
-    if (!model["linear_bias"].is_boolean()) throw ScenarioError("model.linear_bias", "expected true or false");
-    m["linear_bias"] = model["linear_bias"];
-  }
-
-  // Cluster: the GPU named in the record on the DGX node of its generation.
-  const std::string gpu_text = text_field(hw, "gpu");
-  const std::string gpu = gpu_preset(gpu_text);
-  if (gpu.empty()) throw ScenarioError("hardware.gpu", "unknown GPU \"" + gpu_text + "\"");
-  const int num_gpus = small(need(hw, "hardware", "num_gpus"));
-  int gpn = small(field(hw, "gpus_per_node").value_or(8));
-  if (gpn <= 0) throw ScenarioError("hardware.gpus_per_node", "expected a positive number");
-  if (num_gpus < gpn) gpn = num_gpus;
-  json cluster;
-  cluster["base"] = gpu.rfind("H", 0) == 0 ? (gpu.rfind("H800", 0) == 0 ? "h800-cluster" : "dgx-h100-superpod")
-                                           : "dgx-a100-superpod";
-  json g;
-  g["base"] = gpu;
-  if (auto peak = field(hw, "peak_tflops_bf16_fp16"))
-    g["peak_flops"] = {{"bf16", *peak * 1e12}, {"fp16", *peak * 1e12}};
-  cluster["gpu"] = g;
-  cluster["gpus_per_node"] = gpn;
-  cluster["nodes"] = (num_gpus + gpn - 1) / gpn;
-  if (gpu.rfind("V100", 0) == 0) {
-    // DGX-1/DGX-2 V100: NVLink2, 300 GB/s per GPU.
-    cluster["intra_node"] = {{"bandwidth", "300GBps"}};
-    cluster["network"] = {{"nic_bandwidth", "100Gbps"}, {"nics_per_node", 8}};
-  }
-  json network = cluster.value("network", json::object());
-  network_from_text(text_field(hw, "inter_node"), network, notes);
-  if (!network.empty()) cluster["network"] = network;
-
-  // Plan.
-  json p;
-  const int tp = small(field(par, "tp").value_or(1));
-  const int pp = small(field(par, "pp").value_or(1));
-  const int cp = small(field(par, "cp").value_or(1));
-  p["tp"] = tp;
-  p["pp"] = pp;
-  p["cp"] = cp;
-  p["ep"] = small(field(par, "ep").value_or(1));
-  p["dp"] = small(field(par, "dp").value_or(num_gpus / std::max<int64_t>(1, int64_t{tp} * pp * cp)));
-  if (par.contains("sp") && par["sp"].is_boolean()) p["sp"] = par["sp"];
-  if (auto z = field(par, "zero_stage")) p["zero_stage"] = small(*z);
-  // The framework's ZeRO-3 prefetch buffer, where the record gives it (DeepSpeed's config key).
-  if (auto b = field(par, "stage3_prefetch_bucket_size")) {
-    if (*b < 0 || *b > 1e15) throw ScenarioError("parallel.stage3_prefetch_bucket_size", "expected 0 to 1e15 parameters");
-    p["zero3_prefetch_params"] = *b;
-  }
-  const std::string sched = lower(text_field(par, "pipeline_schedule"));
-  if (sched.find("interleaved") != std::string::npos) {
-    static const std::regex kV(R"(v\s*=\s*([0-9]+))");
-    std::smatch mv;
-    int v = 2;
-    if (std::regex_search(sched, mv, kV)) v = std::stoi(mv[1].str());
-    p["schedule"] = "interleaved";
-    p["vpp"] = v;
-  }
-  const std::string ddp = lower(text_field(par, "ddp_impl"));
-  if (ddp == "local") {
-    p["overlap"] = {{"dp", false}};
-    notes.push_back("ddp_impl local: gradient all-reduce after the backward pass (no overlap)");
-  }
-  const double global_batch = need(tr, "training", "global_batch");
-  p["global_batch"] = whole(global_batch);
-  const int dp = p["dp"].get<int>();
-  if (auto mb = field(tr, "micro_batch")) p["micro_batch"] = whole(*mb);
-  else {
-    p["micro_batch"] = whole(std::max(1.0, global_batch / dp));
-    notes.push_back("micro_batch not given: global_batch / dp assumed");
-  }
-  const std::string prec = lower(text_field(tr, "precision"));
-  if (prec.find("fp8") != std::string::npos) p["precision"] = "fp8";
-  else if (prec.find("bf16") != std::string::npos) p["precision"] = "bf16";
-  else if (prec.find("fp16") != std::string::npos) p["precision"] = "fp16";
-  else if (prec.find("fp32") != std::string::npos) p["precision"] = "fp32";
-  // FSDP's mixed-precision policy by name (Composer's fsdp_config.mixed_precision): PURE reduces
-  // the gradients in the training precision itself; DEFAULT and FULL reduce them in fp32, the
-  // plan's default for bf16.
-  const std::string mp = lower(text_field(par, "mixed_precision_mode"));
-  if (mp == "pure" && p.contains("precision") && p["precision"] != "fp32" && p["precision"] != "fp8")
-    p["grad_reduce_precision"] = p["precision"];
-  else if (mp == "full") p["grad_reduce_precision"] = "fp32";
-  if (tr.contains("autocast")) {
-    if (!tr["autocast"].is_boolean()) throw ScenarioError("training.autocast", "expected true or false");
-    p["autocast"] = tr["autocast"];
-  }
-  const std::string rc = lower(text_field(tr, "recompute"));
-  if (tr.contains("recompute_early_stop")) {
-    if (!tr["recompute_early_stop"].is_boolean())
-      throw ScenarioError("training.recompute_early_stop", "expected true or false");
-    p["recompute_early_stop"] = tr["recompute_early_stop"];
-  }
-  if (rc.rfind("full", 0) == 0) p["recompute"] = "full";
-  else if (rc.rfind("selective", 0) == 0) p["recompute"] = "selective";
-  else if (rc == "none" || rc == "false") p["recompute"] = "none";
-  else if (!rc.empty()) p["recompute"] = "full";
-  // Attention kernel: fused (flash) only where the record says so.
-  const std::string attn = lower(text_field(model, "attn") + " " + text_field(rec, "notes"));
-  const std::string impl = lower(text_field(model, "attn_impl"));
-  p["flash_attention"] = attn.find("flash") != std::string::npos || !impl.empty();
-  // The attention kernel the run's configuration names.
-  if (impl.find("triton") != std::string::npos)
-    p["attention_kernel"] = "triton";
-  else if (impl.find("v1") != std::string::npos)
-    p["attention_kernel"] = "flash1";
-  else if (impl.find("3") != std::string::npos)
-    p["attention_kernel"] = "flash3";
-  if (!p["flash_attention"].get<bool>()) notes.push_back("no flash attention stated: unfused softmax assumed");
-
-  json s;
-  s["schema_version"] = 1;
-  s["name"] = text_field(rec, "id");
-  s["model"] = m;
-  s["cluster"] = cluster;
-  s["plan"] = p;
-  return s;
-}
-
 void fill_training_metrics(const json& rec, const Result& result, RunComparison& out) {
   out.metrics.clear();
   const json measured = rec.value("measured", json::object());
+  auto positive = [](std::optional<double> v) { return v && *v > 0 ? v : std::nullopt; };
+  // A record states its throughput as its source does: a step time (s or ms), tokens a second
+  // (all GPUs, or one), or sequences a second.
+  std::optional<double> step_s = positive(first_field(
+      measured, {"derived_iteration_time_s", "iteration_time_s", "step_time_s", "time_per_iteration_s",
+                 "elapsed_time_per_iteration_s"}));
+  if (!step_s)
+    if (auto ms = positive(first_field(measured, {"iteration_time_ms", "step_time_ms", "time_per_iteration_ms",
+                                                  "elapsed_time_per_iteration_ms"})))
+      step_s = *ms / 1000;
+  const double gpus = result.gpus;
   const double tokens_step = result.tokens_per_step;
-  std::optional<double> step_s = field(measured, "derived_iteration_time_s");
-  if (!step_s) {
-    if (auto ms = field(measured, "iteration_time_ms")) step_s = *ms / 1000;
-  }
-  std::optional<double> tokens_per_s = field(measured, "throughput_tokens_per_s");
-  if (tokens_per_s && *tokens_per_s <= 0) tokens_per_s.reset();
+  const double seq = out.scenario.is_object() && out.scenario.contains("model")
+                         ? out.scenario["model"].value("seq_len", 0.0)
+                         : 0.0;
+  std::optional<double> tokens_per_s =
+      positive(first_field(measured, {"throughput_tokens_per_s", "tokens_per_s", "tokens_per_second"}));
+  if (!tokens_per_s)
+    if (auto g = positive(first_field(measured, {"tokens_per_s_per_gpu", "tokens_per_gpu_per_s"})); g && gpus > 0)
+      tokens_per_s = *g * gpus;
+  if (!tokens_per_s)
+    if (auto q = positive(first_field(measured, {"throughput_seq_per_s", "samples_per_s", "samples_per_second",
+                                                 "sequences_per_s"}));
+        q && seq > 0)
+      tokens_per_s = *q * seq;
+  if (!tokens_per_s)
+    if (auto q = positive(first_field(measured, {"samples_per_s_per_gpu", "samples_per_gpu_per_s"}));
+        q && seq > 0 && gpus > 0)
+      tokens_per_s = *q * seq * gpus;
   if (!tokens_per_s && step_s) tokens_per_s = tokens_step / *step_s;
   if (!step_s && tokens_per_s) step_s = tokens_step / *tokens_per_s;
   if (tokens_per_s) out.metrics.push_back({"tokens_per_s", result.tokens_per_s, *tokens_per_s});
   if (step_s) out.metrics.push_back({"step_time_s", result.step_time_s, *step_s});
-  if (auto tf = field(measured, "tflops_per_gpu")) {
+  if (auto tf = positive(first_field(measured, {"tflops_per_gpu", "hardware_tflops_per_gpu"}))) {
     // Megatron reports hardware FLOPs (recompute included) per GPU.
     out.metrics.push_back({"tflops_per_gpu", result.hardware_tflops_per_gpu, *tf});
   }
-  if (auto mfu = field(measured, "mfu_pct")) out.metrics.push_back({"mfu", result.mfu, *mfu / 100});
+  // MFU in percent, or as a fraction where the field says "mfu" and the value is at most 1.
+  std::optional<double> mfu = positive(field(measured, "mfu_pct"));
+  if (mfu) *mfu /= 100;
+  else if (auto f = positive(field(measured, "mfu"))) mfu = *f <= 1 ? *f : *f / 100;
+  if (mfu) out.metrics.push_back({"mfu", result.mfu, *mfu});
+  else if (auto tf = positive(first_field(measured, {"model_tflop_per_gpu_s", "model_tflops_per_gpu"})))
+    out.metrics.push_back({"model_tflops_per_gpu", result.model_tflops_per_gpu, *tf});
 }
 
 void summarize(PublishedReport& rep) {
@@ -313,6 +111,113 @@ void summarize(PublishedReport& rep) {
   }
 }
 
+namespace {
+
+// The collective an nccl-tests report names ("all_reduce", "all_gather_perf", "alltoall", ...).
+std::optional<CollectiveOp> collective_in(const std::string& text) {
+  std::string t;
+  for (char c : lower(text))
+    if (std::isalpha(static_cast<unsigned char>(c))) t += c;
+  // The longest name first: "reduce" is inside "allreduce" and "reducescatter".
+  std::vector<std::string> names = collective_op_names();
+  std::sort(names.begin(), names.end(), [](const auto& x, const auto& y) { return x.size() > y.size(); });
+  for (const std::string& name : names)
+    if (t.find(name) != std::string::npos) return collective_op_from_string(name, "measured.collective");
+  return std::nullopt;
+}
+
+// The largest message size a text states ("1GB", "8B-4GB", "up to 256MB", "-e 8G"), in bytes;
+// K, M, G with or without B count in powers of two, as nccl-tests' -b/-e sizes and rows do.
+std::optional<double> largest_size_in(const std::string& text) {
+  static const std::regex kSize(R"(([0-9]+(\.[0-9]+)?)\s*([KMGT])(i?B)?([^A-Za-z]|$))");
+  std::optional<double> best;
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), kSize); it != std::sregex_iterator(); ++it) {
+    const double v = std::stod((*it)[1].str());
+    const int shift = std::string("KMGT").find((*it)[3].str()[0]) * 10 + 10;
+    const double bytes = v * std::ldexp(1.0, shift);
+    if (!best || bytes > *best) best = bytes;
+  }
+  return best;
+}
+
+// An nccl-tests report: the bus bandwidth (or, where only it is given, the algorithm bandwidth)
+// of one collective on the GPUs the report describes, at the largest message size it states
+// (peak bandwidth is reached at the large end of a sweep), else 1 GiB.
+void compare_collective_record(const json& measured, const json& hw, const LoadOptions& options,
+                               RunComparison& out) {
+  const std::string op_text = text_field(measured, "collective");
+  const std::optional<CollectiveOp> op = collective_in(op_text);
+  if (!op) {
+    out.skipped_reason = "collective \"" + op_text.substr(0, 40) + "\" not modelled";
+    return;
+  }
+  auto positive = [](std::optional<double> v) { return v && *v > 0 ? v : std::nullopt; };
+  const std::optional<double> busbw = positive(first_field(
+      measured, {"busbw_GBps", "peak_busbw_GBps", "busbw_GBps_avg", "busbw_GBps_peak", "bus_bandwidth_GBps"}));
+  const std::optional<double> algbw =
+      positive(first_field(measured, {"algbw_GBps", "peak_algbw_GBps", "algbw_GBps_avg", "algbw_GBps_peak"}));
+  if (!busbw && !algbw) {
+    out.skipped_reason = "no bus or algorithm bandwidth in the record";
+    return;
+  }
+  const int n = small(first_field(hw, {"num_gpus", "gpus"}).value_or(8));
+  if (n <= 1) {
+    out.skipped_reason = "hardware.num_gpus: a collective needs at least 2 GPUs";
+    return;
+  }
+  const std::string gpu_text = text_field(hw, "gpu");
+  const std::string gpu = gpu_preset(gpu_text);
+  const int gpn = std::max(1, std::min(n, small(field(hw, "gpus_per_node").value_or(8))));
+  json cluster = {{"base", gpu.empty() || gpu.rfind("A100", 0) == 0 || gpu.rfind("V100", 0) == 0
+                               ? "dgx-a100-superpod"
+                               : "dgx-h100-superpod"}};
+  if (!gpu.empty()) cluster["gpu"] = gpu;
+  cluster["gpus_per_node"] = gpn;
+  cluster["nodes"] = (n + gpn - 1) / gpn;
+  json network = json::object();
+  network_from_text(gpu_text + " " + text_field(hw, "inter_node"), network, out.assumptions);
+  if (!network.empty()) cluster["network"] = network;
+  const ClusterSpec c = parse_cluster(resolve_cluster_json(cluster, options, "."));
+
+  std::optional<double> bytes = positive(first_field(measured, {"bytes", "size_bytes", "message_bytes"}));
+  // The size a figure was measured up to, where the record states it: its own field, or the
+  // bandwidth's text ("~250 (up to 256MB messages)").
+  for (const char* key : {"max_msg", "msg_range", "size", "message_size", "busbw_GBps", "algbw_GBps"}) {
+    if (bytes) break;
+    bytes = largest_size_in(text_field(measured, key));
+  }
+  if (!bytes) {
+    bytes = 1024.0 * 1024 * 1024;
+    out.assumptions.push_back("message size not given: 1 GiB assumed");
+  }
+  // An algorithm the report forced (NCCL_ALGO) is priced as it; "default" or none: the tuner's.
+  const std::string algo_text = lower(text_field(measured, "algo"));
+  CollectiveAlgo algo = CollectiveAlgo::kAuto;
+  if (algo_text.find("default") == std::string::npos) {
+    for (const auto& [word, a] : std::initializer_list<std::pair<const char*, CollectiveAlgo>>{
+             {"nvls_tree", CollectiveAlgo::kNvlsTree}, {"nvls", CollectiveAlgo::kNvls},
+             {"collnet", CollectiveAlgo::kCollnetDirect}, {"ring", CollectiveAlgo::kRing},
+             {"tree", CollectiveAlgo::kTree}, {"pat", CollectiveAlgo::kPat}})
+      if (algo_text.rfind(word, 0) == 0) {
+        algo = a;
+        break;
+      }
+  }
+  std::vector<int> gpus(n);
+  for (int i = 0; i < n; ++i) gpus[i] = i;
+  const CollectiveCost cost = price_collective(*op, *bytes, gpus, c, algo);
+  const double algbw_pred = *bytes / cost.time_s;
+  if (busbw) out.metrics.push_back({"busbw_bytes_per_s", algbw_pred * bus_bandwidth_factor(*op, n), *busbw * 1e9});
+  else out.metrics.push_back({"algbw_bytes_per_s", algbw_pred, *algbw * 1e9});
+  char size[64];
+  std::snprintf(size, sizeof size, "%.4g MiB", *bytes / (1024.0 * 1024));
+  out.assumptions.push_back(std::string(size) + " " + to_string(*op) + ", algorithm " + to_string(cost.algo) +
+                            (algo == CollectiveAlgo::kAuto ? " (the tuner's)" : " (the record's)"));
+  out.predicted = true;
+}
+
+}  // namespace
+
 RunComparison compare_record(const json& rec, const LoadOptions& options) {
   RunComparison out;
   out.id = rec.is_object() ? text_field(rec, "id") : "";
@@ -330,43 +235,7 @@ RunComparison compare_record(const json& rec, const LoadOptions& options) {
     // --- collective micro-benchmarks (nccl-tests) ---
     if (measured.contains("collective")) {
       out.kind = "collective";
-      const std::string op = lower(text_field(measured, "collective"));
-      if (op.find("all_reduce") == std::string::npos && op.find("allreduce") == std::string::npos) {
-        out.skipped_reason = "only all-reduce records are compared";
-        return out;
-      }
-      std::optional<double> busbw = field(measured, "busbw_GBps");
-      if (!busbw) busbw = field(measured, "peak_busbw_GBps");
-      if (!busbw) busbw = field(measured, "busbw_GBps_avg");
-      if (!busbw) {
-        out.skipped_reason = "no bus bandwidth in the record";
-        return out;
-      }
-      const std::string gpu_text = text_field(hw, "gpu");
-      const int n = small(field(hw, "num_gpus").value_or(8));
-      if (n <= 1) {
-        out.skipped_reason = "hardware.num_gpus: a collective needs at least 2 GPUs";
-        return out;
-      }
-      json cluster = {{"base", gpu_preset(gpu_text).rfind("H", 0) == 0 ? "dgx-h100-superpod"
-                                                                        : "dgx-a100-superpod"}};
-      const int gpn = std::min(n, 8);
-      cluster["gpus_per_node"] = gpn;
-      cluster["nodes"] = (n + gpn - 1) / gpn;
-      json network = json::object();
-      network_from_text(gpu_text + " " + text_field(hw, "inter_node"), network, out.assumptions);
-      if (!network.empty()) cluster["network"] = network;
-      json sc = {{"schema_version", 1}, {"model", "gpt-1.7b"}, {"cluster", cluster},
-                 {"plan", {{"global_batch", 1}, {"dp", n}}}};
-      const Scenario scenario = parse_scenario(resolve_scenario_json(sc, options));
-      GroupShape g{n, scenario.cluster.nodes, gpn};
-      const double bytes = 1024.0 * 1024 * 1024;
-      const CollectiveCost cost = collective_cost(CollectiveOp::kAllReduce, CollectiveAlgo::kAuto, bytes, g,
-                                                  fabric_terms(scenario.cluster));
-      const double busbw_pred = bytes / cost.time_s * bus_bandwidth_factor(CollectiveOp::kAllReduce, n);
-      out.metrics.push_back({"busbw_bytes_per_s", busbw_pred, *busbw * 1e9});
-      out.assumptions.push_back("1 GiB all-reduce, algorithm auto (" + std::string(to_string(cost.algo)) + ")");
-      out.predicted = true;
+      compare_collective_record(measured, hw, options, out);
       return out;
     }
     // --- model-state memory (ZeRO paper) ---

@@ -12,6 +12,7 @@
 
 #include "models/core/result.hpp"
 #include "models/scenario/scenario_loader.hpp"
+#include "validate/record_scenario.hpp"
 
 namespace trainsim::validate {
 
@@ -38,10 +39,6 @@ struct PublishedReport {
   std::vector<std::pair<std::string, double>> mape;
   std::vector<std::pair<std::string, int>> counts;
 };
-
-// Builds the scenario JSON (schema_version 1) a published training record describes.
-// Throws ScenarioError naming the record's field when it cannot.
-nlohmann::json scenario_from_record(const nlohmann::json& record, std::vector<std::string>& assumptions);
 
 RunComparison compare_record(const nlohmann::json& record, const LoadOptions& options);
 // The training metrics a record measured, predicted by `result` (replaces out.metrics).

@@ -1,5 +1,7 @@
 #include "validate/published_runs.hpp"
 
+#include "models/cost/collectives/collective_cost.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -150,6 +152,116 @@ TEST(PublishedRuns, ReadsTheFsdpMixedPrecisionPolicy) {
   s = scenario_from_record(rec, notes);
   EXPECT_FALSE(s["plan"].contains("grad_reduce_precision"));
   EXPECT_EQ(grad_reduce_precision(parse_scenario(resolve_scenario_json(s, options())).plan), Precision::kFp32);
+}
+
+// Records write the same fact in their sources' words; each rule reads a spelling, never a run.
+TEST(PublishedRuns, ReadsTheScheduleAsTheRecordWritesIt) {
+  json rec = json::parse(R"J({
+    "id": "x", "model": {"layers": 48, "hidden": 8192, "heads": 64, "seq_len": 2048, "vocab": 51200},
+    "hardware": {"gpu": "A100", "num_gpus": 512}, "parallel": {"tp": 8, "pp": 4},
+    "training": {"global_batch": 1536, "micro_batch": 1, "precision": "fp16", "recompute": "full"}})J");
+  auto plan_with = [&](const char* schedule) {
+    rec["parallel"]["pipeline_schedule"] = schedule;
+    std::vector<std::string> notes;
+    return scenario_from_record(rec, notes)["plan"];
+  };
+  // Narayanan et al.'s 39.1B and 1T rows ran Megatron's non-interleaved 1F1B.
+  EXPECT_FALSE(plan_with("1F1B (non-interleaved per script)").contains("schedule"));
+  EXPECT_FALSE(plan_with("non interleaved").contains("vpp"));
+  EXPECT_EQ(plan_with("interleaved 1F1B, 5 layers per virtual stage (v=3)")["vpp"], 3);
+  EXPECT_EQ(plan_with("1F1B-I")["schedule"], "interleaved");
+  EXPECT_EQ(plan_with("ZB-H1")["schedule"], "zb-h1");
+  EXPECT_EQ(plan_with("zb-2p")["schedule"], "zb-h2");  // the paper's automatic schedule, H2's memory
+  EXPECT_EQ(plan_with("DualPipe")["schedule"], "dualpipe");
+  rec["parallel"]["vpp"] = 5;
+  EXPECT_EQ(plan_with("")["vpp"], 5);
+}
+
+TEST(PublishedRuns, ReadsOtherSpellingsOfTheSameFacts) {
+  const json rec = json::parse(R"J({
+    "id": "x",
+    "model": {"layers": 32, "hidden": 4096, "heads": 32, "num_query_groups": 8, "ffn_hidden": 14336,
+              "arch": "decoder, SwiGLU MLP", "seq_len": 4096, "vocab_size": 32000,
+              "moe": {"num_experts": 8, "num_experts_per_tok": 2}, "attn_impl": "torch"},
+    "hardware": {"gpu": "NVIDIA B200", "num_gpus": 64, "inter_node": "3.2 Tbps per node"},
+    "parallel": {"tp": 1, "pp": 1, "dp": 8, "ep": 8, "fsdp_sharding": "SHARD_GRAD_OP"},
+    "training": {"global_batch_tokens": 4194304, "grad_accum": 4, "precision": "bfloat16",
+                 "recompute": "none (activations kept)"}})J");
+  std::vector<std::string> notes;
+  const json s = scenario_from_record(rec, notes);
+  EXPECT_EQ(s["model"]["kv_heads"], 8);
+  EXPECT_EQ(s["model"]["ffn_act"], "swiglu");
+  EXPECT_EQ(s["model"]["vocab"], 32000);
+  EXPECT_EQ(s["model"]["moe"]["experts"], 8);
+  EXPECT_EQ(s["model"]["moe"]["top_k"], 2);
+  EXPECT_EQ(s["cluster"]["gpu"]["base"], "B200-SXM-180GB");
+  EXPECT_EQ(s["cluster"]["network"]["nic_bandwidth"], "400Gbps");
+  EXPECT_EQ(s["plan"]["dp"], 64);  // the GPUs decide where the record's dp does not make them
+  EXPECT_EQ(s["plan"]["zero_stage"], 2);
+  EXPECT_EQ(s["plan"]["global_batch"], 1024);  // 4M tokens of 4,096
+  EXPECT_EQ(s["plan"]["micro_batch"], 4);      // 1,024 / (64 x 4)
+  EXPECT_EQ(s["plan"]["precision"], "bf16");
+  EXPECT_EQ(s["plan"]["recompute"], "none");
+  EXPECT_EQ(s["plan"]["flash_attention"], false);  // attn_impl torch: the unfused path
+  EXPECT_NO_THROW(parse_scenario(resolve_scenario_json(s, options())));
+}
+
+TEST(PublishedRuns, ReadsThroughputInTheUnitsTheRecordGives) {
+  json rec = json::parse(R"J({
+    "id": "x", "model": {"layers": 24, "hidden": 2048, "heads": 16, "seq_len": 2048, "vocab": 50368},
+    "hardware": {"gpu": "h100_80gb", "num_gpus": 8}, "parallel": {"zero_stage": 3},
+    "training": {"global_batch": 64, "micro_batch": 8, "precision": "amp_bf16"},
+    "measured": {"samples_per_s": 100}})J");
+  RunComparison c = compare_record(rec, options());
+  ASSERT_TRUE(c.predicted) << c.skipped_reason;
+  EXPECT_EQ(c.metrics[0].metric, "tokens_per_s");
+  EXPECT_DOUBLE_EQ(c.metrics[0].measured, 100.0 * 2048);
+  EXPECT_NEAR(c.metrics[1].measured, 64.0 / 100, 1e-12);  // the step a batch of 64 takes
+  rec["measured"] = {{"tokens_per_s_per_gpu", 1000}, {"mfu", 0.4}};
+  c = compare_record(rec, options());
+  ASSERT_TRUE(c.predicted) << c.skipped_reason;
+  EXPECT_DOUBLE_EQ(c.metrics[0].measured, 8000);
+  EXPECT_EQ(c.metrics.back().metric, "mfu");
+  EXPECT_DOUBLE_EQ(c.metrics.back().measured, 0.4);
+  rec["measured"] = {{"elapsed_time_per_iteration_ms", 1500}};  // Megatron's log line
+  c = compare_record(rec, options());
+  ASSERT_TRUE(c.predicted) << c.skipped_reason;
+  EXPECT_DOUBLE_EQ(c.metrics[1].measured, 1.5);
+}
+
+// nccl-tests reports: any collective nccl-tests times, its bus bandwidth or (where only that is
+// given) its algorithm bandwidth, at the largest size the report states; nccl-tests'
+// busbw = algbw x (n-1)/n for all-gather (the report's own definition).
+TEST(PublishedRuns, ReadsAnyNcclTestsCollectiveAtTheSizeItStates) {
+  json rec = json::parse(R"J({
+    "id": "ag", "hardware": {"gpu": "A100-SXM4-80GB x8, 2 nodes, 4x HDR", "num_gpus": 16},
+    "measured": {"collective": "all_gather_perf", "busbw_GBps": 80, "msg_range": "8B-4GB"}})J");
+  RunComparison c = compare_record(rec, options());
+  ASSERT_TRUE(c.predicted) << c.skipped_reason;
+  ASSERT_EQ(c.metrics.size(), 1u);
+  EXPECT_EQ(c.metrics[0].metric, "busbw_bytes_per_s");
+  LoadOptions o = options();
+  const ClusterSpec cl = parse_cluster(resolve_cluster_json(
+      json{{"base", "dgx-a100-superpod"}, {"gpu", "A100-SXM4-80GB"}, {"gpus_per_node", 8}, {"nodes", 2},
+           {"network", {{"nics_per_node", 4}, {"nic_bandwidth", "200Gbps"}}}},
+      o, "."));
+  std::vector<int> gpus(16);
+  for (int i = 0; i < 16; ++i) gpus[i] = i;
+  const double bytes = 4.0 * 1024 * 1024 * 1024;
+  const double t = price_collective(CollectiveOp::kAllGather, bytes, gpus, cl).time_s;
+  EXPECT_NEAR(c.metrics[0].predicted, bytes / t * 15 / 16, 1e-6 * c.metrics[0].predicted);
+  // Only the algorithm bandwidth, its size in its text; an algorithm the report forced.
+  rec["measured"] = {{"collective", "reduce_scatter"}, {"algbw_GBps", "~40 (up to 256MB)"}, {"algo", "RING"}};
+  c = compare_record(rec, options());
+  ASSERT_TRUE(c.predicted) << c.skipped_reason;
+  EXPECT_EQ(c.metrics[0].metric, "algbw_bytes_per_s");
+  const double t_ring = price_collective(CollectiveOp::kReduceScatter, 256.0 * 1024 * 1024, gpus, cl,
+                                         CollectiveAlgo::kRing).time_s;
+  EXPECT_NEAR(c.metrics[0].predicted, 256.0 * 1024 * 1024 / t_ring, 1e-6 * c.metrics[0].predicted);
+  rec["measured"] = {{"collective", "hypercube_shuffle"}, {"busbw_GBps", 10}};
+  c = compare_record(rec, options());
+  EXPECT_FALSE(c.predicted);
+  EXPECT_NE(c.skipped_reason.find("not modelled"), std::string::npos);
 }
 
 TEST(PublishedRuns, HostileRecordsAreSkippedWithAReasonNeverACrash) {

@@ -1,0 +1,42 @@
+// A published record (data/published_runs.json and files like it) read as a scenario: the
+// record's fields as their sources name them ("FULL_SHARD", "interleaved 1F1B (v=3)",
+// "bfloat16", "8x 200Gb/s HDR", "~480") mapped onto the scenario format by general rules, each
+// rule a reading of how a field is written, never of which run it is. What a record leaves out is
+// filled by stated defaults and listed in the run's assumptions.
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace trainsim::validate {
+
+// Builds the scenario JSON (schema_version 1) a published training record describes.
+// Throws ScenarioError naming the record's field when it cannot.
+nlohmann::json scenario_from_record(const nlohmann::json& record, std::vector<std::string>& assumptions);
+
+namespace record {
+
+std::string lower(std::string s);
+// A number, or the first number in a string ("~480", "50368 (MPT default)", "3-equivalent").
+std::optional<double> number_in(const nlohmann::json& v);
+std::optional<double> field(const nlohmann::json& obj, const char* key);
+// The first of `keys` the object has as a number (a field's other spellings).
+std::optional<double> first_field(const nlohmann::json& obj, std::initializer_list<const char*> keys);
+// A string as is, anything else as its JSON text; "" when absent.
+std::string text_field(const nlohmann::json& obj, const char* key);
+// Published figures are doubles; the scenario wants integers. Out of range is bad input.
+int64_t whole(double v);
+int small(double v);
+// The GPU preset a hardware description names ("" when none).
+std::string gpu_preset(const std::string& description);
+// The cluster network a hardware description gives ("8x 200Gb/s HDR", "4x HDR IB",
+// "1600 Gbps node-node", "3.2 Tbps per node"), into `network` (nics_per_node, nic_bandwidth).
+void network_from_text(const std::string& text, nlohmann::json& network, std::vector<std::string>& notes);
+
+}  // namespace record
+}  // namespace trainsim::validate
