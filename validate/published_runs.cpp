@@ -78,6 +78,23 @@ void fill_training_metrics(const json& rec, const Result& result, RunComparison&
     if (auto q = positive(first_field(measured, {"samples_per_s_per_gpu", "samples_per_gpu_per_s"}));
         q && seq > 0 && gpus > 0)
       tokens_per_s = *q * seq * gpus;
+  if (!tokens_per_s && !step_s) {
+    // Other spellings of the same three rates, by the words in the key.
+    for (const auto& [key, value] : measured.items()) {
+      const std::string k = lower(key);
+      const auto v = positive(number_in(value));
+      if (!v) continue;
+      const bool rate = k.find("per_s") != std::string::npos || k.find("/s") != std::string::npos;
+      const bool per_gpu = k.find("gpu") != std::string::npos;
+      if (rate && k.find("token") != std::string::npos) tokens_per_s = *v * (per_gpu ? gpus : 1);
+      else if (rate && seq > 0 && (k.find("sample") != std::string::npos || k.find("seq") != std::string::npos) &&
+               k.find("seq_len") == std::string::npos)
+        tokens_per_s = *v * seq * (per_gpu ? gpus : 1);
+      else if (k.find("iter") != std::string::npos && k.find("time") != std::string::npos)
+        step_s = k.find("ms") != std::string::npos ? *v / 1000 : *v;
+      if (tokens_per_s || step_s) break;
+    }
+  }
   if (!tokens_per_s && step_s) tokens_per_s = tokens_step / *step_s;
   if (!step_s && tokens_per_s) step_s = tokens_step / *tokens_per_s;
   if (tokens_per_s) out.metrics.push_back({"tokens_per_s", result.tokens_per_s, *tokens_per_s});

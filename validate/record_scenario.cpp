@@ -140,7 +140,16 @@ json model_from_record(const json& model, const json& tr, std::vector<std::strin
   // A gated MLP (SwiGLU, GeGLU: three weight matrices) where the architecture says so.
   const std::string arch = texts(model, {"arch", "ffn_act", "activation", "mlp"});
   static const std::regex kGated(R"((swiglu|geglu|silu|(^|[^a-z])glu([^a-z]|$)|gated))");
-  if (std::regex_search(arch, kGated)) m["ffn_act"] = "swiglu";
+  static const std::regex kPlain(R"((gelu|relu|(^|[^a-z])mlp 4h))");
+  const double ffn = static_cast<double>(m["ffn_hidden"].get<int64_t>());
+  if (std::regex_search(arch, kGated)) {
+    m["ffn_act"] = "swiglu";
+  } else if (!std::regex_search(arch, kPlain) && (ffn < 3.9 * hidden || ffn > 4.1 * hidden)) {
+    // Ungated MLPs are 4h wide (GPT-2/3, OPT, BLOOM, MPT, NeoX); gated ones are sized to their
+    // three matrices' budget (LLaMA's 8/3 h rounded up, 2.7-3.5 h; Gemma's 8 h).
+    m["ffn_act"] = "swiglu";
+    notes.push_back("no MLP activation stated and ffn_hidden is not 4 x hidden: a gated (SwiGLU) MLP assumed");
+  }
   for (const char* flag : {"linear_bias", "tied_embeddings"})
     if (model.contains(flag)) {
       if (!model[flag].is_boolean()) throw ScenarioError(std::string("model.") + flag, "expected true or false");

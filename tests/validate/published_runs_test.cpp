@@ -206,6 +206,22 @@ TEST(PublishedRuns, ReadsOtherSpellingsOfTheSameFacts) {
   EXPECT_NO_THROW(parse_scenario(resolve_scenario_json(s, options())));
 }
 
+// An MLP whose width is not 4 x hidden is a gated one unless the record names a plain activation.
+TEST(PublishedRuns, InfersAGatedMlpFromItsWidthUnlessTheActivationIsStated) {
+  json rec = json::parse(R"J({
+    "id": "x", "model": {"layers": 126, "hidden": 16384, "heads": 128, "kv_heads": 8, "ffn_hidden": 53248,
+                         "seq_len": 8192, "vocab": 128256},
+    "hardware": {"gpu": "H100", "num_gpus": 16384}, "parallel": {"tp": 8, "pp": 16},
+    "training": {"global_batch": 2048, "micro_batch": 1, "precision": "bf16"}})J");
+  std::vector<std::string> notes;
+  EXPECT_EQ(scenario_from_record(rec, notes)["model"]["ffn_act"], "swiglu");
+  rec["model"]["arch"] = "decoder, GeLU MLP";
+  EXPECT_FALSE(scenario_from_record(rec, notes)["model"].contains("ffn_act"));
+  rec["model"].erase("arch");
+  rec["model"]["ffn_hidden"] = 65536;  // 4 x hidden
+  EXPECT_FALSE(scenario_from_record(rec, notes)["model"].contains("ffn_act"));
+}
+
 TEST(PublishedRuns, ReadsThroughputInTheUnitsTheRecordGives) {
   json rec = json::parse(R"J({
     "id": "x", "model": {"layers": 24, "hidden": 2048, "heads": 16, "seq_len": 2048, "vocab": 50368},
@@ -227,6 +243,10 @@ TEST(PublishedRuns, ReadsThroughputInTheUnitsTheRecordGives) {
   c = compare_record(rec, options());
   ASSERT_TRUE(c.predicted) << c.skipped_reason;
   EXPECT_DOUBLE_EQ(c.metrics[1].measured, 1.5);
+  rec["measured"] = {{"throughput_samples_per_gpu_per_sec", 2}};  // a spelling no list names
+  c = compare_record(rec, options());
+  ASSERT_TRUE(c.predicted) << c.skipped_reason;
+  EXPECT_DOUBLE_EQ(c.metrics[0].measured, 2.0 * 2048 * 8);
 }
 
 // nccl-tests reports: any collective nccl-tests times, its bus bandwidth or (where only that is
