@@ -357,6 +357,26 @@ json scenario_from_record(const json& rec, std::vector<std::string>& notes) {
     p["overlap"] = {{"dp", false}};
     notes.push_back("ddp_impl local: gradient all-reduce after the backward pass (no overlap)");
   }
+  // Megatron's overlap switches and its distributed optimizer (ZeRO-1), where a record names them.
+  auto flag = [&](const char* key) -> std::optional<bool> {
+    for (const json* o : {&par, &tr}) {
+      if (!o->contains(key)) continue;
+      const json& v = (*o)[key];
+      if (v.is_boolean()) return v.get<bool>();
+      const std::string t = lower(v.is_string() ? v.get<std::string>() : v.dump());
+      if (t.rfind("true", 0) == 0 || t.rfind("yes", 0) == 0 || t.rfind("on", 0) == 0 || t == "1") return true;
+      if (t.rfind("false", 0) == 0 || t.rfind("no", 0) == 0 || t.rfind("off", 0) == 0 || t == "0") return false;
+    }
+    return std::nullopt;
+  };
+  for (const auto& [key, part] : std::initializer_list<std::pair<const char*, const char*>>{
+           {"tp_comm_overlap", "tp"}, {"overlap_grad_reduce", "dp"}, {"overlap_p2p_comm", "pp"}})
+    if (auto on = flag(key)) p["overlap"][part] = *on;
+  if (!p.contains("zero_stage"))
+    for (const char* key : {"distributed_optimizer", "use_distributed_optimizer"})
+      if (flag(key).value_or(false)) p["zero_stage"] = 1;
+  const std::string dispatcher = lower(text_field(par, "moe_dispatcher") + text_field(par, "token_dispatcher"));
+  if (dispatcher.find("deepep") != std::string::npos) p["moe_dispatcher"] = "deepep";
 
   // Batch: sequences a step, or tokens a step over the sequence length.
   const double seq = static_cast<double>(m["seq_len"].get<int64_t>());

@@ -204,6 +204,14 @@ TEST(PublishedRuns, ReadsOtherSpellingsOfTheSameFacts) {
   EXPECT_EQ(s["plan"]["recompute"], "none");
   EXPECT_EQ(s["plan"]["flash_attention"], false);  // attn_impl torch: the unfused path
   EXPECT_NO_THROW(parse_scenario(resolve_scenario_json(s, options())));
+  // Megatron's switches by their argument names.
+  json mc = rec;
+  mc["parallel"] = {{"tp", 8}, {"pp", 1}, {"tp_comm_overlap", true}, {"use_distributed_optimizer", "True"},
+                    {"overlap_grad_reduce", false}};
+  const json plan = scenario_from_record(mc, notes)["plan"];
+  EXPECT_EQ(plan["overlap"]["tp"], true);
+  EXPECT_EQ(plan["overlap"]["dp"], false);
+  EXPECT_EQ(plan["zero_stage"], 1);
 }
 
 // An MLP whose width is not 4 x hidden is a gated one unless the record names a plain activation.
