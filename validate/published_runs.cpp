@@ -277,20 +277,50 @@ RunComparison compare_record(const json& rec, const LoadOptions& options) {
     json sc = scenario_from_record(rec, out.assumptions);
     out.scenario = sc;
     Scenario scenario = parse_scenario(resolve_scenario_json(sc, options));
-    const bool recompute_given = sc["plan"].contains("recompute");
     Result result = estimate(scenario);
-    if (!result.feasible && !recompute_given && result.step_time_s > 0) {
-      // The record does not say how activations were handled; a practitioner would have
-      // recomputed. Try selective, then full.
-      for (Recompute rc : {Recompute::kSelective, Recompute::kFull}) {
-        scenario.plan.recompute = rc;
-        result = estimate(scenario);
-        if (result.feasible) {
-          out.assumptions.push_back(std::string("recompute not given and none does not fit: ") +
-                                    to_string(rc) + " assumed");
-          out.scenario["plan"]["recompute"] = to_string(rc);
-          break;
+    if (!result.feasible && result.step_time_s > 0) {
+      // The run ran. Where the plan as the record states it does not fit, the choices it leaves
+      // out are what made it fit: the first combination of unstated ones that fits, in the order
+      // of the least departure from the record: the distributed optimizer (ZeRO-1; speed-neutral),
+      // then selective and full recomputation with and without it, then a fused attention kernel
+      // with each of those (before Hopper the record's era may predate FlashAttention).
+      const json& stated = sc["plan"];
+      const bool may_zero = !stated.contains("zero_stage") && scenario.plan.dp > 1 && scenario.plan.zero_stage == 0;
+      const bool may_flash = !attention_stated(rec) && !scenario.plan.flash_attention;
+      const bool may_recompute = !stated.contains("recompute") && scenario.plan.recompute != Recompute::kFull;
+      struct Choice {
+        bool zero, flash;
+        Recompute recompute;
+      };
+      std::vector<Choice> choices;
+      const Recompute given = scenario.plan.recompute;
+      std::vector<Recompute> recomputes{given};
+      if (may_recompute && given == Recompute::kNone) recomputes.push_back(Recompute::kSelective);
+      if (may_recompute) recomputes.push_back(Recompute::kFull);
+      for (bool flash : {false, true})
+        for (Recompute rc : recomputes)
+          for (bool zero : {false, true}) {
+            if ((zero && !may_zero) || (flash && !may_flash)) continue;
+            if (!zero && !flash && rc == given) continue;  // the record's own plan
+            choices.push_back({zero, flash, rc});
+          }
+      for (const Choice& ch : choices) {
+        Scenario relaxed = scenario;
+        if (ch.zero) relaxed.plan.zero_stage = 1;
+        if (ch.flash) relaxed.plan.flash_attention = true;
+        relaxed.plan.recompute = ch.recompute;
+        const Result r = estimate(relaxed);
+        if (!r.feasible) continue;
+        scenario = relaxed;
+        result = r;
+        const std::string fits = "not given, and the plan does not fit without it: ";
+        if (ch.zero) out.assumptions.push_back(fits + "ZeRO-1 (the distributed optimizer) assumed");
+        if (ch.flash) {
+          std::erase(out.assumptions, std::string("no flash attention stated: unfused softmax assumed"));
+          out.assumptions.push_back(fits + "FlashAttention-2 assumed");
         }
+        if (ch.recompute != given) out.assumptions.push_back(fits + to_string(ch.recompute) + " recompute assumed");
+        break;
       }
     }
     if (result.step_time_s <= 0) {

@@ -100,6 +100,16 @@ void network_from_text(const std::string& text, json& network, std::vector<std::
   if (rate_gbps && *rate_gbps > 0) network["nic_bandwidth"] = std::to_string(small(*rate_gbps)) + "Gbps";
 }
 
+bool attention_stated(const json& rec) {
+  const json& model = rec.value("model", json::object());
+  if (!model.is_object()) return false;
+  const std::string attn = lower(text_field(model, "attn") + " " + text_field(rec, "notes"));
+  if (!text_field(model, "attn_impl").empty()) return true;
+  for (const char* word : {"flash", "sdpa", "unfused", "fused softmax", "xformers", "cudnn"})
+    if (attn.find(word) != std::string::npos) return true;
+  return false;
+}
+
 }  // namespace record
 
 namespace {
@@ -280,21 +290,29 @@ void recompute_from_record(const json& tr, json& p, std::vector<std::string>& no
   }
 }
 
-// The attention kernel the record names: fused (FlashAttention, SDPA, xformers, cuDNN) only where
-// it says so; "torch"/"eager" attention implementations are the unfused path.
-void attention_from_record(const json& rec, const json& model, json& p, std::vector<std::string>& notes) {
+// The attention kernel the record names: fused (FlashAttention, SDPA, xformers, cuDNN) where it
+// says so; "torch"/"eager" attention implementations, "unfused" or Megatron's fused softmax are
+// the unfused path. A record that names none: unfused on GPUs before Hopper (the Megatron-era
+// default; FlashAttention appeared in 2022), FlashAttention-2 on Hopper and later, which no
+// large-model framework trains on without a fused kernel.
+void attention_from_record(const json& rec, const json& model, const std::string& gpu, json& p,
+                           std::vector<std::string>& notes) {
   const std::string attn = lower(text_field(model, "attn") + " " + text_field(rec, "notes"));
   const std::string impl = lower(text_field(model, "attn_impl"));
   const bool unfused_impl = !impl.empty() && (has(impl, "torch") || has(impl, "eager") || has(impl, "math")) &&
                             !has(impl, "sdpa") && !has(impl, "flash");
-  p["flash_attention"] = !unfused_impl && (has(attn, "flash") || has(attn, "sdpa") || !impl.empty());
+  const bool fused = !unfused_impl && (has(attn, "flash") || has(attn, "sdpa") || !impl.empty());
+  const bool stated = attention_stated(rec);
+  const bool hopper_or_later = gpu.rfind("H", 0) == 0 || gpu.rfind("B", 0) == 0;
+  p["flash_attention"] = fused || (!stated && hopper_or_later);
   static const std::regex kFlash3(R"((flash[a-z_ -]*|fa)[-_ ]?v?3)");
   static const std::regex kFlash1(R"((flash[a-z_ -]*|fa)[-_ ]?v?1([^0-9.]|$))");
   const std::string both = impl + " " + lower(text_field(model, "attn"));
   if (has(impl, "triton")) p["attention_kernel"] = "triton";
   else if (has(impl, "v1") || std::regex_search(both, kFlash1)) p["attention_kernel"] = "flash1";
   else if (has(impl, "3") || std::regex_search(both, kFlash3)) p["attention_kernel"] = "flash3";
-  if (!p["flash_attention"].get<bool>()) notes.push_back("no flash attention stated: unfused softmax assumed");
+  if (!stated && hopper_or_later) notes.push_back("no attention kernel stated: FlashAttention-2 assumed on " + gpu);
+  else if (!p["flash_attention"].get<bool>()) notes.push_back("no flash attention stated: unfused softmax assumed");
 }
 
 }  // namespace
@@ -412,7 +430,7 @@ json scenario_from_record(const json& rec, std::vector<std::string>& notes) {
   p["global_batch"] = whole(gb);
   precision_from_record(par, tr, p);
   recompute_from_record(tr, p, notes);
-  attention_from_record(rec, model, p, notes);
+  attention_from_record(rec, model, gpu, p, notes);
 
   json s;
   s["schema_version"] = 1;

@@ -34,6 +34,9 @@ int64_t whole(double v);
 int small(double v);
 // The GPU preset a hardware description names ("" when none).
 std::string gpu_preset(const std::string& description);
+// Whether the record names its attention kernel (model.attn_impl, or FlashAttention, SDPA,
+// "unfused", a fused softmax, ... in model.attn or the notes).
+bool attention_stated(const nlohmann::json& record);
 // The cluster network a hardware description gives ("8x 200Gb/s HDR", "4x HDR IB",
 // "1600 Gbps node-node", "3.2 Tbps per node"), into `network` (nics_per_node, nic_bandwidth).
 void network_from_text(const std::string& text, nlohmann::json& network, std::vector<std::string>& notes);

@@ -292,6 +292,31 @@ TEST(PublishedRuns, ReadsAnyNcclTestsCollectiveAtTheSizeItStates) {
   EXPECT_NE(c.skipped_reason.find("not modelled"), std::string::npos);
 }
 
+// A record is of a run that ran: where its plan as stated does not fit, the unstated choices
+// that make it fit are taken, the least departure first, and listed.
+TEST(PublishedRuns, AnUnstatedChoiceIsTakenWhereThePlanOtherwiseDoesNotFit) {
+  json rec = json::parse(R"J({
+    "id": "x", "model": {"layers": 96, "hidden": 12288, "heads": 96, "seq_len": 2048, "vocab": 51200},
+    "hardware": {"gpu": "A100 80GB", "num_gpus": 1536, "inter_node": "8x 200Gb/s HDR"},
+    "parallel": {"tp": 1, "pp": 1, "zero_stage": 3},
+    "training": {"global_batch": 1536, "precision": "fp16"},
+    "measured": {"tflops_per_gpu": 100}})J");
+  RunComparison c = compare_record(rec, options());
+  ASSERT_TRUE(c.predicted) << c.skipped_reason;
+  auto said = [&](const std::string& text) {
+    return std::any_of(c.assumptions.begin(), c.assumptions.end(),
+                       [&](const std::string& a) { return a.find(text) != std::string::npos; });
+  };
+  EXPECT_TRUE(said("full recompute assumed"));
+  EXPECT_FALSE(said("FlashAttention-2 assumed"));  // recomputing fits: the unfused era's answer
+  EXPECT_EQ(parse_scenario(c.scenario).plan.recompute, Recompute::kFull);
+  // Stated choices stay as stated: the run is then predicted infeasible, and says so.
+  rec["training"]["recompute"] = "none";
+  c = compare_record(rec, options());
+  ASSERT_TRUE(c.predicted) << c.skipped_reason;
+  EXPECT_TRUE(said("predicted infeasible"));
+}
+
 TEST(PublishedRuns, HostileRecordsAreSkippedWithAReasonNeverACrash) {
   const json records = json::parse(R"([
     42, "text", null, [], {},
