@@ -24,8 +24,11 @@ std::optional<double> number_in(const json& v) {
   }
   if (!v.is_string()) return std::nullopt;
   static const std::regex kNumber(R"(([0-9]+(\.[0-9]+)?([eE][+-]?[0-9]+)?))");
+  static const std::regex kThousands(R"(([0-9]),([0-9]{3})(?![0-9]))");
   std::smatch match;
-  const std::string s = v.get<std::string>();
+  // "16,384" is sixteen thousand, not 16: thousands separators go before the number is read.
+  std::string s = v.get<std::string>();
+  for (std::string prev; prev != s;) prev = s, s = std::regex_replace(s, kThousands, "$1$2");
   if (std::regex_search(s, match, kNumber)) return std::stod(match[1].str());
   return std::nullopt;
 }
@@ -330,7 +333,12 @@ json scenario_from_record(const json& rec, std::vector<std::string>& notes) {
   const std::string gpu_text = text_field(hw, "gpu");
   const std::string gpu = gpu_preset(gpu_text);
   if (gpu.empty()) throw ScenarioError("hardware.gpu", "unknown GPU \"" + gpu_text + "\"");
-  const auto gpus_field = first_field(hw, {"num_gpus", "gpus"});
+  auto gpus_field = first_field(hw, {"num_gpus", "gpus"});
+  if (!gpus_field)
+    if (auto nodes = field(hw, "num_nodes"); nodes && *nodes > 0) {
+      gpus_field = *nodes * field(hw, "gpus_per_node").value_or(8);
+      notes.push_back("num_gpus from num_nodes x gpus_per_node");
+    }
   if (!gpus_field || *gpus_field <= 0) throw ScenarioError("hardware.num_gpus", "missing or not a positive number");
   const int num_gpus = small(*gpus_field);
   json cluster = cluster_from_record(hw, gpu, num_gpus, notes);

@@ -212,6 +212,12 @@ TEST(PublishedRuns, ReadsOtherSpellingsOfTheSameFacts) {
   EXPECT_EQ(plan["overlap"]["tp"], true);
   EXPECT_EQ(plan["overlap"]["dp"], false);
   EXPECT_EQ(plan["zero_stage"], 1);
+  // Thousands separators, and a GPU count given as nodes.
+  EXPECT_EQ(record::number_in(json("16,384 H100")), 16384);
+  EXPECT_EQ(record::number_in(json("1,234,567")), 1234567);
+  json nodes = rec;
+  nodes["hardware"] = {{"gpu", "H100"}, {"num_nodes", 2}, {"gpus_per_node", 8}};
+  EXPECT_EQ(scenario_from_record(nodes, notes)["cluster"]["nodes"], 2);
 }
 
 // An MLP whose width is not 4 x hidden is a gated one unless the record names a plain activation.
