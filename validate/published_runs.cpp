@@ -49,7 +49,6 @@ json read_published_file(const std::string& path) {
 void fill_training_metrics(const json& rec, const Result& result, RunComparison& out) {
   out.metrics.clear();
   const json measured = rec.value("measured", json::object());
-  auto positive = [](std::optional<double> v) { return v && *v > 0 ? v : std::nullopt; };
   // A record states its throughput as its source does: a step time (s or ms), tokens a second
   // (all GPUs, or one), or sequences a second.
   std::optional<double> step_s = positive(first_field(
@@ -168,7 +167,6 @@ void compare_collective_record(const json& measured, const json& hw, const LoadO
     out.skipped_reason = "collective \"" + op_text.substr(0, 40) + "\" not modelled";
     return;
   }
-  auto positive = [](std::optional<double> v) { return v && *v > 0 ? v : std::nullopt; };
   const std::optional<double> busbw = positive(first_field(
       measured, {"busbw_GBps", "peak_busbw_GBps", "busbw_GBps_avg", "busbw_GBps_peak", "bus_bandwidth_GBps"}));
   const std::optional<double> algbw =

@@ -44,6 +44,8 @@ std::optional<double> first_field(const json& obj, std::initializer_list<const c
   return std::nullopt;
 }
 
+std::optional<double> positive(std::optional<double> v) { return v && *v > 0 ? v : std::nullopt; }
+
 std::string text_field(const json& obj, const char* key) {
   if (!obj.is_object() || !obj.contains(key)) return "";
   const json& v = obj[key];
@@ -387,9 +389,8 @@ json scenario_from_record(const json& rec, std::vector<std::string>& notes) {
   auto flag = [&](const char* key) -> std::optional<bool> {
     for (const json* o : {&par, &tr}) {
       if (!o->contains(key)) continue;
-      const json& v = (*o)[key];
-      if (v.is_boolean()) return v.get<bool>();
-      const std::string t = lower(v.is_string() ? v.get<std::string>() : v.dump());
+      if ((*o)[key].is_boolean()) return (*o)[key].get<bool>();
+      const std::string t = lower(text_field(*o, key));
       if (t.rfind("true", 0) == 0 || t.rfind("yes", 0) == 0 || t.rfind("on", 0) == 0 || t == "1") return true;
       if (t.rfind("false", 0) == 0 || t.rfind("no", 0) == 0 || t.rfind("off", 0) == 0 || t == "0") return false;
     }

@@ -27,6 +27,8 @@ std::optional<double> number_in(const nlohmann::json& v);
 std::optional<double> field(const nlohmann::json& obj, const char* key);
 // The first of `keys` the object has as a number (a field's other spellings).
 std::optional<double> first_field(const nlohmann::json& obj, std::initializer_list<const char*> keys);
+// A measured figure only when above zero (a record's 0 or negative says "not measured").
+std::optional<double> positive(std::optional<double> v);
 // A string as is, anything else as its JSON text; "" when absent.
 std::string text_field(const nlohmann::json& obj, const char* key);
 // Published figures are doubles; the scenario wants integers. Out of range is bad input.
