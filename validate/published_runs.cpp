@@ -175,23 +175,21 @@ void compare_collective_record(const json& measured, const json& hw, const LoadO
     out.skipped_reason = "no bus or algorithm bandwidth in the record";
     return;
   }
-  const int n = small(first_field(hw, {"num_gpus", "gpus"}).value_or(8));
+  const int n = gpu_count(hw, out.assumptions);
   if (n <= 1) {
     out.skipped_reason = "hardware.num_gpus: a collective needs at least 2 GPUs";
     return;
   }
   const std::string gpu_text = text_field(hw, "gpu");
   const std::string gpu = gpu_preset(gpu_text);
-  const int gpn = std::max(1, std::min(n, small(field(hw, "gpus_per_node").value_or(8))));
-  json cluster = {{"base", gpu.empty() || gpu.rfind("A100", 0) == 0 || gpu.rfind("V100", 0) == 0
-                               ? "dgx-a100-superpod"
-                               : "dgx-h100-superpod"}};
-  if (!gpu.empty()) cluster["gpu"] = gpu;
-  cluster["gpus_per_node"] = gpn;
-  cluster["nodes"] = (n + gpn - 1) / gpn;
-  json network = json::object();
-  network_from_text(gpu_text + " " + text_field(hw, "inter_node"), network, out.assumptions);
-  if (!network.empty()) cluster["network"] = network;
+  if (gpu.empty()) throw ScenarioError("hardware.gpu", "unknown GPU \"" + gpu_text + "\"");
+  json cluster = cluster_from_record(hw, gpu, n, out.assumptions);
+  // A report may name its network beside the GPU ("8x A100, 4x HDR") rather than in inter_node.
+  if (!hw.contains("inter_node")) {
+    json network = cluster.value("network", json::object());
+    network_from_text(gpu_text, network, out.assumptions);
+    if (!network.empty()) cluster["network"] = network;
+  }
   const ClusterSpec c = parse_cluster(resolve_cluster_json(cluster, options, "."));
 
   std::optional<double> bytes = positive(first_field(measured, {"bytes", "size_bytes", "message_bytes"}));

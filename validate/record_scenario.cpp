@@ -115,6 +115,46 @@ bool attention_stated(const json& rec) {
   return false;
 }
 
+int gpu_count(const json& hw, std::vector<std::string>& notes) {
+  auto gpus = first_field(hw, {"num_gpus", "gpus"});
+  if (!gpus)
+    if (auto nodes = field(hw, "num_nodes"); nodes && *nodes > 0) {
+      gpus = *nodes * field(hw, "gpus_per_node").value_or(8);
+      notes.push_back("num_gpus from num_nodes x gpus_per_node");
+    }
+  if (!gpus || *gpus <= 0) throw ScenarioError("hardware.num_gpus", "missing or not a positive number");
+  return small(*gpus);
+}
+
+json cluster_from_record(const json& hw, const std::string& gpu, int num_gpus, std::vector<std::string>& notes) {
+  int gpn = small(field(hw, "gpus_per_node").value_or(8));
+  if (gpn <= 0) throw ScenarioError("hardware.gpus_per_node", "expected a positive number");
+  if (num_gpus < gpn) gpn = num_gpus;
+  json cluster;
+  cluster["base"] = gpu.rfind("A100", 0) == 0 || gpu.rfind("V100", 0) == 0 ? "dgx-a100-superpod"
+                    : gpu.rfind("H800", 0) == 0                            ? "h800-cluster"
+                                                                           : "dgx-h100-superpod";
+  json g;
+  g["base"] = gpu;
+  if (auto peak = field(hw, "peak_tflops_bf16_fp16"))
+    g["peak_flops"] = {{"bf16", *peak * 1e12}, {"fp16", *peak * 1e12}};
+  cluster["gpu"] = g;
+  cluster["gpus_per_node"] = gpn;
+  cluster["nodes"] = (num_gpus + gpn - 1) / gpn;
+  if (gpu.rfind("V100", 0) == 0) {
+    // DGX-1/DGX-2 V100: NVLink2, 300 GB/s per GPU.
+    cluster["intra_node"] = {{"bandwidth", "300GBps"}};
+    cluster["network"] = {{"nic_bandwidth", "100Gbps"}, {"nics_per_node", 8}};
+  } else if (gpu.rfind("B200", 0) == 0) {
+    // DGX B200: NVLink 5, 1.8 TB/s per GPU; eight 400 Gb/s NICs as the DGX H100.
+    cluster["intra_node"] = {{"bandwidth", "1800GBps"}};
+  }
+  json network = cluster.value("network", json::object());
+  network_from_text(text_field(hw, "inter_node"), network, notes);
+  if (!network.empty()) cluster["network"] = network;
+  return cluster;
+}
+
 }  // namespace record
 
 namespace {
@@ -193,35 +233,6 @@ json model_from_record(const json& model, const json& tr, std::vector<std::strin
     m["moe"] = e;
   }
   return m;
-}
-
-json cluster_from_record(const json& hw, const std::string& gpu, int num_gpus, std::vector<std::string>& notes) {
-  int gpn = small(field(hw, "gpus_per_node").value_or(8));
-  if (gpn <= 0) throw ScenarioError("hardware.gpus_per_node", "expected a positive number");
-  if (num_gpus < gpn) gpn = num_gpus;
-  json cluster;
-  cluster["base"] = gpu.rfind("A100", 0) == 0 || gpu.rfind("V100", 0) == 0 ? "dgx-a100-superpod"
-                    : gpu.rfind("H800", 0) == 0                            ? "h800-cluster"
-                                                                           : "dgx-h100-superpod";
-  json g;
-  g["base"] = gpu;
-  if (auto peak = field(hw, "peak_tflops_bf16_fp16"))
-    g["peak_flops"] = {{"bf16", *peak * 1e12}, {"fp16", *peak * 1e12}};
-  cluster["gpu"] = g;
-  cluster["gpus_per_node"] = gpn;
-  cluster["nodes"] = (num_gpus + gpn - 1) / gpn;
-  if (gpu.rfind("V100", 0) == 0) {
-    // DGX-1/DGX-2 V100: NVLink2, 300 GB/s per GPU.
-    cluster["intra_node"] = {{"bandwidth", "300GBps"}};
-    cluster["network"] = {{"nic_bandwidth", "100Gbps"}, {"nics_per_node", 8}};
-  } else if (gpu.rfind("B200", 0) == 0) {
-    // DGX B200: NVLink 5, 1.8 TB/s per GPU; eight 400 Gb/s NICs as the DGX H100.
-    cluster["intra_node"] = {{"bandwidth", "1800GBps"}};
-  }
-  json network = cluster.value("network", json::object());
-  network_from_text(text_field(hw, "inter_node"), network, notes);
-  if (!network.empty()) cluster["network"] = network;
-  return cluster;
 }
 
 // The pipeline schedule a record names. The zero-bubble paper's automatic schedules ZB-1p and
@@ -335,14 +346,7 @@ json scenario_from_record(const json& rec, std::vector<std::string>& notes) {
   const std::string gpu_text = text_field(hw, "gpu");
   const std::string gpu = gpu_preset(gpu_text);
   if (gpu.empty()) throw ScenarioError("hardware.gpu", "unknown GPU \"" + gpu_text + "\"");
-  auto gpus_field = first_field(hw, {"num_gpus", "gpus"});
-  if (!gpus_field)
-    if (auto nodes = field(hw, "num_nodes"); nodes && *nodes > 0) {
-      gpus_field = *nodes * field(hw, "gpus_per_node").value_or(8);
-      notes.push_back("num_gpus from num_nodes x gpus_per_node");
-    }
-  if (!gpus_field || *gpus_field <= 0) throw ScenarioError("hardware.num_gpus", "missing or not a positive number");
-  const int num_gpus = small(*gpus_field);
+  const int num_gpus = gpu_count(hw, notes);
   json cluster = cluster_from_record(hw, gpu, num_gpus, notes);
 
   // Plan.

@@ -42,6 +42,14 @@ bool attention_stated(const nlohmann::json& record);
 // The cluster network a hardware description gives ("8x 200Gb/s HDR", "4x HDR IB",
 // "1600 Gbps node-node", "3.2 Tbps per node"), into `network` (nics_per_node, nic_bandwidth).
 void network_from_text(const std::string& text, nlohmann::json& network, std::vector<std::string>& notes);
+// The GPUs a record's hardware ran on: num_gpus (or gpus), else num_nodes x gpus_per_node.
+// Throws ScenarioError naming hardware.num_gpus when neither is a positive number.
+int gpu_count(const nlohmann::json& hardware, std::vector<std::string>& notes);
+// The cluster a record's hardware describes: the GPU preset `gpu` on the node of its generation
+// (DGX A100 for V100/A100, the H800 cluster, DGX H100 otherwise, with DGX-1 V100 and DGX B200
+// NVLink), `num_gpus` of them, and the network its inter_node text gives.
+nlohmann::json cluster_from_record(const nlohmann::json& hardware, const std::string& gpu, int num_gpus,
+                                   std::vector<std::string>& notes);
 
 }  // namespace record
 }  // namespace trainsim::validate

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <tuple>
 #include <filesystem>
 
 #include "models/cost/memory.hpp"
@@ -296,6 +297,35 @@ TEST(PublishedRuns, ReadsAnyNcclTestsCollectiveAtTheSizeItStates) {
   c = compare_record(rec, options());
   EXPECT_FALSE(c.predicted);
   EXPECT_NE(c.skipped_reason.find("not modelled"), std::string::npos);
+}
+
+// An nccl-tests report runs on the cluster a training record on the same hardware would: an H800
+// report on the H800's NVLink (400 GB/s a GPU, not the H100's 900), its GPU count from its nodes.
+TEST(PublishedRuns, ACollectiveReportRunsOnTheClusterItsHardwareNames) {
+  json rec = json::parse(R"J({
+    "id": "h800", "hardware": {"gpu": "H800 SXM", "num_nodes": 1, "gpus_per_node": 8},
+    "measured": {"collective": "all_reduce", "busbw_GBps": 150, "max_msg": "8GB"}})J");
+  RunComparison h800 = compare_record(rec, options());
+  ASSERT_TRUE(h800.predicted) << h800.skipped_reason;
+  rec["hardware"]["gpu"] = "H100 SXM";
+  RunComparison h100 = compare_record(rec, options());
+  ASSERT_TRUE(h100.predicted) << h100.skipped_reason;
+  LoadOptions o = options();
+  std::vector<int> gpus{0, 1, 2, 3, 4, 5, 6, 7};
+  const double bytes = 8.0 * 1024 * 1024 * 1024;
+  for (const auto& [c, base, gpu] : {std::tuple{&h800, "h800-cluster", "H800-SXM-80GB"},
+                                     std::tuple{&h100, "dgx-h100-superpod", "H100-SXM-80GB"}}) {
+    const ClusterSpec cl = parse_cluster(
+        resolve_cluster_json(json{{"base", base}, {"gpu", {{"base", gpu}}}, {"gpus_per_node", 8}, {"nodes", 1}}, o, "."));
+    const double t = price_collective(CollectiveOp::kAllReduce, bytes, gpus, cl).time_s;
+    EXPECT_NEAR(c->metrics[0].predicted, bytes / t * 2 * 7 / 8, 1e-6 * c->metrics[0].predicted) << base;
+  }
+  EXPECT_LT(h800.metrics[0].predicted, 0.6 * h100.metrics[0].predicted);
+  // Neither num_gpus nor num_nodes: bad input named, not a guessed 8.
+  rec["hardware"] = {{"gpu", "H100"}};
+  const RunComparison none = compare_record(rec, options());
+  EXPECT_FALSE(none.predicted);
+  EXPECT_NE(none.skipped_reason.find("hardware.num_gpus"), std::string::npos) << none.skipped_reason;
 }
 
 // A record is of a run that ran: where its plan as stated does not fit, the unstated choices
