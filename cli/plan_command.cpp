@@ -43,9 +43,10 @@ void declare(CLI::App& app, PlanOptions& o) {
   app.description(
       "Searches every plan of model M (a preset or a model JSON file) on N GPUs of cluster C (a preset\n"
       "or a cluster JSON file) with the estimate tier: TP (divisors of heads up to a node), PP (divisors\n"
-      "of layers), CP, EP (MoE), interleaving depth, schedule, micro-batch, ZeRO 0-3, recompute,\n"
-      "sequence parallelism, optimizer offload. Prints the best plans by throughput with why they win\n"
-      "(bubble, exposed communication, memory headroom), and why the others lost.");
+      "of layers), CP, EP (MoE), interleaving depth, schedule, micro-batch, ZeRO 0-3 (ZeRO-3 also\n"
+      "sharded within a node and replicated across nodes, FSDP's HYBRID_SHARD, shown ZeRO-3/n),\n"
+      "recompute, sequence parallelism, optimizer offload. Prints the best plans by throughput with\n"
+      "why they win (bubble, exposed communication, memory headroom), and why the others lost.");
   app.add_option("--model", o.model, "model preset or model JSON file")->type_name("M")->required();
   app.add_option("--cluster", o.cluster, "cluster preset or cluster JSON file")->type_name("C")->required();
   app.add_option("--gpus", o.gpus, "GPU count")->type_name("N")->required()->check(CLI::Range(1LL, 1LL << 24));
@@ -88,6 +89,11 @@ json load_part(const std::string& name_or_path, const std::string& what) {
   if (name_or_path.find('/') != std::string::npos || name_or_path.ends_with(".json"))
     return read_json_file(name_or_path, what);
   return name_or_path;
+}
+
+// The ZeRO column: the folded label, with the shard group's size under hybrid sharding.
+std::string zero_text(const std::string& label, const ParallelPlan& p) {
+  return p.dp_shard > 0 ? label + "/" + std::to_string(p.dp_shard) : label;
 }
 
 std::string why(const Result& r) {
@@ -190,16 +196,22 @@ int run(PlanOptions& o) {
       if (vpp > 1 ? m.layers % (pp * vpp) != 0 : m.layers < pp) continue;
       for (long long mb = 1; mb <= 16; mb *= 2) {
         if (global_batch % (mb * dp)) continue;
-        for (int zero = 0; zero <= 3; ++zero)
+        // ZeRO-3 sharded over the whole DP group, and (FSDP's HYBRID_SHARD) over the DP ranks
+        // of one node, replicated across nodes, where a node holds more than one.
+        const int node_shard = node % (tp * cp) == 0 ? node / (tp * cp) : 0;
+        const bool hybrid = node_shard >= 2 && node_shard < dp && dp % node_shard == 0;
+        for (int zero_option = 0; zero_option <= (hybrid ? 4 : 3); ++zero_option)
           for (Recompute rc : {Recompute::kNone, Recompute::kSelective, Recompute::kFull})
             for (bool sp : {false, true}) {
               if (sp && tp == 1) continue;
+              const int zero = std::min(zero_option, 3);
               for (bool offload : {false, true}) {
                 if (offload && zero == 0) continue;
                 ParallelPlan& p = s.plan;
                 p.tp = tp; p.pp = pp; p.cp = cp; p.dp = dp; p.ep = ep; p.vpp = vpp;
                 p.schedule = sched->name(); p.micro_batch = mb; p.zero_stage = zero; p.recompute = rc;
                 p.sp = sp; p.offload.optimizer = offload;
+                p.dp_shard = zero_option == 4 ? node_shard : 0;
                 ++out.searched;
                 ++order;
                 // Once `keep` plans are held, a plan must beat the last of them: one that
@@ -353,7 +365,7 @@ int run(PlanOptions& o) {
     folded = folded || shown[k].zero_label == "ZeRO-1/2";
     std::printf("%2zu. TP%d PP%d DP%d CP%d EP%d%s vpp%d %-11s mb%lld %-8s recompute %-9s%s  %s  %s tok/s  MFU %.1f%%  %s\n",
                 k + 1, p.tp, p.pp, p.dp, p.cp, p.ep, p.sp ? " SP" : "", p.vpp, p.schedule.c_str(),
-                static_cast<long long>(p.micro_batch), shown[k].zero_label.c_str(), to_string(p.recompute),
+                static_cast<long long>(p.micro_batch), zero_text(shown[k].zero_label, p).c_str(), to_string(p.recompute),
                 p.offload.optimizer ? " offload" : "", units::format_time(r.step_time_s).c_str(),
                 units::format_count(r.tokens_per_s).c_str(), 100 * r.mfu, units::format_bytes(shown[k].memory_bytes).c_str());
     std::printf("    why: %s\n", why(r).c_str());
@@ -368,6 +380,10 @@ int run(PlanOptions& o) {
     }
   }
   if (folded) std::printf("(ZeRO-1/2: ZeRO-1 and ZeRO-2 of the same plan take the same time; memory is ZeRO-2's)\n");
+  if (std::any_of(shown.begin(), shown.end(), [&](const RankedRow& r) {
+        return best[static_cast<std::size_t>((*r.row)["index"].get<long long>())].scenario.plan.dp_shard > 0;
+      }))
+    std::printf("(ZeRO-3/n: sharded over n data-parallel ranks of a node, replicated across nodes: FSDP's HYBRID_SHARD)\n");
   if (!reasons.empty()) {
     std::printf("\nwhy the other plans lost:\n");
     for (std::size_t k = 0; k < reasons.size() && k < 10; ++k) {

@@ -81,6 +81,7 @@ json make_row(long long index, const json& overrides, const Scenario& s, const R
                  {"global_batch", p.global_batch}, {"zero_stage", p.zero_stage},
                  {"recompute", to_string(p.recompute)}, {"precision", to_string(p.precision)},
                  {"offload_optimizer", p.offload.optimizer}};
+  if (p.dp_shard > 0) row["plan"]["dp_shard"] = p.dp_shard;
   if (!r.feasible) row["reason_code"] = reason_code(r.reason);
   return row;
 }

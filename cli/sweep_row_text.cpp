@@ -205,7 +205,9 @@ void RowText::plan_row(long long index, const std::string& overrides_text, const
   const std::string& recompute = cached(to_string(p.recompute));
   const std::string& precision = cached(to_string(p.precision));
   auto plan_object = [&] {
-    key("\"plan\":{\"cp\":"), integer(p.cp), key(",\"dp\":"), integer(p.dp), key(",\"ep\":"), integer(p.ep);
+    key("\"plan\":{\"cp\":"), integer(p.cp), key(",\"dp\":"), integer(p.dp);
+    if (p.dp_shard > 0) key(",\"dp_shard\":"), integer(p.dp_shard);
+    key(",\"ep\":"), integer(p.ep);
     key(",\"global_batch\":"), integer(p.global_batch), key(",\"micro_batch\":"), integer(p.micro_batch);
     key(",\"offload_optimizer\":"), boolean(p.offload.optimizer), key(",\"pp\":"), integer(p.pp);
     key(",\"precision\":"), o += precision, key(",\"recompute\":"), o += recompute;

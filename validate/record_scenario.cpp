@@ -372,11 +372,25 @@ json scenario_from_record(const json& rec, std::vector<std::string>& notes) {
     if (par.contains(sp) && par[sp].is_boolean()) p["sp"] = par[sp];
   if (auto z = field(par, "zero_stage")) p["zero_stage"] = small(*z);
   else if (const std::string s = lower(text_field(par, "fsdp_sharding")); !s.empty()) {
-    // FSDP's sharding strategies as ZeRO stages; hybrid sharding is played as full sharding.
+    // FSDP's sharding strategies as ZeRO stages. HYBRID_SHARD shards within a node and
+    // replicates across nodes (FSDP's default process groups for it) unless the record gives
+    // the shard group's size; _HYBRID_SHARD_ZERO2 is played as HYBRID_SHARD.
     if (has(s, "shard_grad_op")) p["zero_stage"] = 2;
     else if (has(s, "no_shard")) p["zero_stage"] = 0;
     else if (has(s, "full_shard") || has(s, "hybrid")) p["zero_stage"] = 3;
-    if (has(s, "hybrid")) notes.push_back("FSDP hybrid sharding played as full sharding over all GPUs");
+    if (has(s, "hybrid")) {
+      const int dp_ranks = p["dp"].get<int>();
+      int shard = std::min(dp_ranks, small(first_field(par, {"dp_shard", "shard_group_size", "data_parallel_shard_degree"})
+                                               .value_or(cluster["gpus_per_node"].get<int>())));
+      if (shard <= 0 || dp_ranks % shard != 0) {
+        notes.push_back("FSDP hybrid sharding: a shard group of " + std::to_string(shard) + " does not divide dp " +
+                        std::to_string(dp_ranks) + ": full sharding over all GPUs assumed");
+        shard = dp_ranks;
+      } else if (!first_field(par, {"dp_shard", "shard_group_size", "data_parallel_shard_degree"})) {
+        notes.push_back("FSDP hybrid sharding: shard group of one node (" + std::to_string(shard) + " GPUs) assumed");
+      }
+      if (shard < dp_ranks) p["dp_shard"] = shard;
+    }
   }
   // The framework's ZeRO-3 prefetch buffer, where the record gives it (DeepSpeed's config key).
   if (auto b = field(par, "stage3_prefetch_bucket_size")) {

@@ -393,6 +393,13 @@ struct ParallelPlan {
   // stage3_prefetch_bucket_size (its default 5e7): of a layer with more parameters, only that
   // many are gathered behind the previous layer's compute and the rest when the layer starts.
   double zero3_prefetch_params = 0;
+  // ZeRO-3 / FSDP sharding over part of the DP group: the parameters, gradients and optimizer
+  // states are sharded over dp_shard consecutive DP ranks and replicated dp / dp_shard times
+  // (PyTorch FSDP's HYBRID_SHARD, shard within a node by default; torchtitan's dp_shard x
+  // dp_replicate; DeepSpeed MiCS). Each layer's parameters are gathered over the shard group
+  // only, and its gradients reduce-scattered there and then all-reduced across the replicas.
+  // 0: the whole DP group (FULL_SHARD).
+  int dp_shard = 0;
   // Under fp8: the linears' inputs kept for the backward in fp8 with 1 x 128 tile scales, the
   // attention output projection's in E5M6 (DeepSeek-V3's framework, arXiv:2412.19437 sec. 3.3.2);
   // false: 16-bit, or TransformerEngine's fp8 copy and its transpose, the same 2 bytes.

@@ -125,7 +125,7 @@ PlacementShapes placement_shapes(const RankPlacement& place, const std::string& 
     return out;
   };
   struct Key {
-    int32_t tp, cp, dp, pp, ep, etp, gpn, nodes_per_leaf;
+    int32_t tp, cp, dp, pp, ep, etp, gpn, nodes_per_leaf, dp_shard;
     char order[24];
   };
   if (!memoise || order.size() >= sizeof(Key::order)) return compute();
@@ -133,6 +133,7 @@ PlacementShapes placement_shapes(const RankPlacement& place, const std::string& 
   k.tp = place.tp(), k.cp = place.cp(), k.dp = place.dp(), k.pp = place.pp();
   k.ep = place.ep(), k.etp = place.etp(), k.gpn = place.gpus_per_node();
   k.nodes_per_leaf = place.nodes_per_leaf();
+  k.dp_shard = place.dp_shard();
   std::memcpy(k.order, order.data(), order.size());
   thread_local memo::Table<Key, PlacementShapes, 1024> table;
   return table.get(k, compute);
@@ -183,6 +184,7 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r, const WorkloadOp
   // The cost-only route memoises every priced part under this environment (memo.hpp).
   const uint32_t env = options.keep_programs ? 0 : memo::environment_id(m, gpu, fabric);
   w.placement = RankPlacement(tp, cp, dp, pp, p.placement, m.moe ? ep : 1, etp, gpn, nodes_per_leaf(c));
+  w.placement.set_dp_shard(p.zero_stage >= 3 ? p.dp_shard : 0);
   const RankPlacement& place = w.placement;
   const PlacementShapes shapes = placement_shapes(place, p.placement, env != 0);
   for (int k = 0; k < kCommGroups; ++k) w.group_shapes[k] = shapes.worst[k];
@@ -191,6 +193,10 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r, const WorkloadOp
   const GroupShape expert_dp_group =
       m.moe ? w.group_shapes[static_cast<int>(CommGroup::kExpertDp)] : GroupShape{};
   const GroupShape pp_pair = shapes.pp_pair;
+  // The ranks the dense model states are sharded over: ZeRO-3's shard group (the DP group
+  // unless plan.dp_shard), the DP group for ZeRO-1/2.
+  const int dense_shard_ranks =
+      p.zero_stage >= 3 ? w.group_shapes[static_cast<int>(CommGroup::kDpShard)].ranks : dp_group.ranks;
 
   // ---- model chunks: which layers and parameters each pipeline device holds ----
   const Precision states = state_precision(p);
@@ -237,7 +243,7 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r, const WorkloadOp
       max_stage_dense = sw.dense_params;
       max_stage_expert = sw.expert_params;
     }
-  const double zero_degree = p.zero_stage >= 1 ? dp_group.ranks : 1;
+  const double zero_degree = p.zero_stage >= 1 ? dense_shard_ranks : 1;
   const double opt_params = max_stage_dense / zero_degree +
                             max_stage_expert / (p.zero_stage >= 1 ? expert_dp_group.ranks : 1);
 
@@ -272,7 +278,7 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r, const WorkloadOp
     sm.stage = s;
     sm.layers = sw.layers;
     sm.in_flight_micro_batches = schedule.in_flight_micro_batches(pp, vpp, s, micro_batches);
-    MemoryBreakdown dense = model_state_bytes(sw.dense_params, p.zero_stage, dp_group.ranks, sb);
+    MemoryBreakdown dense = model_state_bytes(sw.dense_params, p.zero_stage, dense_shard_ranks, sb);
     MemoryBreakdown expert = model_state_bytes(sw.expert_params, p.zero_stage, expert_dp_group.ranks, sb);
     MemoryBreakdown& b = sm.breakdown;
     b.params_bytes = dense.params_bytes + expert.params_bytes;

@@ -678,10 +678,17 @@ void zero3_gathers(BlockBuilder& b, const LayerContext& c, std::initializer_list
   for (const auto& [group, params] : groups) b.prefetch_gather(group, ahead * params * c.param_bytes);
 }
 
+// A module's ZeRO-3 gradient reduction: the dense gradients reduce-scattered over the shard
+// group, and under plan.dp_shard the shard then all-reduced across its replicas (FSDP's
+// HYBRID_SHARD post-backward: reduce-scatter, then all-reduce of the shard, on one stream);
+// expert gradients over their expert-DP group.
 void zero3_reduce_scatters(BlockBuilder& b, const LayerContext& c, double dense_params, double expert_params) {
   if (c.zero_stage < 3) return;
-  b.async_comm(CollectiveOp::kReduceScatter, CommPurpose::kDp, CommGroup::kDp, CommStream::kReduceScatter,
+  b.async_comm(CollectiveOp::kReduceScatter, CommPurpose::kDp, CommGroup::kDpShard, CommStream::kReduceScatter,
                dense_params * c.grad_bytes);
+  const int shard_ranks = std::max(1, shape_of(c, CommGroup::kDpShard).ranks);
+  b.async_comm(CollectiveOp::kAllReduce, CommPurpose::kDp, CommGroup::kDpReplicate, CommStream::kReduceScatter,
+               dense_params / shard_ranks * c.grad_bytes);
   b.async_comm(CollectiveOp::kReduceScatter, CommPurpose::kDp, CommGroup::kExpertDp, CommStream::kReduceScatter,
                expert_params * c.grad_bytes);
 }
@@ -695,7 +702,7 @@ void zero3_reduce_scatters(BlockBuilder& b, const LayerContext& c, double dense_
 // weight-gradient GEMM accumulating straight into main_grad, Megatron-Core's default) removes it.
 void gradient_accumulation(BlockBuilder& b, const LayerContext& c, double params) {
   if (c.grad_accumulation_fusion || params <= 0 || c.micro_batches <= 1) return;
-  const double shard = c.zero_stage >= 3 ? params / std::max(1, c.shape[static_cast<int>(CommGroup::kDp)].ranks) : params;
+  const double shard = c.zero_stage >= 3 ? params / std::max(1, shape_of(c, CommGroup::kDpShard).ranks) : params;
   const double share = (c.micro_batches - 1.0) / c.micro_batches;
   b.mem(OpRole::kGradAccum, Pass::kBackwardWeight, (c.param_bytes + 2 * c.grad_bytes) * shard * share, shard * share);
 }
@@ -749,7 +756,7 @@ OpBlock layer_block(const LayerContext& c, bool moe, PassKind pass, int repeat) 
   const bool moe_layer = moe && c.model->moe.has_value();
   b.params(params.dense, params.experts);
   if (pass == PassKind::kForward) {
-    zero3_gathers(b, c, {{CommGroup::kDp, params.dense}, {CommGroup::kExpertDp, params.experts}});
+    zero3_gathers(b, c, {{CommGroup::kDpShard, params.dense}, {CommGroup::kExpertDp, params.experts}});
     weight_casts(b, c, Pass::kForward, params.dense + params.experts);
     attention_forward(b, c, d, Pass::kForward);
     if (moe_layer) moe_mlp_forward(b, c, d, Pass::kForward);
@@ -758,7 +765,7 @@ OpBlock layer_block(const LayerContext& c, bool moe, PassKind pass, int repeat) 
   }
   if (has_input_grad(pass)) {
     // Parameters are gathered again for the backward pass; W alone does not need them (dW = X^T dY).
-    zero3_gathers(b, c, {{CommGroup::kDp, params.dense}, {CommGroup::kExpertDp, params.experts}});
+    zero3_gathers(b, c, {{CommGroup::kDpShard, params.dense}, {CommGroup::kExpertDp, params.experts}});
     if (c.recompute == Recompute::kFull) {
       weight_casts(b, c, Pass::kRecompute, params.dense + params.experts);
       attention_forward(b, c, d, Pass::kRecompute);
@@ -803,7 +810,7 @@ OpBlock embedding_block(const LayerContext& c, PassKind pass) {
   const double params = static_cast<double>(m.vocab) * d.h / (c.vocab_parallel ? c.tp : 1);
   b.params(params, 0);
   if (pass == PassKind::kForward) {
-    zero3_gathers(b, c, {{CommGroup::kDp, params}});
+    zero3_gathers(b, c, {{CommGroup::kDpShard, params}});
     // Vocab-parallel embedding: each rank gathers the rows it holds, an all-reduce (or, with
     // sequence parallel, a reduce-scatter) sums the partial embeddings. A replicated one gathers
     // every row itself.
@@ -813,12 +820,10 @@ OpBlock embedding_block(const LayerContext& c, PassKind pass) {
   } else if (pass != PassKind::kBackwardInput) {
     // The embedding's gradient is a scatter-add of the incoming gradient (its weight gradient).
     // ZeRO-3 / FSDP gather a module's parameters for its backward whether it reads them or not.
-    zero3_gathers(b, c, {{CommGroup::kDp, params}});
+    zero3_gathers(b, c, {{CommGroup::kDpShard, params}});
     if (c.sp) b.tp_comm(CollectiveOp::kAllGather, d.T * d.h * d.A);
     b.mem(OpRole::kEmbedding, Pass::kBackwardWeight, 2 * d.R * d.T * d.h, d.T * d.h);
-    if (c.zero_stage >= 3)
-      b.async_comm(CollectiveOp::kReduceScatter, CommPurpose::kDp, CommGroup::kDp, CommStream::kReduceScatter,
-                   params * c.grad_bytes);
+    zero3_reduce_scatters(b, c, params, 0);
   }
   return b.finish();
 }
@@ -833,7 +838,7 @@ OpBlock head_block(const LayerContext& c, PassKind pass) {
   const double params = v * d.h + d.h;
   b.params(params, 0);
   if (pass == PassKind::kForward) {
-    zero3_gathers(b, c, {{CommGroup::kDp, params}});
+    zero3_gathers(b, c, {{CommGroup::kDpShard, params}});
     weight_casts(b, c, Pass::kForward, v * d.h);
     b.mem(OpRole::kNorm, Pass::kForward, norm_bytes(d, false) * d.Te * d.h, d.Te * d.h);
     if (c.sp) b.tp_comm(CollectiveOp::kAllGather, d.T * d.h * d.A);
@@ -846,7 +851,7 @@ OpBlock head_block(const LayerContext& c, PassKind pass) {
     b.mem(OpRole::kSoftmaxXent, Pass::kForward, loss_forward_bytes(d.A) * d.T * v, d.T * v, 3);
     return b.finish();
   }
-  if (has_input_grad(pass)) zero3_gathers(b, c, {{CommGroup::kDp, params}});
+  if (has_input_grad(pass)) zero3_gathers(b, c, {{CommGroup::kDpShard, params}});
   if (has_input_grad(pass))
     b.mem(OpRole::kSoftmaxXent, Pass::kBackwardInput, loss_backward_bytes(d.A) * d.T * v, d.T * v, 3);
   linear_backward(b, OpRole::kLmHead, pass, d.T, v, d.h);
@@ -855,9 +860,7 @@ OpBlock head_block(const LayerContext& c, PassKind pass) {
     if (c.vocab_parallel) b.tp_comm(c.sp ? CollectiveOp::kReduceScatter : CollectiveOp::kAllReduce, d.T * d.h * d.A);
     b.mem(OpRole::kNorm, Pass::kBackwardInput, norm_bytes(d, true) * d.Te * d.h, d.Te * d.h);
   }
-  if (c.zero_stage >= 3 && pass != PassKind::kBackwardInput)
-    b.async_comm(CollectiveOp::kReduceScatter, CommPurpose::kDp, CommGroup::kDp, CommStream::kReduceScatter,
-                 params * c.grad_bytes);
+  if (pass != PassKind::kBackwardInput) zero3_reduce_scatters(b, c, params, 0);
   return b.finish();
 }
 

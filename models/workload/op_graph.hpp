@@ -37,8 +37,13 @@ enum class CommGroup : uint8_t {
   // (the NVLink hop).
   kEpInter,
   kEpIntra,
+  // ZeRO-3's dense parameter groups: the ranks a parameter is sharded over (its gathers and
+  // gradient reduce-scatters), the whole DP group unless plan.dp_shard makes it part of it;
+  // and, under a dp_shard, the ranks holding the same shard (the shard's gradient all-reduce).
+  kDpShard,
+  kDpReplicate,
 };
-constexpr int kCommGroups = 7;
+constexpr int kCommGroups = 9;
 const char* to_string(CommGroup group);
 
 // NCCL streams of a device. Collectives of one stream run one after another; kInline is the

@@ -92,6 +92,8 @@ void context_ids(const LayerContext& ctx, const PassKind* kinds, int count, uint
   if (!zero3) {
     k.shape[static_cast<int>(CommGroup::kDp)] = GroupShape{};
     k.shape[static_cast<int>(CommGroup::kExpertDp)] = GroupShape{};
+    k.shape[static_cast<int>(CommGroup::kDpShard)] = GroupShape{};
+    k.shape[static_cast<int>(CommGroup::kDpReplicate)] = GroupShape{};
   }
   k.micro_batch = ctx.micro_batch;
   k.activation_bytes = ctx.activation_bytes;

@@ -120,6 +120,41 @@ std::vector<std::vector<int>> RankPlacement::dp_groups(int stage) const {
   return out;
 }
 
+void RankPlacement::set_dp_shard(int dp_shard) {
+  if (dp_shard < 0 || (dp_shard > 0 && dp_ % dp_shard != 0))
+    throw std::invalid_argument("RankPlacement: dp_shard " + std::to_string(dp_shard) + " does not divide dp " +
+                                std::to_string(dp_));
+  dp_shard_ = dp_shard == dp_ ? 0 : dp_shard;
+}
+
+std::vector<std::vector<int>> RankPlacement::dp_shard_groups(int stage) const {
+  if (dp_shard_ == 0) return dp_groups(stage);
+  std::vector<std::vector<int>> out;
+  for (int t = 0; t < tp_; ++t)
+    for (int k = 0; k < dp_ / dp_shard_; ++k) {
+      std::vector<int> g;
+      g.reserve(static_cast<std::size_t>(dp_shard_) * cp_);
+      for (int r = k * dp_shard_; r < (k + 1) * dp_shard_; ++r)
+        for (int c = 0; c < cp_; ++c) g.push_back(gpu(t, c, r, stage));
+      out.push_back(std::move(g));
+    }
+  return out;
+}
+
+std::vector<std::vector<int>> RankPlacement::dp_replicate_groups(int stage) const {
+  std::vector<std::vector<int>> out;
+  if (dp_shard_ == 0) return out;
+  for (int t = 0; t < tp_; ++t)
+    for (int j = 0; j < dp_shard_; ++j)
+      for (int c = 0; c < cp_; ++c) {
+        std::vector<int> g;
+        g.reserve(dp_ / dp_shard_);
+        for (int r = j; r < dp_; r += dp_shard_) g.push_back(gpu(t, c, r, stage));
+        out.push_back(std::move(g));
+      }
+  return out;
+}
+
 std::vector<std::vector<int>> RankPlacement::expert_dp_groups(int stage) const {
   std::vector<std::vector<int>> out;
   out.reserve(static_cast<std::size_t>(etp_) * ep_);
@@ -286,7 +321,7 @@ GroupShape RankPlacement::crossing_unless_sampled_exactly(int kind, GroupShape g
   // of the sampled ones by the other dimensions too, and a translate may straddle a leaf
   // boundary the sample does not: unless the whole job hangs off one leaf, one that spans nodes
   // counts as crossing the taper (0, unknown).
-  const bool sub_block = kind == 1 || kind == 2 || kind == 5 || kind == 6;
+  const bool sub_block = kind == 1 || kind == 2 || kind >= 5;
   if (sub_block && g.nodes > 1 && g.leaf_span == 1) {
     const bool one_leaf = map_.empty() && (static_cast<long long>(gpus()) - 1) / gpn_ / npl_ == 0;
     if (!one_leaf) g.leaf_span = 0;
@@ -295,6 +330,9 @@ GroupShape RankPlacement::crossing_unless_sampled_exactly(int kind, GroupShape g
 }
 
 GroupShape RankPlacement::worst_shape(int kind) const {
+  // Without a dp_shard the shard group is the DP group, and no replica group exists.
+  if (dp_shard_ == 0 && kind == 7) return worst_shape(3);
+  if (dp_shard_ == 0 && kind == 8) return GroupShape{};
   if (!map_.empty() || kind >= 5) return worst_shape_enumerated(kind);
   return crossing_unless_sampled_exactly(kind, worst_shape_sampled(kind));
 }
@@ -385,6 +423,16 @@ GroupShape RankPlacement::worst_shape_enumerated(int kind) const {
     case 6:
       for (int i = 0; i < std::min(k, edp_ * etp_); ++i) add_ep_hops(ep_group(0, i % etp_, i / etp_), gpn_, kind == 5, sample);
       break;
+    case 7:
+    case 8: {
+      // The groups of TP rank 0 (those of other TP ranks are their translates by one GPU): a
+      // node's worth shows every alignment of a group with the node boundaries.
+      const auto g = kind == 7 ? dp_shard_groups(0) : dp_replicate_groups(0);
+      const std::size_t per_tp = g.size() / static_cast<std::size_t>(tp_);
+      for (std::size_t i = 0; i < std::min<std::size_t>(per_tp, k); ++i) sample.push_back(g[i]);
+      if (tp_ > 1) sample.push_back(g[per_tp]);
+      break;
+    }
     case 3: {
       auto g = dp_groups(0);
       g.resize(std::min<std::size_t>(g.size(), 2));

@@ -35,6 +35,11 @@ class RankPlacement {
   int etp() const { return etp_; }
   int edp() const { return edp_; }
   int gpus_per_node() const { return gpn_; }
+  // ZeRO-3 sharding over part of the DP group (FSDP's HYBRID_SHARD, torchtitan's dp_shard): the
+  // parameters are sharded over `dp_shard` consecutive DP ranks (with every CP rank) and
+  // replicated dp / dp_shard times. 0 or dp: sharded over the whole DP group. Must divide dp.
+  void set_dp_shard(int dp_shard);
+  int dp_shard() const { return dp_shard_; }
   int nodes_per_leaf() const { return npl_; }
 
   int gpu(int tp_rank, int cp_rank, int dp_rank, int stage) const;
@@ -55,6 +60,11 @@ class RankPlacement {
   // Dense gradients / ZeRO-3 parameters: one group per TP rank, the dp x cp ranks holding the
   // same shard, ordered by (dp, cp) with cp innermost.
   std::vector<std::vector<int>> dp_groups(int stage) const;
+  // ZeRO-3 under a dp_shard: the shard groups (per TP rank, dp_shard consecutive DP ranks with
+  // their CP ranks, ordered as dp_groups), and the replica groups (per TP rank, CP rank and
+  // position in a shard, its dp / dp_shard copies). Without a dp_shard: dp_groups, and none.
+  std::vector<std::vector<int>> dp_shard_groups(int stage) const;
+  std::vector<std::vector<int>> dp_replicate_groups(int stage) const;
   // Expert gradients / parameters: one group per (etp, ep) rank, its EDP ranks.
   std::vector<std::vector<int>> expert_dp_groups(int stage) const;
   std::vector<std::vector<int>> tp_groups(int stage) const;
@@ -69,7 +79,7 @@ class RankPlacement {
   // Its leaf_span is the widest over every stage's copy of those groups (a stage is the first
   // one's translate), so a later stage that straddles two leaves is not missed.
   // kind: 0 tp, 1 cp, 2 ep, 3 dp, 4 expert dp, 5 and 6 the EP exchange's network and NVLink
-  // hops (CommGroup's order). In closed form for groups that are arithmetic progressions of GPU
+  // hops, 7 and 8 ZeRO-3's shard and replica groups (CommGroup's order). In closed form for groups that are arithmetic progressions of GPU
   // ids (the standard orders make them), without listing a group; otherwise (the EP hops, and
   // with a GPU map) worst_shape_enumerated().
   GroupShape worst_shape(int kind) const;
@@ -95,6 +105,7 @@ class RankPlacement {
   GroupShape crossing_unless_sampled_exactly(int kind, GroupShape g) const;
 
   int tp_, cp_, dp_, pp_, ep_, etp_, edp_, gpn_, npl_;
+  int dp_shard_ = 0;  // 0: the whole DP group
   // stride of each dimension in the GPU index: [tp, cp, dp, pp]
   long long stride_[4] = {1, 1, 1, 1};
   std::vector<int> map_;

@@ -27,6 +27,8 @@ const char* to_string(CommGroup g) {
     case CommGroup::kExpertDp: return "expert_dp";
     case CommGroup::kEpInter: return "ep_inter";
     case CommGroup::kEpIntra: return "ep_intra";
+    case CommGroup::kDpShard: return "dp_shard";
+    case CommGroup::kDpReplicate: return "dp_replicate";
   }
   return "?";
 }

@@ -155,6 +155,30 @@ TEST(PublishedRuns, ReadsTheFsdpMixedPrecisionPolicy) {
   EXPECT_EQ(grad_reduce_precision(parse_scenario(resolve_scenario_json(s, options())).plan), Precision::kFp32);
 }
 
+// FSDP's HYBRID_SHARD shards within a node and replicates across nodes unless the record gives the
+// shard group's size; on one node it is FULL_SHARD.
+TEST(PublishedRuns, ReadsHybridShardingAsShardingWithinANode) {
+  json rec = json::parse(R"J({
+    "id": "x", "model": {"layers": 24, "hidden": 1536, "heads": 12, "seq_len": 2048, "vocab": 50368},
+    "hardware": {"gpu": "H100 SXM", "num_gpus": 64},
+    "parallel": {"fsdp_sharding": "HYBRID_SHARD"},
+    "training": {"global_batch": 512, "micro_batch": 8, "precision": "bf16"}})J");
+  std::vector<std::string> notes;
+  json s = scenario_from_record(rec, notes);
+  EXPECT_EQ(s["plan"]["zero_stage"], 3);
+  EXPECT_EQ(s["plan"]["dp_shard"], 8);
+  EXPECT_EQ(parse_scenario(resolve_scenario_json(s, options())).plan.dp_shard, 8);
+  rec["parallel"]["shard_group_size"] = 16;
+  EXPECT_EQ(scenario_from_record(rec, notes)["plan"]["dp_shard"], 16);
+  rec["parallel"]["shard_group_size"] = 24;  // does not divide 64: full sharding, said
+  notes.clear();
+  EXPECT_FALSE(scenario_from_record(rec, notes)["plan"].contains("dp_shard"));
+  EXPECT_FALSE(notes.empty());
+  rec["parallel"].erase("shard_group_size");
+  rec["hardware"]["num_gpus"] = 8;
+  EXPECT_FALSE(scenario_from_record(rec, notes)["plan"].contains("dp_shard"));
+}
+
 // Records write the same fact in their sources' words; each rule reads a spelling, never a run.
 TEST(PublishedRuns, ReadsTheScheduleAsTheRecordWritesIt) {
   json rec = json::parse(R"J({

@@ -312,6 +312,67 @@ TEST(OpGraph, ZeroThreeThroughputPerGpuFallsAsGpusGrowAtAFixedBatch) {
   EXPECT_GT(last_exposed, first_exposed);
 }
 
+// FSDP's HYBRID_SHARD (plan.dp_shard) on 4 nodes: a layer's parameters are gathered over its
+// node's 8 GPUs (an NVLink group), its gradients reduce-scattered there and the 1/8 shard then
+// all-reduced across the 4 nodes; the model states take 1/8 of the layer, not 1/32. The bytes a
+// GPU sends: the gathers' and reduce-scatter's (n-1)/n of the layer over n = 8 and the
+// all-reduce's 2 (m-1)/m of the shard over m = 4 (ring volumes, Rajbhandari et al.; FSDP paper,
+// Zhao et al. 2023 sec. 3.2.2).
+TEST(OpGraph, HybridShardingGathersWithinTheShardGroupAndAllReducesAcrossReplicas) {
+  json plan = {{"tp", 1}, {"pp", 1}, {"dp", 32}, {"global_batch", 32}, {"zero_stage", 3}, {"recompute", "none"},
+               {"precision", "bf16"}};
+  Result r_full, r_hybrid;
+  const Workload full = build(make(plan, "gpt-1.7b", 4), r_full);
+  plan["dp_shard"] = 8;
+  const Scenario sc = make(plan, "gpt-1.7b", 4);
+  const Workload hybrid = build(sc, r_hybrid);
+  const GroupShape shard = hybrid.group_shapes[static_cast<int>(CommGroup::kDpShard)];
+  const GroupShape replica = hybrid.group_shapes[static_cast<int>(CommGroup::kDpReplicate)];
+  EXPECT_EQ(shard.ranks, 8);
+  EXPECT_EQ(shard.nodes, 1);
+  EXPECT_EQ(replica.ranks, 4);
+  EXPECT_EQ(replica.nodes, 4);
+  EXPECT_NEAR(r_hybrid.per_stage[0].breakdown.params_bytes, 4 * r_full.per_stage[0].breakdown.params_bytes,
+              1e-9 * r_hybrid.per_stage[0].breakdown.params_bytes);
+  EXPECT_NEAR(r_hybrid.per_stage[0].breakdown.optimizer_bytes, 4 * r_full.per_stage[0].breakdown.optimizer_bytes,
+              1e-9 * r_hybrid.per_stage[0].breakdown.optimizer_bytes);
+  const LayerParams lp = layer_params(sc.model, false);
+  const double layer = lp.attention + lp.mlp_dense + lp.norms;
+  const double grad_bytes = 4;  // bf16 with fp32 gradient reduction (the plan's default)
+  for (const OpBlock& b : hybrid.programs[0].chunks[0].program(PassKind::kBackward).blocks) {
+    if (b.repeat <= 1) continue;
+    int gathers = 0, scatters = 0, all_reduces = 0;
+    for (const CommOp& c : b.comm) {
+      if (c.op == CollectiveOp::kAllGather) {
+        ++gathers;
+        EXPECT_EQ(c.group, CommGroup::kDpShard);
+        EXPECT_NEAR(c.wire_bytes, layer * 2 * 7.0 / 8, 1e-9 * c.wire_bytes);
+      } else if (c.op == CollectiveOp::kReduceScatter) {
+        ++scatters;
+        EXPECT_EQ(c.group, CommGroup::kDpShard);
+        EXPECT_NEAR(c.bytes, layer * grad_bytes, 1e-9 * c.bytes);
+      } else if (c.op == CollectiveOp::kAllReduce) {
+        ++all_reduces;
+        EXPECT_EQ(c.group, CommGroup::kDpReplicate);
+        EXPECT_NEAR(c.wire_bytes, layer / 8 * grad_bytes * 2 * 3.0 / 4, 1e-9 * c.wire_bytes);
+      }
+    }
+    EXPECT_EQ(gathers, 1);  // one layer ahead, as FSDP prefetches
+    EXPECT_EQ(scatters, 1);
+    EXPECT_EQ(all_reduces, 1);
+  }
+  // Whole step, per GPU: 2 gathers + 1 reduce-scatter over 8, 1 all-reduce of the shard over 4.
+  const double params = count_params(sc.model).total;
+  const double expect = params * (2 + 2) * 7.0 / 8 + params * grad_bytes * 7.0 / 8 + params / 8 * grad_bytes * 2 * 3.0 / 4;
+  EXPECT_NEAR(r_hybrid.dp_bytes, expect, 0.02 * expect);
+  // Sharding over part of the DP group is refused where it is not modelled, and must divide dp.
+  plan["zero_stage"] = 1;
+  EXPECT_NE(estimate(make(plan, "gpt-1.7b", 4)).reason.find("plan.dp_shard"), std::string::npos);
+  plan["zero_stage"] = 3;
+  plan["dp_shard"] = 5;
+  EXPECT_NE(estimate(make(plan, "gpt-1.7b", 4)).reason.find("does not divide plan.dp"), std::string::npos);
+}
+
 TEST(OpGraph, ABoundedPrefetchBufferGathersTheRestWhenTheLayerStarts) {
   // DeepSpeed's stage3_prefetch_bucket_size counts the parameter elements fetched ahead of use.
   // With a quarter of a layer's parameters in the buffer, a quarter of each gather is issued one

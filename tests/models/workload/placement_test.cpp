@@ -119,6 +119,39 @@ TEST(RankPlacement, LeafSpanCountsTheLeafSwitchesAGroupReaches) {
   EXPECT_EQ(RankPlacement(8, 2, 4, 1, "tp-cp-dp-pp", 1, 0, 8, 8).worst_shape(1).leaf_span, 1);
 }
 
+// FSDP's HYBRID_SHARD on two 8-GPU nodes: the shard groups are the nodes (consecutive DP ranks),
+// the replica groups the GPUs of one local index across the nodes; with TP 2 each TP rank has
+// its own, every other GPU.
+TEST(RankPlacement, ShardAndReplicaGroupsSplitTheDataParallelGroup) {
+  RankPlacement p(1, 1, 16, 1);
+  p.set_dp_shard(8);
+  const auto shards = p.dp_shard_groups(0);
+  ASSERT_EQ(shards.size(), 2u);
+  EXPECT_EQ(shards[1], (std::vector<int>{8, 9, 10, 11, 12, 13, 14, 15}));
+  const auto replicas = p.dp_replicate_groups(0);
+  ASSERT_EQ(replicas.size(), 8u);
+  EXPECT_EQ(replicas[3], (std::vector<int>{3, 11}));
+  EXPECT_EQ(p.worst_shape(7).nodes, 1);
+  EXPECT_EQ(p.worst_shape(7).ranks, 8);
+  EXPECT_EQ(p.worst_shape(8).nodes, 2);
+  EXPECT_EQ(p.worst_shape(8).ranks_per_node, 1);
+  RankPlacement t(2, 1, 8, 1);
+  t.set_dp_shard(4);
+  EXPECT_EQ(t.dp_shard_groups(0)[0], (std::vector<int>{0, 2, 4, 6}));
+  EXPECT_EQ(t.dp_shard_groups(0)[2], (std::vector<int>{1, 3, 5, 7}));  // TP rank 1's first
+  EXPECT_EQ(t.dp_replicate_groups(0)[0], (std::vector<int>{0, 8}));
+  // Every GPU in exactly one shard group and one replica group of its TP rank.
+  std::set<int> seen;
+  for (const auto& g : t.dp_shard_groups(0)) seen.insert(g.begin(), g.end());
+  EXPECT_EQ(seen.size(), 16u);
+  // Without a shard size, or one equal to dp: the DP group itself, and no replicas.
+  t.set_dp_shard(8);
+  EXPECT_EQ(t.dp_shard_groups(0), t.dp_groups(0));
+  EXPECT_TRUE(t.dp_replicate_groups(0).empty());
+  EXPECT_EQ(t.worst_shape(8).ranks, 1);
+  EXPECT_THROW(t.set_dp_shard(3), std::invalid_argument);
+}
+
 TEST(RankPlacement, ExpertDegreesThatDoNotFoldAreRejected) {
   EXPECT_THROW(RankPlacement(2, 1, 3, 1, "tp-cp-dp-pp", 4, 1, 8), std::invalid_argument);
 }
