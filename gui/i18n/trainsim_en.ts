@@ -957,6 +957,10 @@ Live numbers come from the estimate tier (closed form, in-process); Simulate run
         <translation type="unfinished"></translation>
     </message>
     <message>
+        <source>ZeRO-3 shard group</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
         <source>Recompute</source>
         <translation type="unfinished"></translation>
     </message>
@@ -1026,6 +1030,14 @@ Live numbers come from the estimate tier (closed form, in-process); Simulate run
     </message>
     <message>
         <source>auto: derived from the GPU count / (TP·PP·CP)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>all DP ranks</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>ZeRO-3 only: shard over this many data-parallel ranks and replicate across the rest (FSDP HYBRID_SHARD; 8 = one node)</source>
         <translation type="unfinished"></translation>
     </message>
     <message>

@@ -958,6 +958,10 @@ Live numbers come from the estimate tier (closed form, in-process); Simulate run
         <translation>ZeRO 阶段</translation>
     </message>
     <message>
+        <source>ZeRO-3 shard group</source>
+        <translation>ZeRO-3 分片组</translation>
+    </message>
+    <message>
         <source>Recompute</source>
         <translation>重计算</translation>
     </message>
@@ -1028,6 +1032,14 @@ Live numbers come from the estimate tier (closed form, in-process); Simulate run
     <message>
         <source>auto: derived from the GPU count / (TP·PP·CP)</source>
         <translation>auto：由 GPU 数 / (TP·PP·CP) 推出</translation>
+    </message>
+    <message>
+        <source>all DP ranks</source>
+        <translation>全部 DP 进程</translation>
+    </message>
+    <message>
+        <source>ZeRO-3 only: shard over this many data-parallel ranks and replicate across the rest (FSDP HYBRID_SHARD; 8 = one node)</source>
+        <translation>仅 ZeRO-3：在这么多个数据并行进程内分片，其余之间复制（FSDP HYBRID_SHARD；8 = 一个节点）</translation>
     </message>
     <message>
         <source>Virtual pipeline stages (model chunks per GPU); &gt; 1 needs the interleaved schedule</source>

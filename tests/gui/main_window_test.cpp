@@ -150,6 +150,41 @@ class MainWindowTest : public QObject {
     QVERIFY(!parts->isEnabled());
   }
 
+  // ZeRO-3 sharded within a node (FSDP's HYBRID_SHARD) as a user sets it: the shard group's spin box
+  // writes plan.dp_shard, the model states grow from 1/32 to 1/8 of the model; leaving ZeRO-3
+  // disables the box and drops the field.
+  void the_zero3_shard_group_edits_the_plan_and_the_model_states() {
+    QTemporaryDir dir;
+    const QString path = write_file(dir, "fsdp.json", R"({
+      "schema_version": 1, "name": "fsdp", "model": "gpt-1.7b",
+      "cluster": {"base": "dgx-a100-superpod", "nodes": 4},
+      "plan": {"tp": 1, "pp": 1, "dp": 32, "zero_stage": 3, "micro_batch": 4, "global_batch": 128}
+    })");
+    MainWindow w;
+    QVERIFY(w.open_scenario(path));
+    auto* shard = qobject_cast<QSpinBox*>(w.panel()->control_for_path("plan.dp_shard"));
+    QVERIFY(shard);
+    QVERIFY(shard->isEnabled());
+    QCOMPARE(shard->text(), QString("all DP ranks"));
+    const double full = w.evaluation().result.per_stage.at(0).breakdown.params_bytes;
+    shard->setFocus();
+    shard->selectAll();
+    QTest::keyClicks(shard, "8");
+    QTest::keyClick(shard, Qt::Key_Return);
+    QCOMPARE(w.raw_scenario()["plan"]["dp_shard"].get<int>(), 8);
+    QVERIFY(w.evaluation().loaded);
+    QVERIFY(w.evaluation().result.feasible);
+    QCOMPARE(w.evaluation().scenario.plan.dp_shard, 8);
+    QCOMPARE(w.evaluation().result.per_stage.at(0).breakdown.params_bytes, 4 * full);
+    auto* zero = qobject_cast<QComboBox*>(w.panel()->control_for_path("plan.zero_stage"));
+    const int one = zero->findText("1");
+    zero->setCurrentIndex(one);
+    emit zero->activated(one);
+    QVERIFY(!w.raw_scenario()["plan"].contains("dp_shard"));
+    QVERIFY(w.evaluation().result.feasible);
+    QVERIFY(!shard->isEnabled());
+  }
+
   // The MoE dispatcher and the fp8 activation cache as a user picks them: DeepEP's deduplicated exchange writes
   // plan.moe_dispatcher and shortens the exposed expert traffic; a dense model has none to pick.
   void the_deepep_dispatcher_and_the_fp8_cache_edit_the_plan_and_cut_what_they_should() {
