@@ -158,11 +158,12 @@ std::vector<json> export_chakra(const Scenario& sc) {
   // Data-parallel gradient reduction of each stage after its last backward (one bucketed
   // all-reduce here, or ZeRO-1/2's reduce-scatter and all-gather, workload.hpp; bucketing and
   // overlap are the estimate's business). The closed form's time is split between the two in
-  // proportion to their bytes.
+  // proportion to their bytes. ZeRO-3 has none: its reduce-scatters (and gathers) run layer by
+  // layer inside the passes, whose nodes' durations hold what of them the compute leaves exposed.
   std::vector<json> out;
   for (int d = 0; d < n; ++d) {
     const StageWork& s = w.stages[std::min<std::size_t>(d, w.stages.size() - 1)];
-    if (w.dp * w.cp > 1) {
+    if (w.dp * w.cp > 1 && w.zero_stage < 3) {
       const double params = s.dense_params + s.expert_params;
       const std::vector<int64_t> after_backward =
           ranks[d].last_backward_id >= 0 ? std::vector<int64_t>{ranks[d].last_backward_id} : std::vector<int64_t>{};

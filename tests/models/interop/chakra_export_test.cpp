@@ -128,6 +128,17 @@ TEST(ChakraExport, ShardedOptimizerReduceScattersGradientsThenAllGathersParamete
   }
 }
 
+// ZeRO-3 reduces each layer's gradients as its backward ends and gathers its parameters before
+// it runs: no step-end collective of the whole model (that would move the model's gradients a
+// second time), the layers' exposed share inside the passes' durations.
+TEST(ChakraExport, ZeroThreeHasNoStepEndReductionOfTheWholeModel) {
+  json plan = {{"tp", 1}, {"pp", 2}, {"dp", 16}, {"micro_batch", 1}, {"global_batch", 64}, {"schedule", "1f1b"},
+               {"zero_stage", 3}};
+  for (const auto& t : export_chakra(scenario(plan))) EXPECT_EQ(check_trace(t).coll, 0);
+  plan["zero_stage"] = 2;
+  for (const auto& t : export_chakra(scenario(plan))) EXPECT_EQ(check_trace(t).coll, 2);
+}
+
 // The closed-form counts of workload/cost_bounds.hpp (what the bound is checked on) are the
 // nodes the exporter writes: a comp node per op, a send and a recv per hand-off.
 // DualPipe's overlapped pairs: a rank's chain of compute nodes lasts what its stage is busy in the
