@@ -45,6 +45,7 @@ constexpr ReasonKind kReasons[] = {
     {"dualpipe_micro_batches", "dualpipe needs at least plan.pp micro-batches",
      "DualPipe needs at least pp micro-batches per pipeline"},
     {"fabric_cut", "training.faults:", "failed links cut the job's GPUs apart"},
+    {"dp_shard", "plan.dp_shard:", "the ZeRO-3 shard group does not divide dp, or the plan is not ZeRO-3"},
 };
 
 // What an infeasible row keeps: the plan and why, no metrics it could be ranked by.

@@ -305,6 +305,7 @@ void RowText::plan_row(long long index, const std::string& overrides_text, const
     k.model = t.id(s.model.name), k.cluster = t.id(s.cluster.name), k.schedule = t.id(p.schedule);
     k.recompute = t.id(to_string(p.recompute)), k.precision = t.id(to_string(p.precision));
     k.tp = p.tp, k.pp = p.pp, k.dp = p.dp, k.cp = p.cp, k.ep = p.ep, k.vpp = p.vpp, k.zero_stage = p.zero_stage;
+    k.dp_shard = p.dp_shard;
     k.micro_batch = p.micro_batch, k.global_batch = p.global_batch, k.sp = p.sp;
     k.offload_optimizer = p.offload.optimizer;
     tally_.add_ranked(k);

@@ -307,6 +307,7 @@ void SweepTally::add_json(const json& row) {
     if (p.is_object()) {
       r.tp = p.value("tp", 0), r.pp = p.value("pp", 0), r.dp = p.value("dp", 0), r.cp = p.value("cp", 0);
       r.ep = p.value("ep", 0), r.vpp = p.value("vpp", 0), r.zero_stage = p.value("zero_stage", -1);
+      r.dp_shard = p.value("dp_shard", 0);
       r.micro_batch = p.value("micro_batch", int64_t{0}), r.global_batch = p.value("global_batch", int64_t{0});
       r.sp = p.value("sp", false), r.offload_optimizer = p.value("offload_optimizer", false);
     } else {
@@ -319,11 +320,13 @@ void SweepTally::add_json(const json& row) {
 }
 
 json SweepTally::plan_json(const RankedPlan& p) const {
-  return {{"tp", p.tp}, {"pp", p.pp}, {"dp", p.dp}, {"cp", p.cp}, {"ep", p.ep}, {"sp", p.sp},
-          {"vpp", p.vpp}, {"schedule", strings.at(p.schedule)}, {"micro_batch", p.micro_batch},
-          {"global_batch", p.global_batch}, {"zero_stage", p.zero_stage},
-          {"recompute", strings.at(p.recompute)}, {"precision", strings.at(p.precision)},
-          {"offload_optimizer", p.offload_optimizer}};
+  json plan = {{"tp", p.tp}, {"pp", p.pp}, {"dp", p.dp}, {"cp", p.cp}, {"ep", p.ep}, {"sp", p.sp},
+               {"vpp", p.vpp}, {"schedule", strings.at(p.schedule)}, {"micro_batch", p.micro_batch},
+               {"global_batch", p.global_batch}, {"zero_stage", p.zero_stage},
+               {"recompute", strings.at(p.recompute)}, {"precision", strings.at(p.precision)},
+               {"offload_optimizer", p.offload_optimizer}};
+  if (p.dp_shard > 0) plan["dp_shard"] = p.dp_shard;
+  return plan;
 }
 
 const std::vector<RankedPlan>& SweepTally::ranked() {
@@ -351,7 +354,8 @@ std::string describe(const SweepTally& t, const RankedPlan& p, const std::string
                 "%6lld  %-14s TP%-2d PP%-3d DP%-5d CP%-2d EP%-2d vpp%-2d %-11s mb%-3d %-8s %-9s %9s %12s tok/s  MFU %4.1f%%  "
                 "mem %8s  bubble %4.1f%%",
                 p.index, t.strings.at(p.model).c_str(), p.tp, p.pp, p.dp, p.cp, p.ep, p.vpp,
-                t.strings.at(p.schedule).c_str(), static_cast<int>(p.micro_batch), zero_label.c_str(),
+                t.strings.at(p.schedule).c_str(), static_cast<int>(p.micro_batch),
+                (p.dp_shard > 0 ? zero_label + "/" + std::to_string(p.dp_shard) : zero_label).c_str(),
                 t.strings.at(p.recompute).c_str(), units::format_time(step).c_str(),
                 units::format_count(tokens).c_str(), 100 * mfu, units::format_bytes(memory).c_str(), 100 * bubble);
   std::string out = line;
@@ -372,7 +376,7 @@ std::string twin_key(const RankedPlan& p) {
   auto put = [&k](const auto& v) { k.append(reinterpret_cast<const char*>(&v), sizeof v); };
   put(p.model), put(p.cluster), put(p.gpus), put(p.schedule), put(p.recompute), put(p.precision);
   put(p.tp), put(p.pp), put(p.dp), put(p.cp), put(p.ep), put(p.vpp), put(p.micro_batch), put(p.global_batch);
-  put(p.sp), put(p.offload_optimizer);
+  put(p.sp), put(p.offload_optimizer), put(p.dp_shard);
   return k;
 }
 

@@ -108,6 +108,7 @@ struct RankedPlan {
          bubble_fraction = 0;
   uint32_t model = 0, cluster = 0, schedule = 0, recompute = 0, precision = 0;  // StringTable ids
   int tp = 0, pp = 0, dp = 0, cp = 0, ep = 0, vpp = 0, zero_stage = 0;
+  int dp_shard = 0;  // ZeRO-3's shard group (plan.dp_shard); 0: the whole DP group
   int64_t micro_batch = 0, global_batch = 0;
   bool sp = false, offload_optimizer = false;
 };

@@ -262,6 +262,25 @@ done
 cmp -s cal_inplace.csv cal_loader.csv && cmp -s cal_inplace.summary.txt cal_loader.summary.txt && ok ||
   bad "calibrated sweeps: the in-place route and the loader's route differ"
 
+# ZeRO-3 sharded within a node as a sweep axis: the rows carry plan.dp_shard, the summary labels
+# the plan ZeRO-3/8, and a shard group that does not divide dp is rejected under its own code.
+cat >shard.json <<EOF
+{"schema_version": 1,
+ "base": {"schema_version": 1, "model": "gpt-1.7b", "cluster": {"base": "dgx-a100-superpod", "nodes": 4},
+          "plan": {"tp": 1, "pp": 1, "dp": 32, "zero_stage": 3, "micro_batch": 4, "global_batch": 128}},
+ "axes": [{"path": "plan.dp_shard", "values": [0, 8, 5]}],
+ "objective": {"maximize": "tokens_per_s"}}
+EOF
+"$T" sweep shard.json --out shard --quiet >shard.summary || bad "dp_shard sweep failed"
+grep -q "ZeRO-3/8 " shard.summary && grep -q "dp_shard " shard.summary && ok || bad "dp_shard sweep summary"
+python3 - shard.rows.jsonl <<'PY' && ok || bad "dp_shard sweep rows"
+import json, sys
+rows = {r["overrides"]["plan.dp_shard"]: r for r in map(json.loads, open(sys.argv[1])) if "index" in r}
+assert rows[8]["plan"]["dp_shard"] == 8 and rows[8]["feasible"], rows[8]
+assert "dp_shard" not in rows[0]["plan"], rows[0]
+assert rows[5]["reason_code"] == "dp_shard", rows[5]
+PY
+
 # Bad sweep files: exit 2 naming the path.
 echo '{"schema_version": 1, "base": "nope.json", "axes": []}' >bad1.json
 "$T" sweep bad1.json --out bad1 >/dev/null 2>err1; [ $? -eq 2 ] && grep -q "nope.json" err1 && ok || bad "missing base not reported"
