@@ -331,6 +331,121 @@ void attention_from_record(const json& rec, const json& model, const std::string
   else if (!p["flash_attention"].get<bool>()) notes.push_back("no flash attention stated: unfused softmax assumed");
 }
 
+// The parallel degrees a record gives (tp, pp, cp, ep, dp, sp); returns dp. The degrees must
+// multiply to the GPUs the record ran on; where the record's dp does not (counted with the
+// expert-parallel ranks, or rounded), the GPU count decides.
+int degrees_from_record(const json& par, int num_gpus, json& p, std::vector<std::string>& notes) {
+  const int tp = small(first_field(par, {"tp", "tensor_parallel"}).value_or(1));
+  const int pp = small(first_field(par, {"pp", "pipeline_parallel"}).value_or(1));
+  const int cp = small(first_field(par, {"cp", "context_parallel"}).value_or(1));
+  p["tp"] = tp;
+  p["pp"] = pp;
+  p["cp"] = cp;
+  p["ep"] = small(first_field(par, {"ep", "expert_parallel"}).value_or(1));
+  const int64_t model_parallel = std::max<int64_t>(1, int64_t{tp} * pp * cp);
+  int dp = small(first_field(par, {"dp", "data_parallel"}).value_or(static_cast<double>(num_gpus / model_parallel)));
+  if (tp > 0 && pp > 0 && cp > 0 && dp > 0 && model_parallel * dp != num_gpus && num_gpus % model_parallel == 0) {
+    notes.push_back("dp " + std::to_string(dp) + " does not make " + std::to_string(num_gpus) +
+                    " GPUs with tp x pp x cp: dp " + std::to_string(num_gpus / model_parallel) + " used");
+    dp = static_cast<int>(num_gpus / model_parallel);
+  }
+  p["dp"] = dp;
+  for (const char* sp : {"sp", "sequence_parallel"})
+    if (par.contains(sp) && par[sp].is_boolean()) p["sp"] = par[sp];
+  return dp;
+}
+
+// The ZeRO stage (or FSDP's sharding strategy as one) and ZeRO-3's prefetch buffer. HYBRID_SHARD
+// shards within a node and replicates across nodes (FSDP's default process groups for it) unless
+// the record gives the shard group's size; _HYBRID_SHARD_ZERO2 is played as HYBRID_SHARD.
+void sharding_from_record(const json& par, int dp, int gpus_per_node, json& p, std::vector<std::string>& notes) {
+  if (auto z = field(par, "zero_stage")) p["zero_stage"] = small(*z);
+  else if (const std::string s = lower(text_field(par, "fsdp_sharding")); !s.empty()) {
+    if (has(s, "shard_grad_op")) p["zero_stage"] = 2;
+    else if (has(s, "no_shard")) p["zero_stage"] = 0;
+    else if (has(s, "full_shard") || has(s, "hybrid")) p["zero_stage"] = 3;
+    if (has(s, "hybrid")) {
+      const auto stated = first_field(par, {"dp_shard", "shard_group_size", "data_parallel_shard_degree"});
+      int shard = std::min(dp, small(stated.value_or(gpus_per_node)));
+      if (shard <= 0 || dp % shard != 0) {
+        notes.push_back("FSDP hybrid sharding: a shard group of " + std::to_string(shard) + " does not divide dp " +
+                        std::to_string(dp) + ": full sharding over all GPUs assumed");
+        shard = dp;
+      } else if (!stated) {
+        notes.push_back("FSDP hybrid sharding: shard group of one node (" + std::to_string(shard) + " GPUs) assumed");
+      }
+      if (shard < dp) p["dp_shard"] = shard;
+    }
+  }
+  // The framework's ZeRO-3 prefetch buffer, where the record gives it (DeepSpeed's config key).
+  if (auto b = field(par, "stage3_prefetch_bucket_size")) {
+    if (*b < 0 || *b > 1e15) throw ScenarioError("parallel.stage3_prefetch_bucket_size", "expected 0 to 1e15 parameters");
+    p["zero3_prefetch_params"] = *b;
+  }
+}
+
+// Framework switches by their argument names: DDP's "local" implementation, Megatron's overlap
+// switches and its distributed optimizer (ZeRO-1), the MoE token dispatcher.
+void framework_flags_from_record(const json& par, const json& tr, json& p, std::vector<std::string>& notes) {
+  const std::string ddp = lower(text_field(par, "ddp_impl"));
+  if (ddp == "local") {
+    p["overlap"] = {{"dp", false}};
+    notes.push_back("ddp_impl local: gradient all-reduce after the backward pass (no overlap)");
+  }
+  auto flag = [&](const char* key) -> std::optional<bool> {
+    for (const json* o : {&par, &tr}) {
+      if (!o->contains(key)) continue;
+      if ((*o)[key].is_boolean()) return (*o)[key].get<bool>();
+      const std::string t = lower(text_field(*o, key));
+      if (t.rfind("true", 0) == 0 || t.rfind("yes", 0) == 0 || t.rfind("on", 0) == 0 || t == "1") return true;
+      if (t.rfind("false", 0) == 0 || t.rfind("no", 0) == 0 || t.rfind("off", 0) == 0 || t == "0") return false;
+    }
+    return std::nullopt;
+  };
+  for (const auto& [key, part] : std::initializer_list<std::pair<const char*, const char*>>{
+           {"tp_comm_overlap", "tp"}, {"overlap_grad_reduce", "dp"}, {"overlap_p2p_comm", "pp"}})
+    if (auto on = flag(key)) p["overlap"][part] = *on;
+  if (!p.contains("zero_stage"))
+    for (const char* key : {"distributed_optimizer", "use_distributed_optimizer"})
+      if (flag(key).value_or(false)) p["zero_stage"] = 1;
+  const std::string dispatcher = lower(text_field(par, "moe_dispatcher") + text_field(par, "token_dispatcher"));
+  if (dispatcher.find("deepep") != std::string::npos) p["moe_dispatcher"] = "deepep";
+}
+
+// Batch: sequences a step, or tokens a step over the sequence length; the micro-batch as given,
+// or from the gradient accumulation steps. A global batch that is not a whole number of
+// micro-batches a replica (a figure rounded in the source) is played as the nearest that is.
+void batch_from_record(const json& tr, double seq, int dp, json& p, std::vector<std::string>& notes) {
+  std::optional<double> global_batch = first_field(tr, {"global_batch", "global_batch_size"});
+  if (!global_batch) {
+    if (auto tokens = first_field(tr, {"global_batch_tokens", "tokens_per_iter", "batch_tokens"})) {
+      global_batch = std::max(1.0, std::round(*tokens / seq));
+      notes.push_back("global batch from tokens a step over the sequence length");
+    }
+  }
+  if (!global_batch || *global_batch <= 0) throw ScenarioError("training.global_batch", "missing or not a positive number");
+  const auto accum = first_field(tr, {"grad_accum", "gradient_accumulation_steps"});
+  double mb = 0;
+  if (auto given = first_field(tr, {"micro_batch", "micro_batch_size", "mbs"})) mb = *given;
+  else if (accum && *accum > 0 && dp > 0) {
+    mb = std::max(1.0, std::round(*global_batch / (dp * *accum)));
+    notes.push_back("micro_batch not given: global_batch / (dp x grad_accum) assumed");
+  } else {
+    mb = std::max(1.0, *global_batch / std::max(1, dp));
+    notes.push_back("micro_batch not given: global_batch / dp assumed");
+  }
+  p["micro_batch"] = whole(mb);
+  const double per_step = std::max<double>(1, whole(mb)) * std::max(1, dp);
+  double gb = *global_batch;
+  if (dp > 0 && mb >= 1 && std::fmod(gb, per_step) != 0) {
+    const double rounded = std::max(1.0, std::round(gb / per_step)) * per_step;
+    notes.push_back("global batch " + std::to_string(whole(gb)) + " is not a multiple of micro_batch x dp: " +
+                    std::to_string(whole(rounded)) + " played");
+    gb = rounded;
+  }
+  p["global_batch"] = whole(gb);
+}
+
 }  // namespace
 
 json scenario_from_record(const json& rec, std::vector<std::string>& notes) {
@@ -351,110 +466,11 @@ json scenario_from_record(const json& rec, std::vector<std::string>& notes) {
 
   // Plan.
   json p;
-  const int tp = small(first_field(par, {"tp", "tensor_parallel"}).value_or(1));
-  const int pp = small(first_field(par, {"pp", "pipeline_parallel"}).value_or(1));
-  const int cp = small(first_field(par, {"cp", "context_parallel"}).value_or(1));
-  p["tp"] = tp;
-  p["pp"] = pp;
-  p["cp"] = cp;
-  p["ep"] = small(first_field(par, {"ep", "expert_parallel"}).value_or(1));
-  const int64_t model_parallel = std::max<int64_t>(1, int64_t{tp} * pp * cp);
-  int dp = small(first_field(par, {"dp", "data_parallel"}).value_or(static_cast<double>(num_gpus / model_parallel)));
-  // The degrees must multiply to the GPUs the record ran on; where the record's dp does not
-  // (counted with the expert-parallel ranks, or rounded), the GPU count decides.
-  if (tp > 0 && pp > 0 && cp > 0 && dp > 0 && model_parallel * dp != num_gpus && num_gpus % model_parallel == 0) {
-    notes.push_back("dp " + std::to_string(dp) + " does not make " + std::to_string(num_gpus) +
-                    " GPUs with tp x pp x cp: dp " + std::to_string(num_gpus / model_parallel) + " used");
-    dp = static_cast<int>(num_gpus / model_parallel);
-  }
-  p["dp"] = dp;
-  for (const char* sp : {"sp", "sequence_parallel"})
-    if (par.contains(sp) && par[sp].is_boolean()) p["sp"] = par[sp];
-  if (auto z = field(par, "zero_stage")) p["zero_stage"] = small(*z);
-  else if (const std::string s = lower(text_field(par, "fsdp_sharding")); !s.empty()) {
-    // FSDP's sharding strategies as ZeRO stages. HYBRID_SHARD shards within a node and
-    // replicates across nodes (FSDP's default process groups for it) unless the record gives
-    // the shard group's size; _HYBRID_SHARD_ZERO2 is played as HYBRID_SHARD.
-    if (has(s, "shard_grad_op")) p["zero_stage"] = 2;
-    else if (has(s, "no_shard")) p["zero_stage"] = 0;
-    else if (has(s, "full_shard") || has(s, "hybrid")) p["zero_stage"] = 3;
-    if (has(s, "hybrid")) {
-      const int dp_ranks = p["dp"].get<int>();
-      int shard = std::min(dp_ranks, small(first_field(par, {"dp_shard", "shard_group_size", "data_parallel_shard_degree"})
-                                               .value_or(cluster["gpus_per_node"].get<int>())));
-      if (shard <= 0 || dp_ranks % shard != 0) {
-        notes.push_back("FSDP hybrid sharding: a shard group of " + std::to_string(shard) + " does not divide dp " +
-                        std::to_string(dp_ranks) + ": full sharding over all GPUs assumed");
-        shard = dp_ranks;
-      } else if (!first_field(par, {"dp_shard", "shard_group_size", "data_parallel_shard_degree"})) {
-        notes.push_back("FSDP hybrid sharding: shard group of one node (" + std::to_string(shard) + " GPUs) assumed");
-      }
-      if (shard < dp_ranks) p["dp_shard"] = shard;
-    }
-  }
-  // The framework's ZeRO-3 prefetch buffer, where the record gives it (DeepSpeed's config key).
-  if (auto b = field(par, "stage3_prefetch_bucket_size")) {
-    if (*b < 0 || *b > 1e15) throw ScenarioError("parallel.stage3_prefetch_bucket_size", "expected 0 to 1e15 parameters");
-    p["zero3_prefetch_params"] = *b;
-  }
+  const int dp = degrees_from_record(par, num_gpus, p, notes);
+  sharding_from_record(par, dp, cluster["gpus_per_node"].get<int>(), p, notes);
   schedule_from_record(par, p, notes);
-  const std::string ddp = lower(text_field(par, "ddp_impl"));
-  if (ddp == "local") {
-    p["overlap"] = {{"dp", false}};
-    notes.push_back("ddp_impl local: gradient all-reduce after the backward pass (no overlap)");
-  }
-  // Megatron's overlap switches and its distributed optimizer (ZeRO-1), where a record names them.
-  auto flag = [&](const char* key) -> std::optional<bool> {
-    for (const json* o : {&par, &tr}) {
-      if (!o->contains(key)) continue;
-      if ((*o)[key].is_boolean()) return (*o)[key].get<bool>();
-      const std::string t = lower(text_field(*o, key));
-      if (t.rfind("true", 0) == 0 || t.rfind("yes", 0) == 0 || t.rfind("on", 0) == 0 || t == "1") return true;
-      if (t.rfind("false", 0) == 0 || t.rfind("no", 0) == 0 || t.rfind("off", 0) == 0 || t == "0") return false;
-    }
-    return std::nullopt;
-  };
-  for (const auto& [key, part] : std::initializer_list<std::pair<const char*, const char*>>{
-           {"tp_comm_overlap", "tp"}, {"overlap_grad_reduce", "dp"}, {"overlap_p2p_comm", "pp"}})
-    if (auto on = flag(key)) p["overlap"][part] = *on;
-  if (!p.contains("zero_stage"))
-    for (const char* key : {"distributed_optimizer", "use_distributed_optimizer"})
-      if (flag(key).value_or(false)) p["zero_stage"] = 1;
-  const std::string dispatcher = lower(text_field(par, "moe_dispatcher") + text_field(par, "token_dispatcher"));
-  if (dispatcher.find("deepep") != std::string::npos) p["moe_dispatcher"] = "deepep";
-
-  // Batch: sequences a step, or tokens a step over the sequence length.
-  const double seq = static_cast<double>(m["seq_len"].get<int64_t>());
-  std::optional<double> global_batch = first_field(tr, {"global_batch", "global_batch_size"});
-  if (!global_batch) {
-    if (auto tokens = first_field(tr, {"global_batch_tokens", "tokens_per_iter", "batch_tokens"})) {
-      global_batch = std::max(1.0, std::round(*tokens / seq));
-      notes.push_back("global batch from tokens a step over the sequence length");
-    }
-  }
-  if (!global_batch || *global_batch <= 0) throw ScenarioError("training.global_batch", "missing or not a positive number");
-  const auto accum = first_field(tr, {"grad_accum", "gradient_accumulation_steps"});
-  double mb = 0;
-  if (auto given = first_field(tr, {"micro_batch", "micro_batch_size", "mbs"})) mb = *given;
-  else if (accum && *accum > 0 && dp > 0) {
-    mb = std::max(1.0, std::round(*global_batch / (dp * *accum)));
-    notes.push_back("micro_batch not given: global_batch / (dp x grad_accum) assumed");
-  } else {
-    mb = std::max(1.0, *global_batch / std::max(1, dp));
-    notes.push_back("micro_batch not given: global_batch / dp assumed");
-  }
-  p["micro_batch"] = whole(mb);
-  // A global batch that is not a whole number of micro-batches a replica (a figure rounded in the
-  // source) is played as the nearest that is.
-  const double per_step = std::max<double>(1, whole(mb)) * std::max(1, dp);
-  double gb = *global_batch;
-  if (dp > 0 && mb >= 1 && std::fmod(gb, per_step) != 0) {
-    const double rounded = std::max(1.0, std::round(gb / per_step)) * per_step;
-    notes.push_back("global batch " + std::to_string(whole(gb)) + " is not a multiple of micro_batch x dp: " +
-                    std::to_string(whole(rounded)) + " played");
-    gb = rounded;
-  }
-  p["global_batch"] = whole(gb);
+  framework_flags_from_record(par, tr, p, notes);
+  batch_from_record(tr, static_cast<double>(m["seq_len"].get<int64_t>()), dp, p, notes);
   precision_from_record(par, tr, p);
   recompute_from_record(tr, p, notes);
   attention_from_record(rec, model, gpu, p, notes);
