@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdio>
 #include <regex>
 
 #include "models/core/scenario_error.hpp"
@@ -52,15 +53,21 @@ std::string text_field(const json& obj, const char* key) {
   return v.is_string() ? v.get<std::string>() : v.dump();
 }
 
+namespace {
+[[noreturn]] void out_of_range(double v, const char* most) {
+  char text[64];
+  std::snprintf(text, sizeof text, "%.6g", v);
+  throw ScenarioError("record", std::string("number out of range: ") + text + " (at most " + most + ")");
+}
+}  // namespace
+
 int64_t whole(double v) {
-  if (!std::isfinite(v) || std::fabs(v) > 1e15)
-    throw ScenarioError("record", "number out of range: " + std::to_string(v));
+  if (!std::isfinite(v) || std::fabs(v) > 1e15) out_of_range(v, "1e15");
   return static_cast<int64_t>(std::llround(v));
 }
 
 int small(double v) {
-  if (!std::isfinite(v) || std::fabs(v) > 1e9)
-    throw ScenarioError("record", "number out of range: " + std::to_string(v));
+  if (!std::isfinite(v) || std::fabs(v) > 1e9) out_of_range(v, "1e9");
   return static_cast<int>(std::lround(v));
 }
 
