@@ -425,6 +425,7 @@ GroupShape RankPlacement::worst_shape_enumerated(int kind) const {
       break;
     case 7:
     case 8: {
+      if (dp_shard_ == 0) return kind == 7 ? worst_shape_enumerated(3) : GroupShape{};
       // The groups of TP rank 0 (those of other TP ranks are their translates by one GPU): a
       // node's worth shows every alignment of a group with the node boundaries.
       const auto g = kind == 7 ? dp_shard_groups(0) : dp_replicate_groups(0);

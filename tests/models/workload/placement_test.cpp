@@ -75,7 +75,8 @@ TEST(RankPlacement, ClosedFormShapesAreTheListedGroupsShapes) {
                   const int e = etp > 0 ? etp : tp;
                   if (block % (e * ep) != 0) continue;
                   const RankPlacement p(tp, cp, dp, pp, order, ep, etp, gpn, 1 + (tp + dp) % 3);
-                  for (int kind = 0; kind < 5; ++kind) {
+                  for (int kind = 0; kind < 9; ++kind) {
+                    if (kind == 5 || kind == 6) continue;  // enumerated either way
                     SCOPED_TRACE(std::string(order) + " gpn " + std::to_string(gpn) + " tp " + std::to_string(tp) +
                                  " cp " + std::to_string(cp) + " dp " + std::to_string(dp) + " pp " +
                                  std::to_string(pp) + " ep " + std::to_string(ep) + " etp " +
@@ -94,6 +95,19 @@ TEST(RankPlacement, ClosedFormShapesAreTheListedGroupsShapes) {
                   }
                 }
   EXPECT_GT(checked, 5000);
+  // With a shard group, the shard and replica kinds' shapes are the listed groups' worst.
+  RankPlacement h(2, 1, 12, 2, "tp-cp-dp-pp", 1, 0, 8);
+  h.set_dp_shard(4);
+  for (int kind : {7, 8}) {
+    GroupShape worst;
+    for (const auto& g : kind == 7 ? h.dp_shard_groups(0) : h.dp_replicate_groups(0)) {
+      const GroupShape s = h.shape(g);
+      if (s.nodes > worst.nodes || (s.nodes == worst.nodes && s.ranks > worst.ranks)) worst = s;
+    }
+    EXPECT_EQ(h.worst_shape(kind).nodes, worst.nodes) << kind;
+    EXPECT_EQ(h.worst_shape(kind).ranks, worst.ranks) << kind;
+    EXPECT_EQ(h.worst_shape(kind).ranks_per_node, worst.ranks_per_node) << kind;
+  }
 }
 
 TEST(RankPlacement, LeafSpanCountsTheLeafSwitchesAGroupReaches) {
