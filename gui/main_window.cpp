@@ -369,8 +369,8 @@ void MainWindow::apply_field(const QString& json_path, const QString& value) {
     if (kDerivesDp.contains(json_path) && !panel_->dp_locked() && raw_.contains("plan") &&
         raw_["plan"].is_object())
       raw_["plan"].erase("dp");
-    // A shard group is ZeRO-3's: leaving ZeRO-3 drops it (its control is disabled there).
-    if (json_path == "plan.zero_stage" && value.toInt() < 3 && raw_.contains("plan") && raw_["plan"].is_object())
+    // ZeRO-0 shards nothing: choosing it drops the shard group (its control is disabled there).
+    if (json_path == "plan.zero_stage" && value.toInt() < 1 && raw_.contains("plan") && raw_["plan"].is_object())
       raw_["plan"].erase("dp_shard");
   } catch (const ScenarioError& e) {
     status_label_->setText(QString::fromStdString(e.what()));

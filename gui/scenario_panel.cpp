@@ -130,9 +130,9 @@ ScenarioPanel::ScenarioPanel(QWidget* parent) : QWidget(parent) {
   auto* mem_box = add_group(QT_TR_NOOP("Memory and precision"));
   auto* mem_form = new QFormLayout(mem_box);
   mem_form->addRow(add_label(QT_TR_NOOP("ZeRO stage")), add_combo("plan.zero_stage", {"0", "1", "2", "3"}));
-  // plan.dp_shard: ZeRO-3 sharded over this many DP ranks and replicated across the rest (FSDP's
-  // HYBRID_SHARD); 0 shards over all of them.
-  mem_form->addRow(add_label(QT_TR_NOOP("ZeRO-3 shard group")), add_spin(mem_box, "plan.dp_shard", 0, 1 << 20));
+  // plan.dp_shard: the model states sharded over this many DP ranks and replicated across the
+  // rest (FSDP's HYBRID_SHARD, Megatron-Core's partial distributed optimizer); 0 shards over all.
+  mem_form->addRow(add_label(QT_TR_NOOP("ZeRO shard group")), add_spin(mem_box, "plan.dp_shard", 0, 1 << 20));
   mem_form->addRow(add_label(QT_TR_NOOP("Recompute")), add_combo("plan.recompute", {"none", "selective", "full"}));
   // What selective recomputation rebuilds (plan.recompute_modules): one box per module, named as
   // the field's values are (Megatron-Core's names), so not translated.
@@ -270,7 +270,7 @@ void ScenarioPanel::retranslate_ui() {
   dp_lock_->setToolTip(tr("Off: changing TP, PP, CP or the GPU count sets DP to auto (GPUs / (TP·PP·CP)). On: DP stays as given."));
   auto* shard = static_cast<QSpinBox*>(controls_.value("plan.dp_shard"));
   shard->setSpecialValueText(tr("all DP ranks"));
-  shard->setToolTip(tr("ZeRO-3 only: shard over this many data-parallel ranks and replicate across the rest (FSDP HYBRID_SHARD; 8 = one node)"));
+  shard->setToolTip(tr("ZeRO 1-3: shard over this many data-parallel ranks and replicate across the rest (FSDP HYBRID_SHARD; 8 = one node)"));
   controls_.value("plan.vpp")->setToolTip(tr("Virtual pipeline stages (model chunks per GPU); > 1 needs the interleaved schedule"));
   compression_->setToolTip(tr("Each row starts a compression stage at a training step (plan.compression)"));
 }
@@ -428,7 +428,7 @@ void ScenarioPanel::populate(const Evaluation& ev) {
     set_spin("plan.global_batch", p.global_batch);
     set_combo("plan.zero_stage", QString::number(p.zero_stage));
     set_spin("plan.dp_shard", p.dp_shard);
-    controls_.value("plan.dp_shard")->setEnabled(p.zero_stage >= 3);
+    controls_.value("plan.dp_shard")->setEnabled(p.zero_stage >= 1);
     set_combo("plan.recompute", to_string(p.recompute));
     const std::vector<std::string> listed = to_strings(p.recompute_modules);
     for (QCheckBox* check : recompute_modules_)

@@ -113,6 +113,8 @@ struct Player {
   };
   std::vector<Queue> queues;  // per (device, expert)
   std::vector<std::vector<std::vector<int>>> dense_groups, expert_groups;  // per stage
+  // A sharded reduction under plan.dp_shard: its shard groups and the shards' replica groups.
+  std::vector<std::vector<std::vector<int>>> shard_groups, replica_groups;  // per stage
   // Groups of every kind per stage: [stage][CommGroup] -> groups (the representative first).
   std::vector<std::array<std::vector<std::vector<int>>, kCommGroups>> comm_groups;
   std::vector<std::array<bool, kCommGroups>> mirror_kind;  // play every group of the kind, not only the first
@@ -175,11 +177,17 @@ struct Player {
     queues.resize(2 * n);
     dense_groups.resize(n);
     expert_groups.resize(n);
+    shard_groups.resize(n);
+    replica_groups.resize(n);
     comm_groups.resize(n);
     mirror_kind.resize(n);
     for (int s = 0; s < n; ++s) {
       if (w.dp_group.ranks > 1) dense_groups[s] = place.dp_groups(s);
       if (w.ep > 1 && w.expert_dp_group.ranks > 1) expert_groups[s] = place.expert_dp_groups(s);
+      if (w.dp_sharded && w.zero_stage < 3 && w.dp_replica_group.ranks > 1) {
+        shard_groups[s] = place.dp_shard_groups(s);
+        replica_groups[s] = place.dp_replicate_groups(s);
+      }
     }
     plan_groups();
     // Mirror flows: every hand-off is tp flows for the representative pipeline, and tp flows
@@ -684,19 +692,28 @@ struct Player {
     b.params = params;
     b.bytes = params * w.grad_bytes_per_param * w.dp_wire_ratio;
     b.ready_s = ready_s + w.dp_arrival_wait_s;  // the replicas reach it apart (workload.hpp)
-    const auto& groups = expert ? expert_groups[d] : dense_groups[d];
+    const auto& groups = sharded_groups(d, expert);
     b.groups = static_cast<int>(groups.size());
     const GroupShape shape = group_shape(plat.topology(), groups.front());
     const int members = static_cast<int>(groups.front().size());
     double wire = 0;
     if (w.dp_sharded) {
-      // Reduce-scatter of the gradients, then all-gather of the updated parameters (workload.hpp).
+      // Reduce-scatter of the gradients, then all-gather of the updated parameters (workload.hpp);
+      // under a dp_shard, the shard all-reduced across its replicas between the two.
       b.gather_bytes = params * w.param_bytes_per_param;
       b.closed_form_s = collective_cost(CollectiveOp::kReduceScatter, w.algo, w.protocol, b.bytes, shape, w.fabric).time_s +
                         collective_cost(CollectiveOp::kAllGather, w.algo, w.protocol, b.gather_bytes, shape, w.fabric).time_s;
       wire = (b.bytes * bus_bandwidth_factor(CollectiveOp::kReduceScatter, members) +
               b.gather_bytes * bus_bandwidth_factor(CollectiveOp::kAllGather, members)) *
              members * groups.size();
+      if (!expert && !replica_groups[d].empty()) {
+        const auto& replicas = replica_groups[d];
+        const int copies = static_cast<int>(replicas.front().size());
+        b.replica_bytes = b.bytes / members;
+        b.closed_form_s += collective_cost(CollectiveOp::kAllReduce, w.algo, w.protocol, b.replica_bytes,
+                                           group_shape(plat.topology(), replicas.front()), w.fabric).time_s;
+        wire += b.replica_bytes * bus_bandwidth_factor(CollectiveOp::kAllReduce, copies) * copies * replicas.size();
+      }
     } else {
       b.closed_form_s = collective_cost(CollectiveOp::kAllReduce, w.algo, w.protocol, b.bytes, shape, w.fabric).time_s;
       wire = b.bytes * bus_bandwidth_factor(CollectiveOp::kAllReduce, members) * members * groups.size();
@@ -723,19 +740,32 @@ struct Player {
     const int bi = q.ready.front();
     q.ready.pop_front();
     tl.buckets[bi].start_s = plat.now_s();
+    const StepBucketRecord& b = tl.buckets[bi];
     if (w.dp_sharded) {
-      const double gather_bytes = tl.buckets[bi].gather_bytes;
-      play_bucket(d, expert, bi, CollectiveOp::kReduceScatter, tl.buckets[bi].bytes, [this, d, expert, bi, gather_bytes] {
-        play_bucket(d, expert, bi, CollectiveOp::kAllGather, gather_bytes, [this, d, expert, bi] { bucket_done(d, expert, bi); });
+      const auto& groups = sharded_groups(d, expert);
+      const double gather_bytes = b.gather_bytes, replica_bytes = b.replica_bytes;
+      auto gather = [this, d, expert, bi, gather_bytes, &groups] {
+        play_bucket(groups, bi, CollectiveOp::kAllGather, gather_bytes, [this, d, expert, bi] { bucket_done(d, expert, bi); });
+      };
+      play_bucket(groups, bi, CollectiveOp::kReduceScatter, b.bytes, [this, d, bi, replica_bytes, gather] {
+        if (replica_bytes > 0) play_bucket(replica_groups[d], bi, CollectiveOp::kAllReduce, replica_bytes, gather);
+        else gather();
       });
     } else {
-      play_bucket(d, expert, bi, CollectiveOp::kAllReduce, tl.buckets[bi].bytes, [this, d, expert, bi] { bucket_done(d, expert, bi); });
+      play_bucket(expert ? expert_groups[d] : dense_groups[d], bi, CollectiveOp::kAllReduce, b.bytes,
+                  [this, d, expert, bi] { bucket_done(d, expert, bi); });
     }
   }
 
-  // One collective of bucket `bi` on every group of its kind; `then` runs when the last is over.
-  void play_bucket(int d, bool expert, int bi, CollectiveOp op, double bytes, std::function<void()> then) {
-    const auto& groups = expert ? expert_groups[d] : dense_groups[d];
+  // The groups a sharded (ZeRO-1/2) reduction of stage d reduce-scatters and gathers over.
+  const std::vector<std::vector<int>>& sharded_groups(int d, bool expert) const {
+    if (expert) return expert_groups[d];
+    return shard_groups[d].empty() ? dense_groups[d] : shard_groups[d];
+  }
+
+  // One collective of bucket `bi` on every group of `groups`; `then` runs when the last is over.
+  void play_bucket(const std::vector<std::vector<int>>& groups, int bi, CollectiveOp op, double bytes,
+                   std::function<void()> then) {
     bucket_outstanding[bi] = static_cast<int>(groups.size());
     auto shared_then = std::make_shared<std::function<void()>>(std::move(then));
     for (const auto& g : groups) {

@@ -96,6 +96,7 @@ struct StepBucketRecord {
   double params = 0;
   double bytes = 0;         // per rank, the gradients' reduction
   double gather_bytes = 0;  // per rank, the parameters' all-gather of a sharded (ZeRO-1/2) bucket
+  double replica_bytes = 0;  // per rank, the shard's all-reduce across its replicas (plan.dp_shard)
   double ready_s = 0;
   double start_s = 0;
   double end_s = 0;

@@ -363,12 +363,12 @@ int degrees_from_record(const json& par, int num_gpus, json& p, std::vector<std:
 }
 
 // The ZeRO stage (or FSDP's sharding strategy as one) and ZeRO-3's prefetch buffer. HYBRID_SHARD
-// shards within a node and replicates across nodes (FSDP's default process groups for it) unless
-// the record gives the shard group's size; _HYBRID_SHARD_ZERO2 is played as HYBRID_SHARD.
+// (and _HYBRID_SHARD_ZERO2, its ZeRO-2 form) shards within a node and replicates across nodes
+// (FSDP's default process groups for it) unless the record gives the shard group's size.
 void sharding_from_record(const json& par, int dp, int gpus_per_node, json& p, std::vector<std::string>& notes) {
   if (auto z = field(par, "zero_stage")) p["zero_stage"] = small(*z);
   else if (const std::string s = lower(text_field(par, "fsdp_sharding")); !s.empty()) {
-    if (has(s, "shard_grad_op")) p["zero_stage"] = 2;
+    if (has(s, "shard_grad_op") || has(s, "hybrid_shard_zero2")) p["zero_stage"] = 2;
     else if (has(s, "no_shard")) p["zero_stage"] = 0;
     else if (has(s, "full_shard") || has(s, "hybrid")) p["zero_stage"] = 3;
     if (has(s, "hybrid")) {
@@ -382,6 +382,18 @@ void sharding_from_record(const json& par, int dp, int gpus_per_node, json& p, s
         notes.push_back("FSDP hybrid sharding: shard group of one node (" + std::to_string(shard) + " GPUs) assumed");
       }
       if (shard < dp) p["dp_shard"] = shard;
+    }
+  }
+  // Megatron-Core's partial distributed optimizer: the optimizer states sharded within each of
+  // N instances of dp / N ranks (--num-distributed-optimizer-instances).
+  if (auto instances = field(par, "num_distributed_optimizer_instances"); instances && *instances > 1) {
+    const int n = small(*instances);
+    if (dp % n == 0) {
+      if (!p.contains("zero_stage")) p["zero_stage"] = 1;
+      p["dp_shard"] = dp / n;
+    } else {
+      notes.push_back("num_distributed_optimizer_instances " + std::to_string(n) + " does not divide dp " +
+                      std::to_string(dp) + ": one instance assumed");
     }
   }
   // The framework's ZeRO-3 prefetch buffer, where the record gives it (DeepSpeed's config key).

@@ -957,7 +957,7 @@ Live numbers come from the estimate tier (closed form, in-process); Simulate run
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>ZeRO-3 shard group</source>
+        <source>ZeRO shard group</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
@@ -1037,7 +1037,7 @@ Live numbers come from the estimate tier (closed form, in-process); Simulate run
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>ZeRO-3 only: shard over this many data-parallel ranks and replicate across the rest (FSDP HYBRID_SHARD; 8 = one node)</source>
+        <source>ZeRO 1-3: shard over this many data-parallel ranks and replicate across the rest (FSDP HYBRID_SHARD; 8 = one node)</source>
         <translation type="unfinished"></translation>
     </message>
     <message>

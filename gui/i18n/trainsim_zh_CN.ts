@@ -958,8 +958,8 @@ Live numbers come from the estimate tier (closed form, in-process); Simulate run
         <translation>ZeRO 阶段</translation>
     </message>
     <message>
-        <source>ZeRO-3 shard group</source>
-        <translation>ZeRO-3 分片组</translation>
+        <source>ZeRO shard group</source>
+        <translation>ZeRO 分片组</translation>
     </message>
     <message>
         <source>Recompute</source>
@@ -1038,8 +1038,8 @@ Live numbers come from the estimate tier (closed form, in-process); Simulate run
         <translation>全部 DP 进程</translation>
     </message>
     <message>
-        <source>ZeRO-3 only: shard over this many data-parallel ranks and replicate across the rest (FSDP HYBRID_SHARD; 8 = one node)</source>
-        <translation>仅 ZeRO-3：在这么多个数据并行进程内分片，其余之间复制（FSDP HYBRID_SHARD；8 = 一个节点）</translation>
+        <source>ZeRO 1-3: shard over this many data-parallel ranks and replicate across the rest (FSDP HYBRID_SHARD; 8 = one node)</source>
+        <translation>ZeRO 1-3：在这么多个数据并行进程内分片，其余之间复制（FSDP HYBRID_SHARD；8 = 一个节点）</translation>
     </message>
     <message>
         <source>Virtual pipeline stages (model chunks per GPU); &gt; 1 needs the interleaved schedule</source>

@@ -168,22 +168,35 @@ std::vector<json> export_chakra(const Scenario& sc) {
       const std::vector<int64_t> after_backward =
           ranks[d].last_backward_id >= 0 ? std::vector<int64_t>{ranks[d].last_backward_id} : std::vector<int64_t>{};
       if (w.dp_sharded) {
+        // Under plan.dp_shard the two run over the shard group and the reduced shard is
+        // all-reduced across its replicas between them (time split by bytes as well).
+        const int shard = w.dp_shard_group.ranks, replicas = w.dp_replica_group.ranks;
         const double rs_bytes = params * w.grad_bytes_per_param, ag_bytes = params * w.param_bytes_per_param;
-        const double rs_share = rs_bytes / std::max(1.0, rs_bytes + ag_bytes);
+        const double ar_bytes = replicas > 1 ? rs_bytes / std::max(1, shard) : 0;
+        const double total = std::max(1.0, rs_bytes + ag_bytes + ar_bytes);
         json rs = {{"name", "dp_reduce_scatter_grads"},
                    {"type", kChakraCommColl},
                    {"comm_type", "REDUCE_SCATTER"},
                    {"comm_size", rs_bytes},
-                   {"comm_group_size", w.dp * w.cp},
-                   {"duration_micros", micros(s.dp_reduce_s * rs_share)}};
-        const int64_t rs_id = add(d, rs, after_backward);
+                   {"comm_group_size", shard},
+                   {"duration_micros", micros(s.dp_reduce_s * rs_bytes / total)}};
+        int64_t before_gather = add(d, rs, after_backward);
+        if (ar_bytes > 0) {
+          json ar = {{"name", "dp_all_reduce_shard_replicas"},
+                     {"type", kChakraCommColl},
+                     {"comm_type", "ALL_REDUCE"},
+                     {"comm_size", ar_bytes},
+                     {"comm_group_size", replicas},
+                     {"duration_micros", micros(s.dp_reduce_s * ar_bytes / total)}};
+          before_gather = add(d, ar, std::vector<int64_t>{before_gather});
+        }
         json ag = {{"name", "dp_all_gather_params"},
                    {"type", kChakraCommColl},
                    {"comm_type", "ALL_GATHER"},
                    {"comm_size", ag_bytes},
-                   {"comm_group_size", w.dp * w.cp},
-                   {"duration_micros", micros(s.dp_reduce_s * (1 - rs_share))}};
-        add(d, ag, std::vector<int64_t>{rs_id});
+                   {"comm_group_size", shard},
+                   {"duration_micros", micros(s.dp_reduce_s * ag_bytes / total)}};
+        add(d, ag, std::vector<int64_t>{before_gather});
       } else {
         json ar = {{"name", "dp_allreduce_grads"},
                    {"type", kChakraCommColl},

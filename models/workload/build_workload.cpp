@@ -184,7 +184,7 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r, const WorkloadOp
   // The cost-only route memoises every priced part under this environment (memo.hpp).
   const uint32_t env = options.keep_programs ? 0 : memo::environment_id(m, gpu, fabric);
   w.placement = RankPlacement(tp, cp, dp, pp, p.placement, m.moe ? ep : 1, etp, gpn, nodes_per_leaf(c));
-  w.placement.set_dp_shard(p.zero_stage >= 3 ? p.dp_shard : 0);
+  w.placement.set_dp_shard(p.zero_stage >= 1 ? p.dp_shard : 0);
   const RankPlacement& place = w.placement;
   const PlacementShapes shapes = placement_shapes(place, p.placement, env != 0);
   for (int k = 0; k < kCommGroups; ++k) w.group_shapes[k] = shapes.worst[k];
@@ -193,10 +193,11 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r, const WorkloadOp
   const GroupShape expert_dp_group =
       m.moe ? w.group_shapes[static_cast<int>(CommGroup::kExpertDp)] : GroupShape{};
   const GroupShape pp_pair = shapes.pp_pair;
-  // The ranks the dense model states are sharded over: ZeRO-3's shard group (the DP group
-  // unless plan.dp_shard), the DP group for ZeRO-1/2.
-  const int dense_shard_ranks =
-      p.zero_stage >= 3 ? w.group_shapes[static_cast<int>(CommGroup::kDpShard)].ranks : dp_group.ranks;
+  // The ranks the dense model states are sharded over (the DP group unless plan.dp_shard), and
+  // the replicas of a shard under a dp_shard (none without).
+  const GroupShape dp_shard_group = w.group_shapes[static_cast<int>(CommGroup::kDpShard)];
+  const GroupShape dp_replica_group = w.group_shapes[static_cast<int>(CommGroup::kDpReplicate)];
+  const int dense_shard_ranks = dp_shard_group.ranks;
 
   // ---- model chunks: which layers and parameters each pipeline device holds ----
   const Precision states = state_precision(p);
@@ -559,13 +560,18 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r, const WorkloadOp
     CompressionEffect ce;
     if (stage) ce = compression_effect(*stage, h, sb.grads);
     const bool sharded = sharded_reduction(stage);
-    auto reduce = [&](double params, const GroupShape& g) {
+    // g: the reduction's group (the shard group when sharded); replicas: a dp_shard's copies of
+    // each shard, whose reduced gradients are all-reduced between the reduce-scatter and the
+    // all-gather (Megatron-Core's partial distributed optimizer, FSDP's hybrid ZeRO-2).
+    auto reduce = [&](double params, const GroupShape& g, const GroupShape& replicas) {
       if (g.ranks <= 1 || params <= 0) return 0.0;
       const double grad_bytes = params * sb.grads;
       double s = 0;
       if (sharded) {
         s = memo::collective_cost(env, CollectiveOp::kReduceScatter, algo, protocol, grad_bytes, g, fabric).time_s +
             memo::collective_cost(env, CollectiveOp::kAllGather, algo, protocol, params * sb.params, g, fabric).time_s;
+        if (replicas.ranks > 1)
+          s += memo::collective_cost(env, CollectiveOp::kAllReduce, algo, protocol, grad_bytes / g.ranks, replicas, fabric).time_s;
       } else if (ce.needs_allgather) {
         s = memo::collective_cost(env, CollectiveOp::kAllGather, algo, protocol, grad_bytes * ce.wire_ratio * g.ranks, g, fabric).time_s;
       } else {
@@ -575,7 +581,8 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r, const WorkloadOp
       if (stage) s += compression_kernel_time_s(*stage, ce, params, g.ranks, sb.grads, gpu);
       return s;
     };
-    return reduce(max_stage_dense, dp_group) + reduce(max_stage_expert, expert_dp_group);
+    return (sharded ? reduce(max_stage_dense, dp_shard_group, dp_replica_group) : reduce(max_stage_dense, dp_group, {})) +
+           reduce(max_stage_expert, expert_dp_group, {});
   };
   // Bytes one GPU sends reducing `dense` and `expert` gradients (a ring all-reduce's 2 (n-1)/n
   // of each buffer, over its data-parallel and its expert-data-parallel group).
@@ -584,9 +591,15 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r, const WorkloadOp
     if (stage) ce = compression_effect(*stage, h, sb.grads);
     // A ring all-reduce sends 2 (n-1)/n of the buffer; a reduce-scatter and an all-gather
     // (n-1)/n of theirs each.
-    const double buffers = sharded_reduction(stage) ? sb.grads + sb.params : 2 * sb.grads * ce.wire_ratio;
+    const bool sharded = sharded_reduction(stage);
+    const double buffers = sharded ? sb.grads + sb.params : 2 * sb.grads * ce.wire_ratio;
     auto part = [&](double params, double n) { return n > 1 ? params * buffers * (n - 1) / n : 0.0; };
-    return part(dense, dp_group.ranks) + part(expert, expert_dp_group.ranks);
+    // Under a dp_shard the reduce-scatter and all-gather run over the shard group and the
+    // shard's all-reduce over its replicas: 2 (r-1)/r of the 1/s shard.
+    const double s = dp_shard_group.ranks, r = dp_replica_group.ranks;
+    const double dense_bytes = sharded ? part(dense, s) + (r > 1 ? dense / s * sb.grads * 2 * (r - 1) / r : 0.0)
+                                       : part(dense, dp_group.ranks);
+    return dense_bytes + part(expert, expert_dp_group.ranks);
   };
   auto dp_bytes = [&](const CompressionStage* stage) { return stage_dp_bytes(stage, max_stage_dense, max_stage_expert); };
   // Average over the training run when compression stages change with the step.
@@ -676,6 +689,8 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r, const WorkloadOp
   w.algo = algo;
   w.protocol = protocol;
   w.dp_group = dp_group;
+  w.dp_shard_group = dp_shard_group;
+  w.dp_replica_group = dp_replica_group;
   w.expert_dp_group = expert_dp_group;
   w.grad_bytes_per_param = sb.grads;
   w.param_bytes_per_param = sb.params;

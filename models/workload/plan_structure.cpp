@@ -108,9 +108,9 @@ std::string check_plan_structure(const Scenario& sc) {
   }
   if (p.dp_shard < 0 || (p.dp_shard > 0 && p.dp % p.dp_shard != 0))
     return "plan.dp_shard: " + str(p.dp_shard) + " does not divide plan.dp (" + str(p.dp) + ")";
-  if (p.dp_shard > 0 && p.dp_shard != p.dp && p.zero_stage < 3)
-    return "plan.dp_shard: sharding over part of the data-parallel group is modelled for plan.zero_stage 3 "
-           "(FSDP's HYBRID_SHARD), got zero_stage " + str(p.zero_stage);
+  if (p.dp_shard > 0 && p.dp_shard != p.dp && p.zero_stage < 1)
+    return "plan.dp_shard: ZeRO-0 shards nothing: sharding over part of the data-parallel group needs "
+           "plan.zero_stage 1, 2 or 3";
   if (c.gpu.peak_flops(p.precision) <= 0)
     return std::string("plan.precision \"") + to_string(p.precision) + "\" is not supported by " +
            c.gpu.name + " (no peak rate for it)";

@@ -87,6 +87,10 @@ struct Workload {
   CollectiveAlgo algo = CollectiveAlgo::kAuto;
   CollectiveProtocol protocol = CollectiveProtocol::kAuto;  // plan.collective_protocol
   GroupShape dp_group;         // dense gradients: dp x cp ranks
+  // plan.dp_shard: the dense states' shard group and a shard's replicas (the DP group and none
+  // without one); ZeRO-1/2 reduce-scatter and all-gather over the first, all-reduce over the second.
+  GroupShape dp_shard_group;
+  GroupShape dp_replica_group;
   GroupShape expert_dp_group;  // expert gradients: the EDP ranks
   double grad_bytes_per_param = 2;
   double param_bytes_per_param = 2;

@@ -78,7 +78,7 @@ check bad-calibration 2 'calibration.version' -- "$T" run "$good" --fidelity est
 check tp-heads 3 'plan.tp: 16 does not divide model.heads \(24\)' -- "$T" run "$good" --set plan.tp=16 --set plan.dp=2
 check degrees 3 'but the cluster has 32' -- "$T" run "$good" --set plan.dp=8
 check dp-shard-divides 3 'plan.dp_shard: 12 does not divide plan.dp \(32\)' -- "$T" run "$good" --set plan.zero_stage=3 --set plan.dp_shard=12
-check dp-shard-zero3 3 'plan.dp_shard: sharding over part of the data-parallel group is modelled for plan.zero_stage 3' -- "$T" run "$good" --set plan.dp_shard=8
+check dp-shard-zero0 3 'plan.dp_shard: ZeRO-0 shards nothing' -- "$T" run "$good" --set plan.dp_shard=8
 check dp-shard-negative 2 'plan.dp_shard: expected an integer' -- "$T" run "$good" --set plan.zero_stage=3 --set plan.dp_shard=-8
 check dp-shard-hybrid 0 'step time' -- "$T" run "$good" --set plan.zero_stage=3 --set plan.dp_shard=8
 check oom 3 'INFEASIBLE: out of memory' -- "$T" run "$good" --set model=gpt3-175b --set plan.dp=32 --set plan.global_batch=32 --set plan.micro_batch=1

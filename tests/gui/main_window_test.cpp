@@ -150,10 +150,11 @@ class MainWindowTest : public QObject {
     QVERIFY(!parts->isEnabled());
   }
 
-  // ZeRO-3 sharded within a node (FSDP's HYBRID_SHARD) as a user sets it: the shard group's spin box
-  // writes plan.dp_shard, the model states grow from 1/32 to 1/8 of the model; leaving ZeRO-3
-  // disables the box and drops the field.
-  void the_zero3_shard_group_edits_the_plan_and_the_model_states() {
+  // Sharding within a node (FSDP's HYBRID_SHARD) as a user sets it: the shard group's spin box
+  // writes plan.dp_shard, ZeRO-3's model states grow from 1/32 to 1/8 of the model; under ZeRO-1
+  // the optimizer states are sharded 8 ways instead of 32 and the field stays; ZeRO-0 disables
+  // the box and drops the field.
+  void the_zero_shard_group_edits_the_plan_and_the_model_states() {
     QTemporaryDir dir;
     const QString path = write_file(dir, "fsdp.json", R"({
       "schema_version": 1, "name": "fsdp", "model": "gpt-1.7b",
@@ -177,12 +178,22 @@ class MainWindowTest : public QObject {
     QCOMPARE(w.evaluation().scenario.plan.dp_shard, 8);
     QCOMPARE(w.evaluation().result.per_stage.at(0).breakdown.params_bytes, 4 * full);
     auto* zero = qobject_cast<QComboBox*>(w.panel()->control_for_path("plan.zero_stage"));
-    const int one = zero->findText("1");
-    zero->setCurrentIndex(one);
-    emit zero->activated(one);
+    auto pick = [&](const char* stage) {
+      const int i = zero->findText(stage);
+      zero->setCurrentIndex(i);
+      emit zero->activated(i);
+    };
+    pick("1");
+    QCOMPARE(w.raw_scenario()["plan"]["dp_shard"].get<int>(), 8);
+    QVERIFY(w.evaluation().result.feasible);
+    QVERIFY(shard->isEnabled());
+    const double optimizer_8 = w.evaluation().result.per_stage.at(0).breakdown.optimizer_bytes;
+    pick("0");
     QVERIFY(!w.raw_scenario()["plan"].contains("dp_shard"));
     QVERIFY(w.evaluation().result.feasible);
     QVERIFY(!shard->isEnabled());
+    pick("1");
+    QCOMPARE(w.evaluation().result.per_stage.at(0).breakdown.optimizer_bytes, optimizer_8 / 4);
   }
 
   // The MoE dispatcher and the fp8 activation cache as a user picks them: DeepEP's deduplicated exchange writes

@@ -341,6 +341,25 @@ TEST(StepTraffic, HybridShardedGathersAndReplicaAllReducesRunAsFlows) {
   EXPECT_GT(sim["traffic_bytes_as_flows"]["dp"].get<double>(), 0.95 * closed);
 }
 
+TEST(StepTraffic, PartiallyShardedGradientBucketsRunAsFlows) {
+  // ZeRO-1 sharded within each of 2 nodes: every bucket reduce-scatters over a node, all-reduces
+  // the shard between the nodes and all-gathers the parameters over the node, as flows, moving
+  // what the closed form counts.
+  nlohmann::json raw = moe_raw(1);
+  raw["model"].erase("moe");
+  raw["cluster"] = {{"base", "dgx-a100-superpod"}, {"nodes", 2}};
+  raw["plan"] = {{"tp", 1}, {"pp", 1}, {"dp", 16}, {"micro_batch", 1}, {"global_batch", 16}, {"zero_stage", 1},
+                 {"dp_shard", 8}};
+  const auto out = simulate_raw(raw);
+  ASSERT_TRUE(out.contains("simulation")) << out.dump();
+  const auto& sim = out["simulation"];
+  const double closed = sim["traffic_bytes_closed_form"]["dp"].get<double>();
+  EXPECT_GT(closed, 0);
+  EXPECT_NEAR(sim["traffic_bytes"]["dp"].get<double>(), closed, 0.05 * closed);
+  EXPECT_GT(sim["traffic_bytes_as_flows"]["dp"].get<double>(), 0.95 * closed);
+  EXPECT_GT(sim["dp_buckets_simulated"].get<int>(), 0);
+}
+
 TEST(StepTraffic, ExpertAllToAllsContendWithTheGradientReductionOnAnOversubscribedFabric) {
   // On a 4:1 tapered fat-tree the last micro-batch's expert all-to-alls run while the gradient
   // buckets cross the same spine: both take longer beside each other than alone, and the report

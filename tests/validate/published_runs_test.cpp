@@ -175,6 +175,16 @@ TEST(PublishedRuns, ReadsHybridShardingAsShardingWithinANode) {
   EXPECT_FALSE(scenario_from_record(rec, notes)["plan"].contains("dp_shard"));
   EXPECT_FALSE(notes.empty());
   rec["parallel"].erase("shard_group_size");
+  rec["parallel"]["fsdp_sharding"] = "_HYBRID_SHARD_ZERO2";  // the ZeRO-2 form
+  s = scenario_from_record(rec, notes);
+  EXPECT_EQ(s["plan"]["zero_stage"], 2);
+  EXPECT_EQ(s["plan"]["dp_shard"], 8);
+  // Megatron-Core's partial distributed optimizer: 4 instances of 16 ranks.
+  rec["parallel"] = {{"num_distributed_optimizer_instances", 4}};
+  s = scenario_from_record(rec, notes);
+  EXPECT_EQ(s["plan"]["zero_stage"], 1);
+  EXPECT_EQ(s["plan"]["dp_shard"], 16);
+  rec["parallel"] = {{"fsdp_sharding", "HYBRID_SHARD"}};
   rec["hardware"]["num_gpus"] = 8;
   EXPECT_FALSE(scenario_from_record(rec, notes)["plan"].contains("dp_shard"));
 }

@@ -137,6 +137,21 @@ TEST(ChakraExport, ZeroThreeHasNoStepEndReductionOfTheWholeModel) {
   for (const auto& t : export_chakra(scenario(plan))) EXPECT_EQ(check_trace(t).coll, 0);
   plan["zero_stage"] = 2;
   for (const auto& t : export_chakra(scenario(plan))) EXPECT_EQ(check_trace(t).coll, 2);
+  // Sharded within a node (plan.dp_shard): the shard's all-reduce across the replicas sits
+  // between the reduce-scatter and the all-gather, over the replica group.
+  plan["dp_shard"] = 8;
+  for (const auto& t : export_chakra(scenario(plan))) {
+    EXPECT_EQ(check_trace(t).coll, 3);
+    std::vector<const json*> coll;
+    for (const json& n : t["nodes"])
+      if (n["type"] == "COMM_COLL_NODE") coll.push_back(&n);
+    ASSERT_EQ(coll.size(), 3u);
+    EXPECT_EQ((*coll[1])["comm_type"], "ALL_REDUCE");
+    EXPECT_EQ((*coll[1])["comm_group_size"], 2);
+    EXPECT_EQ((*coll[0])["comm_group_size"], 8);
+    EXPECT_EQ((*coll[1])["data_deps"], json::array({(*coll[0])["id"]}));
+    EXPECT_EQ((*coll[2])["data_deps"], json::array({(*coll[1])["id"]}));
+  }
 }
 
 // The closed-form counts of workload/cost_bounds.hpp (what the bound is checked on) are the

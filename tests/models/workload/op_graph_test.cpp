@@ -365,12 +365,37 @@ TEST(OpGraph, HybridShardingGathersWithinTheShardGroupAndAllReducesAcrossReplica
   const double params = count_params(sc.model).total;
   const double expect = params * (2 + 2) * 7.0 / 8 + params * grad_bytes * 7.0 / 8 + params / 8 * grad_bytes * 2 * 3.0 / 4;
   EXPECT_NEAR(r_hybrid.dp_bytes, expect, 0.02 * expect);
-  // Sharding over part of the DP group is refused where it is not modelled, and must divide dp.
-  plan["zero_stage"] = 1;
-  EXPECT_NE(estimate(make(plan, "gpt-1.7b", 4)).reason.find("plan.dp_shard"), std::string::npos);
+  // ZeRO-0 shards nothing, and a shard group must divide dp.
+  plan["zero_stage"] = 0;
+  EXPECT_NE(estimate(make(plan, "gpt-1.7b", 4)).reason.find("plan.dp_shard: ZeRO-0 shards nothing"), std::string::npos);
   plan["zero_stage"] = 3;
   plan["dp_shard"] = 5;
   EXPECT_NE(estimate(make(plan, "gpt-1.7b", 4)).reason.find("does not divide plan.dp"), std::string::npos);
+}
+
+// ZeRO-1/2 under plan.dp_shard (Megatron-Core's partial distributed optimizer, FSDP's hybrid
+// ZeRO-2): the gradients reduce-scattered over the shard group, the 1/s shard all-reduced across
+// its replicas, the parameters all-gathered over the shard group; optimizer states 1/s.
+TEST(OpGraph, PartialShardingReducesWithinTheShardGroupAndAcrossReplicas) {
+  json plan = {{"tp", 1}, {"pp", 1}, {"dp", 32}, {"global_batch", 32}, {"zero_stage", 1}, {"recompute", "none"},
+               {"precision", "bf16"}};
+  Result r_full, r_part;
+  build(make(plan, "gpt-1.7b", 4), r_full);
+  plan["dp_shard"] = 8;
+  const Scenario sc = make(plan, "gpt-1.7b", 4);
+  const Workload w = build(sc, r_part);
+  EXPECT_EQ(w.dp_shard_group.ranks, 8);
+  EXPECT_EQ(w.dp_shard_group.nodes, 1);
+  EXPECT_EQ(w.dp_replica_group.ranks, 4);
+  EXPECT_NEAR(r_part.per_stage[0].breakdown.optimizer_bytes, 4 * r_full.per_stage[0].breakdown.optimizer_bytes,
+              1e-9 * r_part.per_stage[0].breakdown.optimizer_bytes);
+  EXPECT_NEAR(r_part.per_stage[0].breakdown.params_bytes, r_full.per_stage[0].breakdown.params_bytes,
+              1e-9 * r_part.per_stage[0].breakdown.params_bytes);  // ZeRO-1 keeps every parameter
+  const double params = w.stages[0].dense_params;
+  const double g = 4, p = 2;  // fp32 gradients, bf16 parameters
+  const double expect = params * (g + p) * 7.0 / 8 + params / 8 * g * 2 * 3.0 / 4;
+  EXPECT_NEAR(r_part.dp_bytes, expect, 1e-9 * expect);
+  EXPECT_NEAR(r_full.dp_bytes, params * (g + p) * 31.0 / 32, 1e-9 * r_full.dp_bytes);
 }
 
 TEST(OpGraph, ABoundedPrefetchBufferGathersTheRestWhenTheLayerStarts) {
