@@ -229,6 +229,7 @@ struct Player {
       g[static_cast<int>(CommGroup::kExpertDp)] = place.expert_dp_groups(s);
       g[static_cast<int>(CommGroup::kDpShard)] = place.dp_shard_groups(s);
       g[static_cast<int>(CommGroup::kDpReplicate)] = place.dp_replicate_groups(s);
+      g[static_cast<int>(CommGroup::kDpSecondary)] = place.dp_secondary_groups(s);
       if (w.group_shapes[static_cast<int>(CommGroup::kEpInter)].ranks > 1 ||
           w.group_shapes[static_cast<int>(CommGroup::kEpIntra)].ranks > 1) {
         g[static_cast<int>(CommGroup::kEpInter)] = place.ep_hop_groups(s, true);
@@ -236,7 +237,8 @@ struct Player {
       }
       for (int k = 0; k < kCommGroups; ++k) {
         const bool dp_kind = k == static_cast<int>(CommGroup::kDp) || k == static_cast<int>(CommGroup::kExpertDp) ||
-                             k == static_cast<int>(CommGroup::kDpShard) || k == static_cast<int>(CommGroup::kDpReplicate);
+                             k == static_cast<int>(CommGroup::kDpShard) || k == static_cast<int>(CommGroup::kDpReplicate) ||
+                             k == static_cast<int>(CommGroup::kDpSecondary);
         const bool crosses = !g[k].empty() && w.group_shapes[k].nodes > 1;
         mirror_kind[s][k] = dp_kind || crosses;
         // Mirrored, a stage's groups of this kind run each collective together: their flows are

@@ -400,6 +400,15 @@ struct ParallelPlan {
   // only, and its gradients reduce-scattered there and then all-reduced across the replicas.
   // 0: the whole DP group (FULL_SHARD).
   int dp_shard = 0;
+  // ZeRO++ (Wang et al., "ZeRO++: Extremely Efficient Collective Communication for Giant Model
+  // Training", arXiv:2306.10209; DeepSpeed's zero_hpz_partition_size and zero_quantized_weights),
+  // ZeRO-3 only. hpZ: after a layer's forward gather each GPU keeps a secondary copy of its
+  // parameters sharded over `zero_hpz_partition_size` consecutive DP ranks (a node), and the
+  // backward gathers from that copy within the partition; 0 or 1: off. qwZ: the forward gathers
+  // move the weights block-quantized to int8 (one fp32 scale per kQwzBlock elements), quantized on
+  // the owner and dequantized after the gather.
+  int zero_hpz_partition_size = 0;
+  bool zero_quantized_weights = false;
   // Under fp8: the linears' inputs kept for the backward in fp8 with 1 x 128 tile scales, the
   // attention output projection's in E5M6 (DeepSeek-V3's framework, arXiv:2412.19437 sec. 3.3.2);
   // false: 16-bit, or TransformerEngine's fp8 copy and its transpose, the same 2 bytes.

@@ -125,7 +125,7 @@ PlacementShapes placement_shapes(const RankPlacement& place, const std::string& 
     return out;
   };
   struct Key {
-    int32_t tp, cp, dp, pp, ep, etp, gpn, nodes_per_leaf, dp_shard;
+    int32_t tp, cp, dp, pp, ep, etp, gpn, nodes_per_leaf, dp_shard, hpz;
     char order[24];
   };
   if (!memoise || order.size() >= sizeof(Key::order)) return compute();
@@ -134,6 +134,7 @@ PlacementShapes placement_shapes(const RankPlacement& place, const std::string& 
   k.ep = place.ep(), k.etp = place.etp(), k.gpn = place.gpus_per_node();
   k.nodes_per_leaf = place.nodes_per_leaf();
   k.dp_shard = place.dp_shard();
+  k.hpz = place.hpz();
   std::memcpy(k.order, order.data(), order.size());
   thread_local memo::Table<Key, PlacementShapes, 1024> table;
   return table.get(k, compute);
@@ -185,6 +186,7 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r, const WorkloadOp
   const uint32_t env = options.keep_programs ? 0 : memo::environment_id(m, gpu, fabric);
   w.placement = RankPlacement(tp, cp, dp, pp, p.placement, m.moe ? ep : 1, etp, gpn, nodes_per_leaf(c));
   w.placement.set_dp_shard(p.zero_stage >= 1 ? p.dp_shard : 0);
+  w.placement.set_hpz(p.zero_stage >= 3 ? p.zero_hpz_partition_size : 0);
   const RankPlacement& place = w.placement;
   const PlacementShapes shapes = placement_shapes(place, p.placement, env != 0);
   for (int k = 0; k < kCommGroups; ++k) w.group_shapes[k] = shapes.worst[k];
@@ -293,6 +295,9 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r, const WorkloadOp
       b.grads_bytes = std::min(b.grads_bytes, largest_layer_params * sb.grads);
     }
     if (p.offload.params) b.params_bytes = 2 * largest_layer_params * sb.params;
+    // ZeRO++'s hpZ keeps a secondary copy of the 16-bit parameters sharded over its partition.
+    if (const int hpz = w.group_shapes[static_cast<int>(CommGroup::kDpSecondary)].ranks; p.zero_stage >= 3 && hpz > 1)
+      b.params_bytes += sw.dense_params * sb.params / hpz;
     const double per_mb = (sw.layers - sw.moe_layers) * act_dense + sw.moe_layers * act_moe;
     double act = per_mb * sm.in_flight_micro_batches;
     if (sw.first) act += first_extra * sm.in_flight_micro_batches;
@@ -388,6 +393,7 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r, const WorkloadOp
   ctx.overlap_tp = p.overlap.tp;
   ctx.zero_stage = p.zero_stage;
   ctx.zero3_prefetch_params = p.zero3_prefetch_params;
+  ctx.zero_quantized_weights = p.zero_stage >= 3 && p.zero_quantized_weights;
   ctx.moe_dispatcher = p.moe_dispatcher;
   ctx.grad_accumulation_fusion = p.grad_accumulation_fusion;
   ctx.autocast = states != p.precision;

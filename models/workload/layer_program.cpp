@@ -177,11 +177,11 @@ class BlockBuilder {
   // lists its gather_now before its prefetch_gather: the layer's own parameters come before the
   // next layer's on the gather stream.
   void gather_now(CommGroup group, double bytes) {
-    if (const int i = comm(CollectiveOp::kAllGather, CommPurpose::kDp, group, CommStream::kGather, bytes, -1); i >= 0)
+    if (const int i = comm(CollectiveOp::kAllGather, CommPurpose::kDp, group, CommStream::kSharded, bytes, -1); i >= 0)
       b_.comm[i].waited_by = 0;
   }
   void prefetch_gather(CommGroup group, double bytes) {
-    if (const int i = comm(CollectiveOp::kAllGather, CommPurpose::kDp, group, CommStream::kGather, bytes, -1); i >= 0) {
+    if (const int i = comm(CollectiveOp::kAllGather, CommPurpose::kDp, group, CommStream::kSharded, bytes, -1); i >= 0) {
       b_.comm[i].prefetch = true;
       b_.comm[i].waited_by = 0;
     }
@@ -669,27 +669,57 @@ double prefetch_share(const LayerContext& c, double module_params) {
 
 // A module's ZeRO-3 gathers: the part its prefetch buffer holds one repetition ahead, the rest
 // at its start. groups/params: the module's parameter groups (dense, routed experts).
-void zero3_gathers(BlockBuilder& b, const LayerContext& c, std::initializer_list<std::pair<CommGroup, double>> groups) {
-  if (c.zero_stage < 3) return;
+// Each group: its parameter elements and the bytes one takes on the wire.
+struct GatherPart {
+  CommGroup group;
+  double params, bytes_per_param;
+};
+void gathers(BlockBuilder& b, const LayerContext& c, std::initializer_list<GatherPart> parts) {
   double total = 0;
-  for (const auto& [group, params] : groups) total += params;
+  for (const GatherPart& g : parts) total += g.params;
   const double ahead = prefetch_share(c, total);
-  for (const auto& [group, params] : groups) b.gather_now(group, (1 - ahead) * params * c.param_bytes);
-  for (const auto& [group, params] : groups) b.prefetch_gather(group, ahead * params * c.param_bytes);
+  for (const GatherPart& g : parts) b.gather_now(g.group, (1 - ahead) * g.params * g.bytes_per_param);
+  for (const GatherPart& g : parts) b.prefetch_gather(g.group, ahead * g.params * g.bytes_per_param);
+}
+
+// ZeRO-3's gathers of a module's parameters for a pass. The forward gathers the dense part over
+// the shard group, with ZeRO++'s qwZ as int8 blocks (quantized on the owner, read 2 write 1 of
+// its shard; dequantized after, read 1 write 2 of the module) and, with hpZ, keeps the
+// secondary partition's slice (a copy of 1/hpz of the module); the backward gathers it over the
+// secondary partition where hpZ keeps one, else over the shard group again. Expert parameters
+// are gathered over their expert-DP group as they are.
+void zero3_gathers(BlockBuilder& b, const LayerContext& c, Pass pass, double dense, double experts = 0) {
+  if (c.zero_stage < 3) return;
+  const int hpz = shape_of(c, CommGroup::kDpSecondary).ranks;
+  if (pass == Pass::kForward) {
+    double dense_bytes = c.param_bytes;
+    if (c.zero_quantized_weights && dense > 0) {
+      const int shard = std::max(1, shape_of(c, CommGroup::kDpShard).ranks);
+      b.mem(OpRole::kCast, Pass::kForward, (c.param_bytes + kQwzBytesPerParam) * dense / shard, dense / shard);
+      b.mem(OpRole::kCast, Pass::kForward, (kQwzBytesPerParam + c.param_bytes) * dense, dense);
+      dense_bytes = kQwzBytesPerParam;
+    }
+    if (hpz > 1 && dense > 0) b.mem(OpRole::kOther, Pass::kForward, 2 * c.param_bytes * dense / hpz, dense / hpz);
+    gathers(b, c, {{CommGroup::kDpShard, dense, dense_bytes}, {CommGroup::kExpertDp, experts, c.param_bytes}});
+    return;
+  }
+  gathers(b, c, {{hpz > 1 ? CommGroup::kDpSecondary : CommGroup::kDpShard, dense, c.param_bytes},
+                 {CommGroup::kExpertDp, experts, c.param_bytes}});
 }
 
 // A module's ZeRO-3 gradient reduction: the dense gradients reduce-scattered over the shard
 // group, and under plan.dp_shard the shard then all-reduced across its replicas (FSDP's
-// HYBRID_SHARD post-backward: reduce-scatter, then all-reduce of the shard, on one stream);
-// expert gradients over their expert-DP group.
+// HYBRID_SHARD post-backward: reduce-scatter, then all-reduce of the shard); expert gradients
+// over their expert-DP group. On the gathers' stream (CommStream::kSharded): the next module's
+// gather waits for them.
 void zero3_reduce_scatters(BlockBuilder& b, const LayerContext& c, double dense_params, double expert_params) {
   if (c.zero_stage < 3) return;
-  b.async_comm(CollectiveOp::kReduceScatter, CommPurpose::kDp, CommGroup::kDpShard, CommStream::kReduceScatter,
+  b.async_comm(CollectiveOp::kReduceScatter, CommPurpose::kDp, CommGroup::kDpShard, CommStream::kSharded,
                dense_params * c.grad_bytes);
   const int shard_ranks = std::max(1, shape_of(c, CommGroup::kDpShard).ranks);
-  b.async_comm(CollectiveOp::kAllReduce, CommPurpose::kDp, CommGroup::kDpReplicate, CommStream::kReduceScatter,
+  b.async_comm(CollectiveOp::kAllReduce, CommPurpose::kDp, CommGroup::kDpReplicate, CommStream::kSharded,
                dense_params / shard_ranks * c.grad_bytes);
-  b.async_comm(CollectiveOp::kReduceScatter, CommPurpose::kDp, CommGroup::kExpertDp, CommStream::kReduceScatter,
+  b.async_comm(CollectiveOp::kReduceScatter, CommPurpose::kDp, CommGroup::kExpertDp, CommStream::kSharded,
                expert_params * c.grad_bytes);
 }
 
@@ -756,7 +786,7 @@ OpBlock layer_block(const LayerContext& c, bool moe, PassKind pass, int repeat) 
   const bool moe_layer = moe && c.model->moe.has_value();
   b.params(params.dense, params.experts);
   if (pass == PassKind::kForward) {
-    zero3_gathers(b, c, {{CommGroup::kDpShard, params.dense}, {CommGroup::kExpertDp, params.experts}});
+    zero3_gathers(b, c, Pass::kForward, params.dense, params.experts);
     weight_casts(b, c, Pass::kForward, params.dense + params.experts);
     attention_forward(b, c, d, Pass::kForward);
     if (moe_layer) moe_mlp_forward(b, c, d, Pass::kForward);
@@ -765,7 +795,7 @@ OpBlock layer_block(const LayerContext& c, bool moe, PassKind pass, int repeat) 
   }
   if (has_input_grad(pass)) {
     // Parameters are gathered again for the backward pass; W alone does not need them (dW = X^T dY).
-    zero3_gathers(b, c, {{CommGroup::kDpShard, params.dense}, {CommGroup::kExpertDp, params.experts}});
+    zero3_gathers(b, c, Pass::kBackwardInput, params.dense, params.experts);
     if (c.recompute == Recompute::kFull) {
       weight_casts(b, c, Pass::kRecompute, params.dense + params.experts);
       attention_forward(b, c, d, Pass::kRecompute);
@@ -810,7 +840,7 @@ OpBlock embedding_block(const LayerContext& c, PassKind pass) {
   const double params = static_cast<double>(m.vocab) * d.h / (c.vocab_parallel ? c.tp : 1);
   b.params(params, 0);
   if (pass == PassKind::kForward) {
-    zero3_gathers(b, c, {{CommGroup::kDpShard, params}});
+    zero3_gathers(b, c, Pass::kForward, params);
     // Vocab-parallel embedding: each rank gathers the rows it holds, an all-reduce (or, with
     // sequence parallel, a reduce-scatter) sums the partial embeddings. A replicated one gathers
     // every row itself.
@@ -820,7 +850,7 @@ OpBlock embedding_block(const LayerContext& c, PassKind pass) {
   } else if (pass != PassKind::kBackwardInput) {
     // The embedding's gradient is a scatter-add of the incoming gradient (its weight gradient).
     // ZeRO-3 / FSDP gather a module's parameters for its backward whether it reads them or not.
-    zero3_gathers(b, c, {{CommGroup::kDpShard, params}});
+    zero3_gathers(b, c, Pass::kBackwardWeight, params);
     if (c.sp) b.tp_comm(CollectiveOp::kAllGather, d.T * d.h * d.A);
     b.mem(OpRole::kEmbedding, Pass::kBackwardWeight, 2 * d.R * d.T * d.h, d.T * d.h);
     zero3_reduce_scatters(b, c, params, 0);
@@ -838,7 +868,7 @@ OpBlock head_block(const LayerContext& c, PassKind pass) {
   const double params = v * d.h + d.h;
   b.params(params, 0);
   if (pass == PassKind::kForward) {
-    zero3_gathers(b, c, {{CommGroup::kDpShard, params}});
+    zero3_gathers(b, c, Pass::kForward, params);
     weight_casts(b, c, Pass::kForward, v * d.h);
     b.mem(OpRole::kNorm, Pass::kForward, norm_bytes(d, false) * d.Te * d.h, d.Te * d.h);
     if (c.sp) b.tp_comm(CollectiveOp::kAllGather, d.T * d.h * d.A);
@@ -851,7 +881,7 @@ OpBlock head_block(const LayerContext& c, PassKind pass) {
     b.mem(OpRole::kSoftmaxXent, Pass::kForward, loss_forward_bytes(d.A) * d.T * v, d.T * v, 3);
     return b.finish();
   }
-  if (has_input_grad(pass)) zero3_gathers(b, c, {{CommGroup::kDpShard, params}});
+  if (has_input_grad(pass)) zero3_gathers(b, c, Pass::kBackwardInput, params);
   if (has_input_grad(pass))
     b.mem(OpRole::kSoftmaxXent, Pass::kBackwardInput, loss_backward_bytes(d.A) * d.T * v, d.T * v, 3);
   linear_backward(b, OpRole::kLmHead, pass, d.T, v, d.h);

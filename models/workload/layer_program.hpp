@@ -29,6 +29,11 @@ double training_tensor_share(const GpuSpec& gpu);
 // of IB and NVLink" (DeepEP's Buffer.set_num_sms sets it).
 constexpr double kDeepEpSms = 20;
 
+// ZeRO++'s qwZ: bytes a weight takes on the wire, int8 plus one fp32 scale per block of 512
+// elements (ZeRO++ sec. 3.1 quantizes the weights block by block, each block with its own scale;
+// the block size here is ours, its share of the bytes under 1%).
+constexpr double kQwzBytesPerParam = 1 + 4.0 / 512;
+
 // Layers of one model chunk: a contiguous range of the model's layers.
 struct ChunkLayers {
   int begin = 0;
@@ -57,6 +62,7 @@ struct LayerContext {
   bool overlap_tp = false;
   int zero_stage = 0;
   double zero3_prefetch_params = 0;  // plan.zero3_prefetch_params (0: a whole layer ahead)
+  bool zero_quantized_weights = false;  // plan.zero_quantized_weights (ZeRO++'s qwZ)
   MoeDispatcher moe_dispatcher = MoeDispatcher::kAllToAll;  // plan.moe_dispatcher
   bool grad_accumulation_fusion = false;
   bool autocast = false;  // plan.autocast under a 16-bit precision

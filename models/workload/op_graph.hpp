@@ -42,15 +42,20 @@ enum class CommGroup : uint8_t {
   // and, under a dp_shard, the ranks holding the same shard (the shard's gradient all-reduce).
   kDpShard,
   kDpReplicate,
+  // ZeRO++'s hpZ: the secondary partition a layer's backward gathers its parameters over.
+  kDpSecondary,
 };
-constexpr int kCommGroups = 9;
+constexpr int kCommGroups = 10;
 const char* to_string(CommGroup group);
 
 // NCCL streams of a device. Collectives of one stream run one after another; kInline is the
 // compute stream itself (Megatron's TP collectives without overlap): compute waits.
-// kEpForward: DeepEP's NVLink hop, which runs beside its network hop.
-enum class CommStream : uint8_t { kInline, kTensor, kGather, kReduceScatter, kGradients, kEpForward };
-constexpr int kCommStreams = 6;
+// kSharded: ZeRO-3's parameter gathers and gradient reduce-scatters, one stream because they
+// run over one process group, whose collectives PyTorch's ProcessGroupNCCL issues on one NCCL
+// stream per device (FSDP's and DeepSpeed's alike; NCCL runs a communicator's operations in
+// the order they are issued). kEpForward: DeepEP's NVLink hop, which runs beside its network hop.
+enum class CommStream : uint8_t { kInline, kTensor, kSharded, kGradients, kEpForward };
+constexpr int kCommStreams = 5;
 
 struct CommOp {
   CollectiveOp op = CollectiveOp::kAllReduce;

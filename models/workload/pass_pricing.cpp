@@ -71,7 +71,7 @@ struct ContextKey {
   double micro_batch, activation_bytes, param_bytes, grad_bytes, zero3_prefetch_params, power_share;
   char algo[24];
   uint8_t protocol, sp, precision, recompute, flash, kernel, overlap_tp, zero3, gaf, pass, vocab_parallel, dispatcher,
-      autocast, relayout, early_stop;
+      autocast, relayout, early_stop, qwz;
 };
 
 bool has_weight_grads(PassKind pass) { return pass == PassKind::kBackward || pass == PassKind::kBackwardWeight; }
@@ -94,6 +94,7 @@ void context_ids(const LayerContext& ctx, const PassKind* kinds, int count, uint
     k.shape[static_cast<int>(CommGroup::kExpertDp)] = GroupShape{};
     k.shape[static_cast<int>(CommGroup::kDpShard)] = GroupShape{};
     k.shape[static_cast<int>(CommGroup::kDpReplicate)] = GroupShape{};
+    k.shape[static_cast<int>(CommGroup::kDpSecondary)] = GroupShape{};
   }
   k.micro_batch = ctx.micro_batch;
   k.activation_bytes = ctx.activation_bytes;
@@ -108,6 +109,7 @@ void context_ids(const LayerContext& ctx, const PassKind* kinds, int count, uint
   k.kernel = static_cast<uint8_t>(ctx.attention_kernel);
   k.overlap_tp = ctx.overlap_tp;
   k.zero3 = zero3;
+  k.qwz = zero3 && ctx.zero_quantized_weights;
   k.vocab_parallel = ctx.vocab_parallel;
   k.dispatcher = static_cast<uint8_t>(ctx.moe_dispatcher);
   k.autocast = ctx.autocast;

@@ -127,18 +127,34 @@ void RankPlacement::set_dp_shard(int dp_shard) {
   dp_shard_ = dp_shard == dp_ ? 0 : dp_shard;
 }
 
-std::vector<std::vector<int>> RankPlacement::dp_shard_groups(int stage) const {
-  if (dp_shard_ == 0) return dp_groups(stage);
+std::vector<std::vector<int>> RankPlacement::consecutive_dp_parts(int stage, int size) const {
   std::vector<std::vector<int>> out;
   for (int t = 0; t < tp_; ++t)
-    for (int k = 0; k < dp_ / dp_shard_; ++k) {
+    for (int k = 0; k < dp_ / size; ++k) {
       std::vector<int> g;
-      g.reserve(static_cast<std::size_t>(dp_shard_) * cp_);
-      for (int r = k * dp_shard_; r < (k + 1) * dp_shard_; ++r)
+      g.reserve(static_cast<std::size_t>(size) * cp_);
+      for (int r = k * size; r < (k + 1) * size; ++r)
         for (int c = 0; c < cp_; ++c) g.push_back(gpu(t, c, r, stage));
       out.push_back(std::move(g));
     }
   return out;
+}
+
+std::vector<std::vector<int>> RankPlacement::dp_shard_groups(int stage) const {
+  return dp_shard_ == 0 ? dp_groups(stage) : consecutive_dp_parts(stage, dp_shard_);
+}
+
+void RankPlacement::set_hpz(int hpz) {
+  const int shard = dp_shard_ > 0 ? dp_shard_ : dp_;
+  if (hpz < 0 || (hpz > 1 && shard % hpz != 0))
+    throw std::invalid_argument("RankPlacement: hpz " + std::to_string(hpz) + " does not divide the shard group's " +
+                                std::to_string(shard) + " DP ranks");
+  hpz_ = hpz > 1 && hpz < shard ? hpz : 0;
+}
+
+std::vector<std::vector<int>> RankPlacement::dp_secondary_groups(int stage) const {
+  if (hpz_ == 0) return {};
+  return consecutive_dp_parts(stage, hpz_);
 }
 
 std::vector<std::vector<int>> RankPlacement::dp_replicate_groups(int stage) const {
@@ -333,6 +349,7 @@ GroupShape RankPlacement::worst_shape(int kind) const {
   // Without a dp_shard the shard group is the DP group, and no replica group exists.
   if (dp_shard_ == 0 && kind == 7) return worst_shape(3);
   if (dp_shard_ == 0 && kind == 8) return GroupShape{};
+  if (hpz_ == 0 && kind == 9) return GroupShape{};
   if (!map_.empty() || kind >= 5) return worst_shape_enumerated(kind);
   return crossing_unless_sampled_exactly(kind, worst_shape_sampled(kind));
 }
@@ -424,11 +441,13 @@ GroupShape RankPlacement::worst_shape_enumerated(int kind) const {
       for (int i = 0; i < std::min(k, edp_ * etp_); ++i) add_ep_hops(ep_group(0, i % etp_, i / etp_), gpn_, kind == 5, sample);
       break;
     case 7:
-    case 8: {
-      if (dp_shard_ == 0) return kind == 7 ? worst_shape_enumerated(3) : GroupShape{};
+    case 8:
+    case 9: {
+      if (dp_shard_ == 0 && kind != 9) return kind == 7 ? worst_shape_enumerated(3) : GroupShape{};
+      if (hpz_ == 0 && kind == 9) return GroupShape{};
       // The groups of TP rank 0 (those of other TP ranks are their translates by one GPU): a
       // node's worth shows every alignment of a group with the node boundaries.
-      const auto g = kind == 7 ? dp_shard_groups(0) : dp_replicate_groups(0);
+      const auto g = kind == 7 ? dp_shard_groups(0) : kind == 8 ? dp_replicate_groups(0) : dp_secondary_groups(0);
       const std::size_t per_tp = g.size() / static_cast<std::size_t>(tp_);
       for (std::size_t i = 0; i < std::min<std::size_t>(per_tp, k); ++i) sample.push_back(g[i]);
       if (tp_ > 1) sample.push_back(g[per_tp]);

@@ -40,6 +40,10 @@ class RankPlacement {
   // replicated dp / dp_shard times. 0 or dp: sharded over the whole DP group. Must divide dp.
   void set_dp_shard(int dp_shard);
   int dp_shard() const { return dp_shard_; }
+  // ZeRO++'s hpZ: the secondary partition, `hpz` consecutive DP ranks (with every CP rank) inside a
+  // shard group; 0 or 1: none. Must divide the shard group's DP ranks.
+  void set_hpz(int hpz);
+  int hpz() const { return hpz_; }
   int nodes_per_leaf() const { return npl_; }
 
   int gpu(int tp_rank, int cp_rank, int dp_rank, int stage) const;
@@ -65,6 +69,9 @@ class RankPlacement {
   // position in a shard, its dp / dp_shard copies). Without a dp_shard: dp_groups, and none.
   std::vector<std::vector<int>> dp_shard_groups(int stage) const;
   std::vector<std::vector<int>> dp_replicate_groups(int stage) const;
+  // ZeRO++'s secondary partitions (per TP rank, hpz consecutive DP ranks with their CP ranks);
+  // none without hpZ.
+  std::vector<std::vector<int>> dp_secondary_groups(int stage) const;
   // Expert gradients / parameters: one group per (etp, ep) rank, its EDP ranks.
   std::vector<std::vector<int>> expert_dp_groups(int stage) const;
   std::vector<std::vector<int>> tp_groups(int stage) const;
@@ -79,7 +86,8 @@ class RankPlacement {
   // Its leaf_span is the widest over every stage's copy of those groups (a stage is the first
   // one's translate), so a later stage that straddles two leaves is not missed.
   // kind: 0 tp, 1 cp, 2 ep, 3 dp, 4 expert dp, 5 and 6 the EP exchange's network and NVLink
-  // hops, 7 and 8 ZeRO-3's shard and replica groups (CommGroup's order). In closed form for groups that are arithmetic progressions of GPU
+  // hops, 7 and 8 ZeRO-3's shard and replica groups, 9 ZeRO++'s secondary partition (CommGroup's
+  // order). In closed form for groups that are arithmetic progressions of GPU
   // ids (the standard orders make them), without listing a group; otherwise (the EP hops, and
   // with a GPU map) worst_shape_enumerated().
   GroupShape worst_shape(int kind) const;
@@ -106,6 +114,9 @@ class RankPlacement {
 
   int tp_, cp_, dp_, pp_, ep_, etp_, edp_, gpn_, npl_;
   int dp_shard_ = 0;  // 0: the whole DP group
+  int hpz_ = 0;       // 0: no secondary partition
+  // Per TP rank, the DP ranks cut into consecutive parts of `size` (with their CP ranks).
+  std::vector<std::vector<int>> consecutive_dp_parts(int stage, int size) const;
   // stride of each dimension in the GPU index: [tp, cp, dp, pp]
   long long stride_[4] = {1, 1, 1, 1};
   std::vector<int> map_;

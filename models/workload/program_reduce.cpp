@@ -29,6 +29,7 @@ const char* to_string(CommGroup g) {
     case CommGroup::kEpIntra: return "ep_intra";
     case CommGroup::kDpShard: return "dp_shard";
     case CommGroup::kDpReplicate: return "dp_replicate";
+    case CommGroup::kDpSecondary: return "dp_secondary";
   }
   return "?";
 }

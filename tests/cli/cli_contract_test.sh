@@ -81,6 +81,9 @@ check dp-shard-divides 3 'plan.dp_shard: 12 does not divide plan.dp \(32\)' -- "
 check dp-shard-zero0 3 'plan.dp_shard: ZeRO-0 shards nothing' -- "$T" run "$good" --set plan.dp_shard=8
 check dp-shard-negative 2 'plan.dp_shard: expected an integer' -- "$T" run "$good" --set plan.zero_stage=3 --set plan.dp_shard=-8
 check dp-shard-hybrid 0 'step time' -- "$T" run "$good" --set plan.zero_stage=3 --set plan.dp_shard=8
+check zeropp 0 'step time' -- "$T" run "$good" --set plan.zero_stage=3 --set plan.zero_hpz_partition_size=8 --set plan.zero_quantized_weights=true
+check zeropp-zero1 3 "ZeRO\+\+'s, for plan.zero_stage 3" -- "$T" run "$good" --set plan.zero_stage=1 --set plan.zero_quantized_weights=true
+check zeropp-bool 2 'plan.zero_quantized_weights: expected' -- "$T" run "$good" --set plan.zero_stage=3 --set plan.zero_quantized_weights=1
 check oom 3 'INFEASIBLE: out of memory' -- "$T" run "$good" --set model=gpt3-175b --set plan.dp=32 --set plan.global_batch=32 --set plan.micro_batch=1
 check oom-json 3 '"feasible": false' -- "$T" run "$good" --set model=gpt3-175b --set plan.global_batch=32 --set plan.micro_batch=1 --json
 

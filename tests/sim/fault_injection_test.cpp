@@ -325,12 +325,13 @@ TEST(StepTraffic, EveryCollectiveKindIsMovedAsFlowsAndMatchesTheClosedForm) {
 
 // A dense model on 2 nodes, data parallel over 16 GPUs sharded within each node (plan.dp_shard 8),
 // simulated: its DP traffic moved as flows, and the closed form's count of it.
-nlohmann::json simulate_sharded_within_nodes(int zero_stage) {
+nlohmann::json simulate_sharded_within_nodes(int zero_stage, const nlohmann::json& plan_extra = nlohmann::json::object()) {
   nlohmann::json raw = moe_raw(1);
   raw["model"].erase("moe");
   raw["cluster"] = {{"base", "dgx-a100-superpod"}, {"nodes", 2}};
   raw["plan"] = {{"tp", 1}, {"pp", 1}, {"dp", 16}, {"micro_batch", 1}, {"global_batch", 16},
                  {"zero_stage", zero_stage}, {"dp_shard", 8}};
+  raw["plan"].update(plan_extra);
   const auto out = simulate_raw(raw);
   EXPECT_TRUE(out.contains("simulation")) << out.dump();
   const auto& sim = out.contains("simulation") ? out["simulation"] : out;
@@ -345,6 +346,12 @@ TEST(StepTraffic, HybridShardedGathersAndReplicaAllReducesRunAsFlows) {
   // ZeRO-3: every layer's gathers and reduce-scatters over a node's GPUs and the shard's
   // all-reduce between the nodes run as flows, and move what the closed form counts.
   simulate_sharded_within_nodes(3);
+}
+
+TEST(StepTraffic, ZeroPlusPlusSecondaryGathersRunAsFlows) {
+  // ZeRO++ over the whole DP group: the forward's int8 gathers over 16 GPUs, the backward's over a
+  // node's secondary partition, as flows.
+  simulate_sharded_within_nodes(3, {{"dp_shard", 0}, {"zero_hpz_partition_size", 8}, {"zero_quantized_weights", true}});
 }
 
 TEST(StepTraffic, PartiallyShardedGradientBucketsRunAsFlows) {

@@ -14,6 +14,7 @@
 #include "models/cost/moe_routing.hpp"
 #include "models/estimate/estimate.hpp"
 #include "models/scenario/scenario_loader.hpp"
+#include "models/workload/layer_program.hpp"
 #include "models/workload/program_reduce.hpp"
 
 namespace trainsim {
@@ -396,6 +397,89 @@ TEST(OpGraph, PartialShardingReducesWithinTheShardGroupAndAcrossReplicas) {
   const double expect = params * (g + p) * 7.0 / 8 + params / 8 * g * 2 * 3.0 / 4;
   EXPECT_NEAR(r_part.dp_bytes, expect, 1e-9 * expect);
   EXPECT_NEAR(r_full.dp_bytes, params * (g + p) * 31.0 / 32, 1e-9 * r_full.dp_bytes);
+}
+
+// ZeRO++ (Wang et al. 2023) on 4 nodes: hpZ keeps a secondary copy of each layer sharded over a
+// node, so the backward gathers over the node's 8 GPUs while the forward still gathers over all
+// 32; qwZ gathers the forward's weights as int8 with a scale per block (quantize and dequantize
+// kernels beside it); the secondary copy adds 2/8 bytes a parameter.
+TEST(OpGraph, ZeroPlusPlusGathersTheBackwardWithinANodeAndTheForwardInInt8) {
+  json plan = {{"tp", 1}, {"pp", 1}, {"dp", 32}, {"global_batch", 32}, {"zero_stage", 3}, {"recompute", "none"},
+               {"precision", "bf16"}};
+  Result r_base, r_zpp;
+  const Workload base = build(make(plan, "gpt-1.7b", 4), r_base);
+  plan["zero_hpz_partition_size"] = 8;
+  plan["zero_quantized_weights"] = true;
+  const Scenario sc = make(plan, "gpt-1.7b", 4);
+  const Workload zpp = build(sc, r_zpp);
+  const GroupShape secondary = zpp.group_shapes[static_cast<int>(CommGroup::kDpSecondary)];
+  EXPECT_EQ(secondary.ranks, 8);
+  EXPECT_EQ(secondary.nodes, 1);
+  EXPECT_EQ(base.group_shapes[static_cast<int>(CommGroup::kDpSecondary)].ranks, 1);
+  const LayerParams lp = layer_params(sc.model, false);
+  const double layer = lp.attention + lp.mlp_dense + lp.norms;
+  auto layer_block = [](const Workload& w, PassKind pass) -> const OpBlock& {
+    for (const OpBlock& b : w.programs[0].chunks[0].program(pass).blocks)
+      if (b.repeat > 1) return b;
+    return w.programs[0].chunks[0].program(pass).blocks.front();
+  };
+  const OpBlock& fwd = layer_block(zpp, PassKind::kForward);
+  int casts = 0;
+  for (const ComputeOp& op : fwd.compute) casts += op.role == OpRole::kCast;
+  EXPECT_EQ(casts, 2);  // quantize the shard, dequantize the layer
+  for (const CommOp& c : fwd.comm) {
+    ASSERT_EQ(c.op, CollectiveOp::kAllGather);
+    EXPECT_EQ(c.group, CommGroup::kDpShard);
+    EXPECT_NEAR(c.wire_bytes, layer * kQwzBytesPerParam * 31 / 32, 1e-9 * c.wire_bytes);
+  }
+  for (const CommOp& c : layer_block(zpp, PassKind::kBackward).comm) {
+    if (c.op != CollectiveOp::kAllGather) continue;
+    EXPECT_EQ(c.group, CommGroup::kDpSecondary);
+    EXPECT_NEAR(c.wire_bytes, layer * 2 * 7.0 / 8, 1e-9 * c.wire_bytes);
+  }
+  const double params = zpp.stages[0].dense_params;
+  EXPECT_NEAR(r_zpp.per_stage[0].breakdown.params_bytes, r_base.per_stage[0].breakdown.params_bytes + params * 2 / 8,
+              1e-9 * r_zpp.per_stage[0].breakdown.params_bytes);
+  // ZeRO++ is ZeRO-3's; a secondary partition must divide the shard group.
+  plan["zero_stage"] = 2;
+  EXPECT_NE(estimate(make(plan, "gpt-1.7b", 4)).reason.find("ZeRO++"), std::string::npos);
+  plan["zero_stage"] = 3;
+  plan["zero_hpz_partition_size"] = 5;
+  EXPECT_NE(estimate(make(plan, "gpt-1.7b", 4)).reason.find("does not divide"), std::string::npos);
+}
+
+// ZeRO-3's gathers and reduce-scatters run over one process group, so on one NCCL stream: where
+// they outlast the compute (one 100 Gb/s NIC a node), a layer's backward takes its gather plus
+// its reduce-scatter, not the longer of the two.
+TEST(OpGraph, ZeroThreeGathersAndReduceScattersShareOneStream) {
+  LoadOptions o;
+  o.preset_dirs = default_preset_dirs();
+  json j = {{"schema_version", 1}, {"model", "gpt-1.7b"},
+            {"cluster", {{"base", "dgx-a100-superpod"}, {"nodes", 4},
+                         {"network", {{"nics_per_node", 1}, {"nic_bandwidth", "100Gbps"}}}}},
+            {"plan", {{"tp", 1}, {"pp", 1}, {"dp", 32}, {"global_batch", 32}, {"zero_stage", 3}, {"recompute", "none"}}}};
+  const Scenario sc = parse_scenario(resolve_scenario_json(j, o));
+  Result r;
+  const Workload w = build(sc, r);
+  const PassProgram& bwd = w.programs[0].chunks[0].program(PassKind::kBackward);
+  double gather = 0, scatter = 0, compute = 0;
+  int layers = 0;
+  for (const OpBlock& b : bwd.blocks) {
+    if (b.repeat <= 1) continue;
+    layers = b.repeat;
+    compute = b.compute_total_s() / b.repeat;
+    for (const CommOp& c : b.comm) {
+      EXPECT_EQ(c.stream, CommStream::kSharded);
+      (c.op == CollectiveOp::kAllGather ? gather : scatter) += c.time_s;
+    }
+  }
+  ASSERT_GT(layers, 1);
+  // Communication-bound, and the two of comparable length: their sum and the longer of them
+  // differ by a third or more.
+  ASSERT_GT(std::max(gather, scatter), compute);
+  ASSERT_GT(std::min(gather, scatter), 0.3 * std::max(gather, scatter));
+  const PassCost cost = reduce_pass(bwd, 0);
+  EXPECT_GT(cost.time_s + cost.async_tail_s, 0.9 * (layers - 1) * (gather + scatter));
 }
 
 TEST(OpGraph, ABoundedPrefetchBufferGathersTheRestWhenTheLayerStarts) {

@@ -43,7 +43,7 @@ TEST(ProgramReduce, PrefetchedGathersHideBehindComputeUntilTheyAreLonger) {
     const double c = 1e-3;
     const int layers = 6;
     OpBlock b = block(1, c, layers);
-    CommOp ag = comm(CommStream::kGather, g, -1, 0, CommPurpose::kDp);
+    CommOp ag = comm(CommStream::kSharded, g, -1, 0, CommPurpose::kDp);
     ag.prefetch = true;
     b.comm.push_back(ag);
     const PassCost r = reduce_pass(program(b), 0.0);
@@ -95,8 +95,8 @@ TEST(ProgramReduce, CollectivesOfOneStreamRunOneAfterAnother) {
   // Two reduce-scatters of 1 ms issued at once on one stream, after an op of 0.5 ms: the second
   // ends 2 ms after the issue, 1.5 ms past the pass.
   OpBlock b = block(1, 0.5e-3);
-  b.comm.push_back(comm(CommStream::kReduceScatter, 1e-3, -1, -1, CommPurpose::kDp));
-  b.comm.push_back(comm(CommStream::kReduceScatter, 1e-3, -1, -1, CommPurpose::kDp));
+  b.comm.push_back(comm(CommStream::kSharded, 1e-3, -1, -1, CommPurpose::kDp));
+  b.comm.push_back(comm(CommStream::kSharded, 1e-3, -1, -1, CommPurpose::kDp));
   const PassCost r = reduce_pass(program(b), 0.0);
   EXPECT_NEAR(r.time_s, 0.5e-3, 1e-15);
   EXPECT_NEAR(r.async_tail_s, 1.5e-3, 1e-12);
@@ -117,10 +117,10 @@ OpBlock layer_like(double scale, bool prefetch) {
   b.compute[3].pass = Pass::kBackwardWeight;
   b.comm.push_back(comm(CommStream::kInline, 0.3e-3 * scale, 0, 1));
   b.comm.push_back(comm(CommStream::kTensor, 0.9e-3 * scale, 1, 3, CommPurpose::kCp));
-  b.comm.push_back(comm(CommStream::kReduceScatter, 1.3e-3 * scale, 3, -1, CommPurpose::kDp));
+  b.comm.push_back(comm(CommStream::kSharded, 1.3e-3 * scale, 3, -1, CommPurpose::kDp));
   b.comm.push_back(comm(CommStream::kGradients, 0.5e-3 * scale, 2, 5, CommPurpose::kEp));
   if (prefetch) {
-    CommOp ag = comm(CommStream::kGather, 1.7e-3 * scale, -1, 0, CommPurpose::kDp);
+    CommOp ag = comm(CommStream::kSharded, 1.7e-3 * scale, -1, 0, CommPurpose::kDp);
     ag.prefetch = true;
     b.comm.push_back(ag);
   }
@@ -195,7 +195,7 @@ TEST(ProgramReduce, ARepeatedPassKeepsThePrefetchedGathersClosedForm) {
   for (double g : {0.5e-3, 2e-3}) {
     const double c = 1e-3;
     OpBlock b = block(1, c);
-    CommOp ag = comm(CommStream::kGather, g, -1, 0, CommPurpose::kDp);
+    CommOp ag = comm(CommStream::kSharded, g, -1, 0, CommPurpose::kDp);
     ag.prefetch = true;
     b.comm.push_back(ag);
     RepeatedPass rp;
