@@ -667,13 +667,15 @@ double prefetch_share(const LayerContext& c, double module_params) {
   return zero3_prefetched_params(c.zero3_prefetch_params, module_params) / module_params;
 }
 
-// A module's ZeRO-3 gathers: the part its prefetch buffer holds one repetition ahead, the rest
-// at its start. groups/params: the module's parameter groups (dense, routed experts).
-// Each group: its parameter elements and the bytes one takes on the wire.
+// One parameter group of a module (dense, routed experts): the group it is gathered over, its
+// elements and the bytes one takes on the wire.
 struct GatherPart {
   CommGroup group;
   double params, bytes_per_param;
 };
+
+// A module's ZeRO-3 gathers: the part its prefetch buffer holds one repetition ahead, the rest
+// at its start.
 void gathers(BlockBuilder& b, const LayerContext& c, std::initializer_list<GatherPart> parts) {
   double total = 0;
   for (const GatherPart& g : parts) total += g.params;
