@@ -742,19 +742,20 @@ struct Player {
     const int bi = q.ready.front();
     q.ready.pop_front();
     tl.buckets[bi].start_s = plat.now_s();
-    const StepBucketRecord& b = tl.buckets[bi];
+    // By value: the bucket records grow while the step plays.
+    const double bytes = tl.buckets[bi].bytes, gather_bytes = tl.buckets[bi].gather_bytes,
+                 replica_bytes = tl.buckets[bi].replica_bytes;
     if (w.dp_sharded) {
       const auto& groups = sharded_groups(d, expert);
-      const double gather_bytes = b.gather_bytes, replica_bytes = b.replica_bytes;
       auto gather = [this, d, expert, bi, gather_bytes, &groups] {
         play_bucket(groups, bi, CollectiveOp::kAllGather, gather_bytes, [this, d, expert, bi] { bucket_done(d, expert, bi); });
       };
-      play_bucket(groups, bi, CollectiveOp::kReduceScatter, b.bytes, [this, d, bi, replica_bytes, gather] {
+      play_bucket(groups, bi, CollectiveOp::kReduceScatter, bytes, [this, d, bi, replica_bytes, gather] {
         if (replica_bytes > 0) play_bucket(replica_groups[d], bi, CollectiveOp::kAllReduce, replica_bytes, gather);
         else gather();
       });
     } else {
-      play_bucket(expert ? expert_groups[d] : dense_groups[d], bi, CollectiveOp::kAllReduce, b.bytes,
+      play_bucket(expert ? expert_groups[d] : dense_groups[d], bi, CollectiveOp::kAllReduce, bytes,
                   [this, d, expert, bi] { bucket_done(d, expert, bi); });
     }
   }
