@@ -78,6 +78,16 @@ std::string string_of(const json& obj, const char* key, const std::string& path)
   return v->get<std::string>();
 }
 
+// An optional measured figure: 0 when absent, else a finite number (the fits skip non-positive
+// ones), so that a mistyped value is reported by name instead of escaping as a JSON type error.
+double optional_number(const json& obj, const char* key, const std::string& path) {
+  const json* v = member(obj, key);
+  if (!v) return 0;
+  if (!v->is_number() || !std::isfinite(v->get<double>()))
+    throw ScenarioError(path + "." + key, "expected a number, got " + describe_json_value(*v));
+  return v->get<double>();
+}
+
 // Physical ceilings: no GPU reaches 1e19 FLOP/s or 1e16 B/s; a measured efficiency is at most a
 // little above 1 (boost clocks over the nominal peak), never 2.
 constexpr double kMaxFlopPerS = 1e19;
@@ -113,7 +123,7 @@ bool parse_attention_shape(const std::string& text, AttentionShape& a) {
     if (eq == std::string::npos) continue;
     const std::string key = part.substr(0, eq);
     const double v = std::atof(part.c_str() + eq + 1);
-    if (!(v > 0)) return false;
+    if (!(v > 0 && v <= 1e9)) return false;  // a shape's sizes, not "inf" or 1e300
     if (key == "batch") a.batch = v, ++found;
     else if (key == "seq") a.seq_q = a.seq_kv = v, ++found;
     else if (key == "heads") a.heads = a.kv_heads = v, ++found;
@@ -164,7 +174,9 @@ GpuKernelParams fit_kernel_params(const json& cal, const GpuKernelParams& base) 
   if (cal.contains("peak_flop_per_s") && cal["peak_flop_per_s"].is_object()) {
     const json& peaks = cal["peak_flop_per_s"];
     auto rate = [&](const char* key) {
-      return peaks.contains(key) && peaks[key].is_object() ? peaks[key].value("flop_per_s", 0.0) : 0.0;
+      const json* entry = member(peaks, key);
+      const json* v = entry ? member(*entry, "flop_per_s") : nullptr;
+      return v && v->is_number() ? v->get<double>() : 0.0;
     };
     if (rate("f32") > 0) k.gemm_share_fp32 = 1;
     peak16 = rate("bf16") > 0 ? rate("bf16") : rate("f16");
@@ -175,17 +187,20 @@ GpuKernelParams fit_kernel_params(const json& cal, const GpuKernelParams& base) 
   // Fixed kernel time: intercept of time = t0 + bytes / bandwidth over the copies.
   double n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
   std::vector<std::pair<AttentionShape, double>> fwd, bwd;
-  for (const json& op : cal["ops"]) {
+  for (std::size_t i = 0; i < cal["ops"].size(); ++i) {
+    const json& op = cal["ops"][i];
     if (!op.is_object()) continue;
-    const std::string name = op.value("op", std::string());
-    const double t = op.value("time_s", 0.0), bytes = op.value("bytes", 0.0), flop = op.value("flop", 0.0);
+    const std::string path = "calibration.ops[" + std::to_string(i) + "]";
+    const std::string name = string_of(op, "op", path);
+    const double t = optional_number(op, "time_s", path), bytes = optional_number(op, "bytes", path),
+                 flop = optional_number(op, "flop", path);
     if (!(t > 0)) continue;
     if (name == "copy" && bytes > 0) {
       n += 1, sx += bytes, sy += t, sxx += bytes * bytes, sxy += bytes * t;
     } else if ((name == "attention_fwd" || name == "attention_bwd") && flop > 0 && peak16 > 0) {
       AttentionShape a;
       a.causal = true;  // the calibration times causal attention (FLOPs 2 b h s^2 d)
-      if (!parse_attention_shape(op.value("shape", std::string()), a)) continue;
+      if (!parse_attention_shape(string_of(op, "shape", path), a)) continue;
       (name == "attention_fwd" ? fwd : bwd).emplace_back(a, flop / t / peak16);
     }
   }

@@ -76,6 +76,17 @@ TEST(Calibration, BadFilesNameTheField) {
   bad = calibration();
   bad["wrong"] = 3;
   EXPECT_THROW(apply_calibration(bad, s), ScenarioError);
+  // A kernel timing of the wrong type is named, not a JSON library error (which the CLI reports
+  // as an internal error, exit 1).
+  bad = calibration();
+  bad["ops"] = json::parse(R"([{"op": "copy", "bytes": 1e6, "time_s": 1e-5},
+                               {"op": "copy", "bytes": 2e6, "time_s": "fast"}])");
+  try {
+    apply_calibration(bad, s);
+    FAIL();
+  } catch (const ScenarioError& e) {
+    EXPECT_NE(std::string(e.what()).find("calibration.ops[1].time_s"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace
