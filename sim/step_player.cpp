@@ -235,10 +235,12 @@ struct Player {
         g[static_cast<int>(CommGroup::kEpInter)] = place.ep_hop_groups(s, true);
         g[static_cast<int>(CommGroup::kEpIntra)] = place.ep_hop_groups(s, false);
       }
+      if (place.qgz()) {
+        g[static_cast<int>(CommGroup::kDpShardInter)] = place.dp_shard_hop_groups(s, true);
+        g[static_cast<int>(CommGroup::kDpShardIntra)] = place.dp_shard_hop_groups(s, false);
+      }
       for (int k = 0; k < kCommGroups; ++k) {
-        const bool dp_kind = k == static_cast<int>(CommGroup::kDp) || k == static_cast<int>(CommGroup::kExpertDp) ||
-                             k == static_cast<int>(CommGroup::kDpShard) || k == static_cast<int>(CommGroup::kDpReplicate) ||
-                             k == static_cast<int>(CommGroup::kDpSecondary);
+        const bool dp_kind = data_parallel_kind(static_cast<CommGroup>(k));
         const bool crosses = !g[k].empty() && w.group_shapes[k].nodes > 1;
         mirror_kind[s][k] = dp_kind || crosses;
         // Mirrored, a stage's groups of this kind run each collective together: their flows are

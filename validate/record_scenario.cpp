@@ -401,12 +401,13 @@ void sharding_from_record(const json& par, int dp, int gpus_per_node, json& p, s
     if (*b < 0 || *b > 1e15) throw ScenarioError("parallel.stage3_prefetch_bucket_size", "expected 0 to 1e15 parameters");
     p["zero3_prefetch_params"] = *b;
   }
-  // ZeRO++ by DeepSpeed's config keys: the secondary partition (hpZ) and int8 weight gathers (qwZ).
+  // ZeRO++ by DeepSpeed's config keys: the secondary partition (hpZ), int8 weight gathers (qwZ)
+  // and int4 gradient all-to-alls (qgZ).
   if (auto hpz = field(par, "zero_hpz_partition_size"); hpz && *hpz > 1) p["zero_hpz_partition_size"] = small(*hpz);
-  if (par.contains("zero_quantized_weights")) {
-    if (!par["zero_quantized_weights"].is_boolean())
-      throw ScenarioError("parallel.zero_quantized_weights", "expected true or false");
-    p["zero_quantized_weights"] = par["zero_quantized_weights"];
+  for (const char* key : {"zero_quantized_weights", "zero_quantized_gradients"}) {
+    if (!par.contains(key)) continue;
+    if (!par[key].is_boolean()) throw ScenarioError(std::string("parallel.") + key, "expected true or false");
+    p[key] = par[key];
   }
 }
 

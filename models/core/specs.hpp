@@ -406,9 +406,12 @@ struct ParallelPlan {
   // parameters sharded over `zero_hpz_partition_size` consecutive DP ranks (a node), and the
   // backward gathers from that copy within the partition; 0 or 1: off. qwZ: the forward gathers
   // move the weights block-quantized to int8 (one fp32 scale per kQwzBlock elements), quantized on
-  // the owner and dequantized after the gather.
+  // the owner and dequantized after the gather. qgZ: each layer's gradient reduce-scatter becomes
+  // a two-hop all-to-all of int4-quantized gradients (the shard group's members on one node,
+  // then across the nodes), each hop followed by a dequantize-and-reduce.
   int zero_hpz_partition_size = 0;
   bool zero_quantized_weights = false;
+  bool zero_quantized_gradients = false;
   // Under fp8: the linears' inputs kept for the backward in fp8 with 1 x 128 tile scales, the
   // attention output projection's in E5M6 (DeepSeek-V3's framework, arXiv:2412.19437 sec. 3.3.2);
   // false: 16-bit, or TransformerEngine's fp8 copy and its transpose, the same 2 bytes.

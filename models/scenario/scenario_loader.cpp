@@ -456,6 +456,7 @@ ParallelPlan parse_plan(const json& j, const std::string& path) {
   p.dp_shard = static_cast<int>(r.integer_or("dp_shard", 0, 0, kMaxGpus));
   p.zero_hpz_partition_size = static_cast<int>(r.integer_or("zero_hpz_partition_size", 0, 0, kMaxGpus));
   p.zero_quantized_weights = r.boolean_or("zero_quantized_weights", false);
+  p.zero_quantized_gradients = r.boolean_or("zero_quantized_gradients", false);
   p.attention_kernel = r.choice_or("attention_kernel", {"flash2", "flash3", "flash1", "triton"}, "flash2");
   p.fp8_activation_cache = r.boolean_or("fp8_activation_cache", false);
   p.moe_dispatcher = r.choice_or("moe_dispatcher", {"alltoall", "deepep"}, "alltoall") == "deepep"
@@ -867,6 +868,7 @@ json to_json(const Scenario& s) {
   if (p.dp_shard > 0) plan["dp_shard"] = p.dp_shard;
   if (p.zero_hpz_partition_size > 1) plan["zero_hpz_partition_size"] = p.zero_hpz_partition_size;
   if (p.zero_quantized_weights) plan["zero_quantized_weights"] = true;
+  if (p.zero_quantized_gradients) plan["zero_quantized_gradients"] = true;
   if (!p.layers_per_stage.empty()) plan["layers_per_stage"] = p.layers_per_stage;
   if (p.fp8_activation_cache) plan["fp8_activation_cache"] = true;
   if (p.moe_dispatcher != MoeDispatcher::kAllToAll) plan["moe_dispatcher"] = to_string(p.moe_dispatcher);

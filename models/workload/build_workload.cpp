@@ -125,7 +125,7 @@ PlacementShapes placement_shapes(const RankPlacement& place, const std::string& 
     return out;
   };
   struct Key {
-    int32_t tp, cp, dp, pp, ep, etp, gpn, nodes_per_leaf, dp_shard, hpz;
+    int32_t tp, cp, dp, pp, ep, etp, gpn, nodes_per_leaf, dp_shard, hpz, qgz;
     char order[24];
   };
   if (!memoise || order.size() >= sizeof(Key::order)) return compute();
@@ -135,6 +135,7 @@ PlacementShapes placement_shapes(const RankPlacement& place, const std::string& 
   k.nodes_per_leaf = place.nodes_per_leaf();
   k.dp_shard = place.dp_shard();
   k.hpz = place.hpz();
+  k.qgz = place.qgz();
   std::memcpy(k.order, order.data(), order.size());
   thread_local memo::Table<Key, PlacementShapes, 1024> table;
   return table.get(k, compute);
@@ -187,6 +188,7 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r, const WorkloadOp
   w.placement = RankPlacement(tp, cp, dp, pp, p.placement, m.moe ? ep : 1, etp, gpn, nodes_per_leaf(c));
   w.placement.set_dp_shard(p.zero_stage >= 1 ? p.dp_shard : 0);
   w.placement.set_hpz(p.zero_stage >= 3 ? p.zero_hpz_partition_size : 0);
+  w.placement.set_qgz(p.zero_stage >= 3 && p.zero_quantized_gradients);
   const RankPlacement& place = w.placement;
   const PlacementShapes shapes = placement_shapes(place, p.placement, env != 0);
   for (int k = 0; k < kCommGroups; ++k) w.group_shapes[k] = shapes.worst[k];
@@ -394,6 +396,7 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r, const WorkloadOp
   ctx.zero_stage = p.zero_stage;
   ctx.zero3_prefetch_params = p.zero3_prefetch_params;
   ctx.zero_quantized_weights = p.zero_stage >= 3 && p.zero_quantized_weights;
+  ctx.zero_quantized_gradients = p.zero_stage >= 3 && p.zero_quantized_gradients;
   ctx.moe_dispatcher = p.moe_dispatcher;
   ctx.grad_accumulation_fusion = p.grad_accumulation_fusion;
   ctx.autocast = states != p.precision;

@@ -33,6 +33,10 @@ constexpr double kDeepEpSms = 20;
 // elements (ZeRO++ sec. 3.1 quantizes the weights block by block, each block with its own scale;
 // the block size here is ours, its share of the bytes under 1%).
 constexpr double kQwzBytesPerParam = 1 + 4.0 / 512;
+// ZeRO++'s qgZ: bytes a gradient takes on the wire, int4. DeepSpeed's all_to_all_quant_reduce
+// keeps one fp32 scale per quantization group, and makes as many groups as the larger of the
+// tensor's two dimensions (thousands of elements a group): under 0.1% more, left out.
+constexpr double kQgzBytesPerParam = 0.5;
 
 // Layers of one model chunk: a contiguous range of the model's layers.
 struct ChunkLayers {
@@ -63,6 +67,7 @@ struct LayerContext {
   int zero_stage = 0;
   double zero3_prefetch_params = 0;  // plan.zero3_prefetch_params (0: a whole layer ahead)
   bool zero_quantized_weights = false;  // plan.zero_quantized_weights (ZeRO++'s qwZ)
+  bool zero_quantized_gradients = false;  // plan.zero_quantized_gradients (ZeRO++'s qgZ)
   MoeDispatcher moe_dispatcher = MoeDispatcher::kAllToAll;  // plan.moe_dispatcher
   bool grad_accumulation_fusion = false;
   bool autocast = false;  // plan.autocast under a 16-bit precision

@@ -44,9 +44,22 @@ enum class CommGroup : uint8_t {
   kDpReplicate,
   // ZeRO++'s hpZ: the secondary partition a layer's backward gathers its parameters over.
   kDpSecondary,
+  // ZeRO++'s qgZ: the two hops of its hierarchical gradient all-to-all, the shard group's
+  // members on this rank's node (NVLink), then its members at this rank's in-node index on the
+  // group's other nodes (the network).
+  kDpShardIntra,
+  kDpShardInter,
 };
-constexpr int kCommGroups = 10;
+constexpr int kCommGroups = 12;
 const char* to_string(CommGroup group);
+// The groups whose traffic is the data-parallel gradient and parameter exchange: played on every
+// group of the stage at once (their flows share the NICs), and priced only under ZeRO-3 when
+// they sit inside a layer's passes.
+constexpr bool data_parallel_kind(CommGroup g) {
+  return g == CommGroup::kDp || g == CommGroup::kExpertDp || g == CommGroup::kDpShard ||
+         g == CommGroup::kDpReplicate || g == CommGroup::kDpSecondary || g == CommGroup::kDpShardIntra ||
+         g == CommGroup::kDpShardInter;
+}
 
 // NCCL streams of a device. Collectives of one stream run one after another; kInline is the
 // compute stream itself (Megatron's TP collectives without overlap): compute waits.

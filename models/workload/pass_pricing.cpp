@@ -71,7 +71,7 @@ struct ContextKey {
   double micro_batch, activation_bytes, param_bytes, grad_bytes, zero3_prefetch_params, power_share;
   char algo[24];
   uint8_t protocol, sp, precision, recompute, flash, kernel, overlap_tp, zero3, gaf, pass, vocab_parallel, dispatcher,
-      autocast, relayout, early_stop, qwz;
+      autocast, relayout, early_stop, qwz, qgz;
 };
 
 bool has_weight_grads(PassKind pass) { return pass == PassKind::kBackward || pass == PassKind::kBackwardWeight; }
@@ -89,13 +89,9 @@ void context_ids(const LayerContext& ctx, const PassKind* kinds, int count, uint
   k.env = ctx.memo_env;
   k.tp = ctx.tp, k.cp = ctx.cp, k.ep = ctx.ep, k.etp = ctx.etp;
   for (int g = 0; g < kCommGroups; ++g) k.shape[g] = ctx.shape[g];
-  if (!zero3) {
-    k.shape[static_cast<int>(CommGroup::kDp)] = GroupShape{};
-    k.shape[static_cast<int>(CommGroup::kExpertDp)] = GroupShape{};
-    k.shape[static_cast<int>(CommGroup::kDpShard)] = GroupShape{};
-    k.shape[static_cast<int>(CommGroup::kDpReplicate)] = GroupShape{};
-    k.shape[static_cast<int>(CommGroup::kDpSecondary)] = GroupShape{};
-  }
+  if (!zero3)
+    for (int g = 0; g < kCommGroups; ++g)
+      if (data_parallel_kind(static_cast<CommGroup>(g))) k.shape[g] = GroupShape{};
   k.micro_batch = ctx.micro_batch;
   k.activation_bytes = ctx.activation_bytes;
   k.param_bytes = ctx.param_bytes;
@@ -110,6 +106,7 @@ void context_ids(const LayerContext& ctx, const PassKind* kinds, int count, uint
   k.overlap_tp = ctx.overlap_tp;
   k.zero3 = zero3;
   k.qwz = zero3 && ctx.zero_quantized_weights;
+  k.qgz = zero3 && ctx.zero_quantized_gradients;
   k.vocab_parallel = ctx.vocab_parallel;
   k.dispatcher = static_cast<uint8_t>(ctx.moe_dispatcher);
   k.autocast = ctx.autocast;

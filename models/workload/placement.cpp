@@ -206,8 +206,9 @@ std::vector<std::vector<int>> RankPlacement::ep_groups(int stage) const {
 
 namespace {
 
-// An EP group's DeepEP hops. Its members on each node, in node order (the NVLink hop's groups);
-// and, for each in-node index j, the j-th member on every node (the network hop's groups).
+// A group's two hops (DeepEP's EP exchange, ZeRO++'s qgZ): its members on each node, in node
+// order (the NVLink hop's groups); and, for each in-node index j, the j-th member on every node
+// (the network hop's groups).
 std::vector<std::vector<int>> members_per_node(const std::vector<int>& group, int gpn) {
   std::vector<std::vector<int>> parts;
   std::vector<int> sorted = group;
@@ -219,7 +220,7 @@ std::vector<std::vector<int>> members_per_node(const std::vector<int>& group, in
   return parts;
 }
 
-void add_ep_hops(const std::vector<int>& group, int gpn, bool inter, std::vector<std::vector<int>>& out) {
+void add_node_hops(const std::vector<int>& group, int gpn, bool inter, std::vector<std::vector<int>>& out) {
   const auto parts = members_per_node(group, gpn);
   if (!inter) {
     out.insert(out.end(), parts.begin(), parts.end());
@@ -239,7 +240,14 @@ void add_ep_hops(const std::vector<int>& group, int gpn, bool inter, std::vector
 
 std::vector<std::vector<int>> RankPlacement::ep_hop_groups(int stage, bool inter) const {
   std::vector<std::vector<int>> out;
-  for (const auto& g : ep_groups(stage)) add_ep_hops(g, gpn_, inter, out);
+  for (const auto& g : ep_groups(stage)) add_node_hops(g, gpn_, inter, out);
+  return out;
+}
+
+std::vector<std::vector<int>> RankPlacement::dp_shard_hop_groups(int stage, bool inter) const {
+  std::vector<std::vector<int>> out;
+  if (!qgz_) return out;
+  for (const auto& g : dp_shard_groups(stage)) add_node_hops(g, gpn_, inter, out);
   return out;
 }
 
@@ -350,6 +358,7 @@ GroupShape RankPlacement::worst_shape(int kind) const {
   if (dp_shard_ == 0 && kind == 7) return worst_shape(3);
   if (dp_shard_ == 0 && kind == 8) return GroupShape{};
   if (hpz_ == 0 && kind == 9) return GroupShape{};
+  if (!qgz_ && (kind == 10 || kind == 11)) return GroupShape{};
   if (!map_.empty() || kind >= 5) return worst_shape_enumerated(kind);
   return crossing_unless_sampled_exactly(kind, worst_shape_sampled(kind));
 }
@@ -438,7 +447,7 @@ GroupShape RankPlacement::worst_shape_enumerated(int kind) const {
       break;
     case 5:
     case 6:
-      for (int i = 0; i < std::min(k, edp_ * etp_); ++i) add_ep_hops(ep_group(0, i % etp_, i / etp_), gpn_, kind == 5, sample);
+      for (int i = 0; i < std::min(k, edp_ * etp_); ++i) add_node_hops(ep_group(0, i % etp_, i / etp_), gpn_, kind == 5, sample);
       break;
     case 7:
     case 8:
@@ -451,6 +460,15 @@ GroupShape RankPlacement::worst_shape_enumerated(int kind) const {
       const std::size_t per_tp = g.size() / static_cast<std::size_t>(tp_);
       for (std::size_t i = 0; i < std::min<std::size_t>(per_tp, k); ++i) sample.push_back(g[i]);
       if (tp_ > 1) sample.push_back(g[per_tp]);
+      break;
+    }
+    case 10:
+    case 11: {
+      if (!qgz_) return GroupShape{};
+      // The hops of TP rank 0's first shard groups (a node's worth shows every alignment).
+      const auto g = dp_shard_groups(0);
+      const std::size_t per_tp = g.size() / static_cast<std::size_t>(tp_);
+      for (std::size_t i = 0; i < std::min<std::size_t>(per_tp, k); ++i) add_node_hops(g[i], gpn_, kind == 11, sample);
       break;
     }
     case 3: {

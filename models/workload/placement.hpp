@@ -44,6 +44,10 @@ class RankPlacement {
   // shard group; 0 or 1: none. Must divide the shard group's DP ranks.
   void set_hpz(int hpz);
   int hpz() const { return hpz_; }
+  // ZeRO++'s qgZ: gradients reduced by a two-hop all-to-all over each shard group's members on
+  // one node, then its members at one in-node index across the nodes (dp_shard_hop_groups).
+  void set_qgz(bool qgz) { qgz_ = qgz; }
+  bool qgz() const { return qgz_; }
   int nodes_per_leaf() const { return npl_; }
 
   int gpu(int tp_rank, int cp_rank, int dp_rank, int stage) const;
@@ -72,6 +76,8 @@ class RankPlacement {
   // ZeRO++'s secondary partitions (per TP rank, hpz consecutive DP ranks with their CP ranks);
   // none without hpZ.
   std::vector<std::vector<int>> dp_secondary_groups(int stage) const;
+  // qgZ's hops of every shard group (as ep_hop_groups); none without qgZ.
+  std::vector<std::vector<int>> dp_shard_hop_groups(int stage, bool inter) const;
   // Expert gradients / parameters: one group per (etp, ep) rank, its EDP ranks.
   std::vector<std::vector<int>> expert_dp_groups(int stage) const;
   std::vector<std::vector<int>> tp_groups(int stage) const;
@@ -86,8 +92,8 @@ class RankPlacement {
   // Its leaf_span is the widest over every stage's copy of those groups (a stage is the first
   // one's translate), so a later stage that straddles two leaves is not missed.
   // kind: 0 tp, 1 cp, 2 ep, 3 dp, 4 expert dp, 5 and 6 the EP exchange's network and NVLink
-  // hops, 7 and 8 ZeRO-3's shard and replica groups, 9 ZeRO++'s secondary partition (CommGroup's
-  // order). In closed form for groups that are arithmetic progressions of GPU
+  // hops, 7 and 8 ZeRO-3's shard and replica groups, 9 ZeRO++'s secondary partition, 10 and 11
+  // qgZ's NVLink and network hops (CommGroup's order). In closed form for groups that are arithmetic progressions of GPU
   // ids (the standard orders make them), without listing a group; otherwise (the EP hops, and
   // with a GPU map) worst_shape_enumerated().
   GroupShape worst_shape(int kind) const;
@@ -115,6 +121,7 @@ class RankPlacement {
   int tp_, cp_, dp_, pp_, ep_, etp_, edp_, gpn_, npl_;
   int dp_shard_ = 0;  // 0: the whole DP group
   int hpz_ = 0;       // 0: no secondary partition
+  bool qgz_ = false;
   // Per TP rank, the DP ranks cut into consecutive parts of `size` (with their CP ranks).
   std::vector<std::vector<int>> consecutive_dp_parts(int stage, int size) const;
   // stride of each dimension in the GPU index: [tp, cp, dp, pp]

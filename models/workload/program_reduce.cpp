@@ -30,6 +30,8 @@ const char* to_string(CommGroup g) {
     case CommGroup::kDpShard: return "dp_shard";
     case CommGroup::kDpReplicate: return "dp_replicate";
     case CommGroup::kDpSecondary: return "dp_secondary";
+    case CommGroup::kDpShardIntra: return "dp_shard_intra";
+    case CommGroup::kDpShardInter: return "dp_shard_inter";
   }
   return "?";
 }

@@ -185,11 +185,18 @@ TEST(PublishedRuns, ReadsHybridShardingAsShardingWithinANode) {
   EXPECT_EQ(s["plan"]["zero_stage"], 1);
   EXPECT_EQ(s["plan"]["dp_shard"], 16);
   // ZeRO++ by DeepSpeed's keys.
-  rec["parallel"] = {{"zero_stage", 3}, {"zero_hpz_partition_size", 8}, {"zero_quantized_weights", true}};
+  rec["parallel"] = {{"zero_stage", 3},
+                     {"zero_hpz_partition_size", 8},
+                     {"zero_quantized_weights", true},
+                     {"zero_quantized_gradients", true}};
   s = scenario_from_record(rec, notes);
   EXPECT_EQ(s["plan"]["zero_hpz_partition_size"], 8);
   EXPECT_EQ(s["plan"]["zero_quantized_weights"], true);
-  EXPECT_EQ(parse_scenario(resolve_scenario_json(s, options())).plan.zero_hpz_partition_size, 8);
+  const ParallelPlan zpp = parse_scenario(resolve_scenario_json(s, options())).plan;
+  EXPECT_EQ(zpp.zero_hpz_partition_size, 8);
+  EXPECT_TRUE(zpp.zero_quantized_gradients);
+  rec["parallel"]["zero_quantized_gradients"] = "yes";
+  EXPECT_THROW(scenario_from_record(rec, notes), ScenarioError);
   rec["parallel"] = {{"fsdp_sharding", "HYBRID_SHARD"}};
   rec["hardware"]["num_gpus"] = 8;
   EXPECT_FALSE(scenario_from_record(rec, notes)["plan"].contains("dp_shard"));

@@ -22,11 +22,21 @@ namespace {
 
 using nlohmann::json;
 
-Scenario make(const json& plan, const json& model = "gpt-18.4b", int nodes = 8, const char* cluster = "dgx-a100-superpod") {
+// cluster: a preset's name, or a cluster object (its "base" and the fields it changes).
+Scenario make(const json& plan, const json& model = "gpt-18.4b", int nodes = 8, const json& cluster = "dgx-a100-superpod") {
   LoadOptions o;
   o.preset_dirs = default_preset_dirs();
-  json j = {{"schema_version", 1}, {"model", model}, {"cluster", {{"base", cluster}, {"nodes", nodes}}}, {"plan", plan}};
+  json c = cluster.is_string() ? json{{"base", cluster}} : cluster;
+  c["nodes"] = nodes;
+  json j = {{"schema_version", 1}, {"model", model}, {"cluster", c}, {"plan", plan}};
   return parse_scenario(resolve_scenario_json(j, o));
+}
+
+// The repeated layer block of a pass on the first device (the first block where none repeats).
+const OpBlock& layer_block(const Workload& w, PassKind pass) {
+  for (const OpBlock& b : w.programs[0].chunks[0].program(pass).blocks)
+    if (b.repeat > 1) return b;
+  return w.programs[0].chunks[0].program(pass).blocks.front();
 }
 
 Workload build(const Scenario& sc, Result& r) {
@@ -34,6 +44,9 @@ Workload build(const Scenario& sc, Result& r) {
   EXPECT_TRUE(build_workload(sc, w, r)) << r.reason;
   return w;
 }
+
+// One 100 Gb/s NIC a node: ZeRO-3's traffic outlasts the compute.
+const json kOneSlowNic = {{"base", "dgx-a100-superpod"}, {"network", {{"nics_per_node", 1}, {"nic_bandwidth", "100Gbps"}}}};
 
 // Sums over every op of every device's programs: per GPU of the stage, times micro-batches.
 struct Totals {
@@ -418,11 +431,6 @@ TEST(OpGraph, ZeroPlusPlusGathersTheBackwardWithinANodeAndTheForwardInInt8) {
   EXPECT_EQ(base.group_shapes[static_cast<int>(CommGroup::kDpSecondary)].ranks, 1);
   const LayerParams lp = layer_params(sc.model, false);
   const double layer = lp.attention + lp.mlp_dense + lp.norms;
-  auto layer_block = [](const Workload& w, PassKind pass) -> const OpBlock& {
-    for (const OpBlock& b : w.programs[0].chunks[0].program(pass).blocks)
-      if (b.repeat > 1) return b;
-    return w.programs[0].chunks[0].program(pass).blocks.front();
-  };
   const OpBlock& fwd = layer_block(zpp, PassKind::kForward);
   int casts = 0;
   for (const ComputeOp& op : fwd.compute) casts += op.role == OpRole::kCast;
@@ -448,17 +456,73 @@ TEST(OpGraph, ZeroPlusPlusGathersTheBackwardWithinANodeAndTheForwardInInt8) {
   EXPECT_NE(estimate(make(plan, "gpt-1.7b", 4)).reason.find("does not divide"), std::string::npos);
 }
 
+// ZeRO++'s qgZ (Wang et al. 2023, sec. 3.3) on 4 nodes of 8: each layer's gradients leave as
+// int4, all-to-all among the node's 8 GPUs (7/8 of half a byte a parameter on NVLink), then the
+// eighth each GPU reduced all-to-all among the 4 GPUs at its in-node index (3/4 of it across the
+// nodes), in place of a 16-bit reduce-scatter over all 32; quantize, reduce and dequantize
+// kernels beside them. With one slow NIC a node the step is shorter for it.
+TEST(OpGraph, QuantizedGradientsCrossTheNodesAsAnInt4AllToAllOfTheReducedEighth) {
+  json plan = {{"tp", 1}, {"pp", 1}, {"dp", 32}, {"global_batch", 32}, {"zero_stage", 3}, {"recompute", "none"},
+               {"precision", "bf16"}};
+  Result r_base, r_qgz;
+  const Workload base = build(make(plan, "gpt-1.7b", 4), r_base);
+  plan["zero_quantized_gradients"] = true;
+  const Scenario sc = make(plan, "gpt-1.7b", 4);
+  const Workload qgz = build(sc, r_qgz);
+  const GroupShape intra = qgz.group_shapes[static_cast<int>(CommGroup::kDpShardIntra)];
+  const GroupShape inter = qgz.group_shapes[static_cast<int>(CommGroup::kDpShardInter)];
+  EXPECT_EQ(intra.ranks, 8);
+  EXPECT_EQ(intra.nodes, 1);
+  EXPECT_EQ(inter.ranks, 4);
+  EXPECT_EQ(inter.nodes, 4);
+  EXPECT_EQ(inter.ranks_per_node, 1);
+  EXPECT_EQ(base.group_shapes[static_cast<int>(CommGroup::kDpShardInter)].ranks, 1);
+  const LayerParams lp = layer_params(sc.model, false);
+  const double layer = lp.attention + lp.mlp_dense + lp.norms;
+  auto reductions = [](const OpBlock& b) {
+    std::vector<const CommOp*> out;
+    for (const CommOp& c : b.comm)
+      if (c.op != CollectiveOp::kAllGather) out.push_back(&c);
+    return out;
+  };
+  const auto base_ops = reductions(layer_block(base, PassKind::kBackward));
+  ASSERT_EQ(base_ops.size(), 1u);
+  EXPECT_EQ(base_ops[0]->op, CollectiveOp::kReduceScatter);
+  const OpBlock& bwd = layer_block(qgz, PassKind::kBackward);
+  const auto ops = reductions(bwd);
+  ASSERT_EQ(ops.size(), 2u);
+  for (const CommOp* c : ops) {
+    EXPECT_EQ(c->op, CollectiveOp::kAllToAll);
+    EXPECT_EQ(c->stream, CommStream::kSharded);
+  }
+  EXPECT_EQ(ops[0]->group, CommGroup::kDpShardIntra);
+  EXPECT_NEAR(ops[0]->wire_bytes, layer * 0.5 * 7 / 8, 1e-9 * ops[0]->wire_bytes);
+  EXPECT_EQ(ops[1]->group, CommGroup::kDpShardInter);
+  EXPECT_NEAR(ops[1]->wire_bytes, layer * 0.5 / 8 * 3 / 4, 1e-9 * ops[1]->wire_bytes);
+  int casts = 0, base_casts = 0;
+  for (const ComputeOp& op : bwd.compute) casts += op.role == OpRole::kCast;
+  for (const ComputeOp& op : layer_block(base, PassKind::kBackward).compute) base_casts += op.role == OpRole::kCast;
+  EXPECT_EQ(casts - base_casts, 3);  // quantize; reduce and requantize; dequantize and sum
+  // The DP traffic a GPU sends shrinks: gathers unchanged, the 16-bit reduce-scatter's 31/32 of
+  // two bytes a parameter becomes 7/16 + 3/64 of a byte.
+  EXPECT_LT(r_qgz.dp_bytes, r_base.dp_bytes);
+  const double step_base = estimate(make({{"tp", 1}, {"pp", 1}, {"dp", 32}, {"global_batch", 32}, {"zero_stage", 3},
+                                          {"recompute", "none"}, {"precision", "bf16"}},
+                                         "gpt-1.7b", 4, kOneSlowNic))
+                               .step_time_s;
+  plan["zero_quantized_gradients"] = true;
+  EXPECT_LT(estimate(make(plan, "gpt-1.7b", 4, kOneSlowNic)).step_time_s, 0.9 * step_base);
+  // ZeRO++ is ZeRO-3's.
+  plan["zero_stage"] = 2;
+  EXPECT_NE(estimate(make(plan, "gpt-1.7b", 4)).reason.find("ZeRO++"), std::string::npos);
+}
+
 // ZeRO-3's gathers and reduce-scatters run over one process group, so on one NCCL stream: where
 // they outlast the compute (one 100 Gb/s NIC a node), a layer's backward takes its gather plus
 // its reduce-scatter, not the longer of the two.
 TEST(OpGraph, ZeroThreeGathersAndReduceScattersShareOneStream) {
-  LoadOptions o;
-  o.preset_dirs = default_preset_dirs();
-  json j = {{"schema_version", 1}, {"model", "gpt-1.7b"},
-            {"cluster", {{"base", "dgx-a100-superpod"}, {"nodes", 4},
-                         {"network", {{"nics_per_node", 1}, {"nic_bandwidth", "100Gbps"}}}}},
-            {"plan", {{"tp", 1}, {"pp", 1}, {"dp", 32}, {"global_batch", 32}, {"zero_stage", 3}, {"recompute", "none"}}}};
-  const Scenario sc = parse_scenario(resolve_scenario_json(j, o));
+  const Scenario sc = make({{"tp", 1}, {"pp", 1}, {"dp", 32}, {"global_batch", 32}, {"zero_stage", 3}, {"recompute", "none"}},
+                           "gpt-1.7b", 4, kOneSlowNic);
   Result r;
   const Workload w = build(sc, r);
   const PassProgram& bwd = w.programs[0].chunks[0].program(PassKind::kBackward);
@@ -498,13 +562,8 @@ TEST(OpGraph, ABoundedPrefetchBufferGathersTheRestWhenTheLayerStarts) {
   plan["zero3_prefetch_params"] = 1;
   const Workload none = build(make(plan, "gpt-1.7b"), r_none);
   EXPECT_NEAR(r_quarter.dp_bytes, r_all.dp_bytes, 1e-9 * r_all.dp_bytes);
-  auto layer_forward = [](const Workload& w) -> const OpBlock& {
-    for (const OpBlock& b : w.programs[0].chunks[0].program(PassKind::kForward).blocks)
-      if (b.repeat > 1) return b;
-    return w.programs[0].chunks[0].program(PassKind::kForward).blocks.front();
-  };
-  const OpBlock& full = layer_forward(all);
-  const OpBlock& part = layer_forward(quarter);
+  const OpBlock& full = layer_block(all, PassKind::kForward);
+  const OpBlock& part = layer_block(quarter, PassKind::kForward);
   ASSERT_EQ(full.comm.size(), 1u);
   ASSERT_EQ(part.comm.size(), 2u);
   EXPECT_FALSE(part.comm[0].prefetch);
@@ -514,7 +573,7 @@ TEST(OpGraph, ABoundedPrefetchBufferGathersTheRestWhenTheLayerStarts) {
   // A one-element buffer leaves every layer's gather on the critical path: the forward pass's
   // exposed DP communication is its layers' gathers, one after another (the closed form of each
   // gather from the collective model, times the layers; the one-element prefetches hide).
-  const OpBlock& bare = layer_forward(none);
+  const OpBlock& bare = layer_block(none, PassKind::kForward);
   const PassCost fwd = reduce_pass(none.programs[0].chunks[0].program(PassKind::kForward), 0);
   double gathers = 0;
   for (const OpBlock& b : none.programs[0].chunks[0].program(PassKind::kForward).blocks)
