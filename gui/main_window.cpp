@@ -369,9 +369,14 @@ void MainWindow::apply_field(const QString& json_path, const QString& value) {
     if (kDerivesDp.contains(json_path) && !panel_->dp_locked() && raw_.contains("plan") &&
         raw_["plan"].is_object())
       raw_["plan"].erase("dp");
-    // ZeRO-0 shards nothing: choosing it drops the shard group (its control is disabled there).
-    if (json_path == "plan.zero_stage" && value.toInt() < 1 && raw_.contains("plan") && raw_["plan"].is_object())
-      raw_["plan"].erase("dp_shard");
+    // ZeRO-0 shards nothing: choosing it drops the shard group; ZeRO++ is ZeRO-3's, so a lower
+    // stage drops its fields (their controls are disabled there).
+    if (json_path == "plan.zero_stage" && raw_.contains("plan") && raw_["plan"].is_object()) {
+      if (value.toInt() < 1) raw_["plan"].erase("dp_shard");
+      if (value.toInt() < 3)
+        for (const char* zpp : {"zero_hpz_partition_size", "zero_quantized_weights", "zero_quantized_gradients"})
+          raw_["plan"].erase(zpp);
+    }
   } catch (const ScenarioError& e) {
     status_label_->setText(QString::fromStdString(e.what()));
   }

@@ -133,6 +133,16 @@ ScenarioPanel::ScenarioPanel(QWidget* parent) : QWidget(parent) {
   // plan.dp_shard: the model states sharded over this many DP ranks and replicated across the
   // rest (FSDP's HYBRID_SHARD, Megatron-Core's partial distributed optimizer); 0 shards over all.
   mem_form->addRow(add_label(QT_TR_NOOP("ZeRO shard group")), add_spin(mem_box, "plan.dp_shard", 0, 1 << 20));
+  // ZeRO++ (ZeRO-3 only): hpZ's secondary partition (plan.zero_hpz_partition_size, 0 = off), and
+  // qwZ's int8 weight gathers and qgZ's int4 gradient all-to-alls.
+  mem_form->addRow(add_label(QT_TR_NOOP("ZeRO++ secondary partition")),
+                   add_spin(mem_box, "plan.zero_hpz_partition_size", 0, 1 << 20));
+  auto* zpp_row = new QWidget(mem_box);
+  auto* zpp_layout = new QHBoxLayout(zpp_row);
+  zpp_layout->setContentsMargins(0, 0, 0, 0);
+  zpp_layout->addWidget(add_check("plan.zero_quantized_weights", QT_TR_NOOP("int8 weights (qwZ)")));
+  zpp_layout->addWidget(add_check("plan.zero_quantized_gradients", QT_TR_NOOP("int4 gradients (qgZ)")));
+  mem_form->addRow(add_label(QT_TR_NOOP("ZeRO++ quantization")), zpp_row);
   mem_form->addRow(add_label(QT_TR_NOOP("Recompute")), add_combo("plan.recompute", {"none", "selective", "full"}));
   // What selective recomputation rebuilds (plan.recompute_modules): one box per module, named as
   // the field's values are (Megatron-Core's names), so not translated.
@@ -271,6 +281,9 @@ void ScenarioPanel::retranslate_ui() {
   auto* shard = static_cast<QSpinBox*>(controls_.value("plan.dp_shard"));
   shard->setSpecialValueText(tr("all DP ranks"));
   shard->setToolTip(tr("ZeRO 1-3: shard over this many data-parallel ranks and replicate across the rest (FSDP HYBRID_SHARD; 8 = one node)"));
+  auto* hpz = static_cast<QSpinBox*>(controls_.value("plan.zero_hpz_partition_size"));
+  hpz->setSpecialValueText(tr("off"));
+  hpz->setToolTip(tr("ZeRO-3 only: keep a second copy of each layer sharded over this many data-parallel ranks and gather the backward's parameters from it (ZeRO++ hpZ; 8 = one node)"));
   controls_.value("plan.vpp")->setToolTip(tr("Virtual pipeline stages (model chunks per GPU); > 1 needs the interleaved schedule"));
   compression_->setToolTip(tr("Each row starts a compression stage at a training step (plan.compression)"));
 }
@@ -429,6 +442,11 @@ void ScenarioPanel::populate(const Evaluation& ev) {
     set_combo("plan.zero_stage", QString::number(p.zero_stage));
     set_spin("plan.dp_shard", p.dp_shard);
     controls_.value("plan.dp_shard")->setEnabled(p.zero_stage >= 1);
+    set_spin("plan.zero_hpz_partition_size", p.zero_hpz_partition_size);
+    set_check("plan.zero_quantized_weights", p.zero_quantized_weights);
+    set_check("plan.zero_quantized_gradients", p.zero_quantized_gradients);
+    for (const char* zpp : {"plan.zero_hpz_partition_size", "plan.zero_quantized_weights", "plan.zero_quantized_gradients"})
+      controls_.value(zpp)->setEnabled(p.zero_stage >= 3);
     set_combo("plan.recompute", to_string(p.recompute));
     const std::vector<std::string> listed = to_strings(p.recompute_modules);
     for (QCheckBox* check : recompute_modules_)

@@ -961,6 +961,22 @@ Live numbers come from the estimate tier (closed form, in-process); Simulate run
         <translation type="unfinished"></translation>
     </message>
     <message>
+        <source>ZeRO++ secondary partition</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>int8 weights (qwZ)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>int4 gradients (qgZ)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>ZeRO++ quantization</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
         <source>Recompute</source>
         <translation type="unfinished"></translation>
     </message>
@@ -1038,6 +1054,14 @@ Live numbers come from the estimate tier (closed form, in-process); Simulate run
     </message>
     <message>
         <source>ZeRO 1-3: shard over this many data-parallel ranks and replicate across the rest (FSDP HYBRID_SHARD; 8 = one node)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>off</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>ZeRO-3 only: keep a second copy of each layer sharded over this many data-parallel ranks and gather the backward&apos;s parameters from it (ZeRO++ hpZ; 8 = one node)</source>
         <translation type="unfinished"></translation>
     </message>
     <message>

@@ -962,6 +962,22 @@ Live numbers come from the estimate tier (closed form, in-process); Simulate run
         <translation>ZeRO 分片组</translation>
     </message>
     <message>
+        <source>ZeRO++ secondary partition</source>
+        <translation>ZeRO++ 二级分区</translation>
+    </message>
+    <message>
+        <source>int8 weights (qwZ)</source>
+        <translation>int8 权重（qwZ）</translation>
+    </message>
+    <message>
+        <source>int4 gradients (qgZ)</source>
+        <translation>int4 梯度（qgZ）</translation>
+    </message>
+    <message>
+        <source>ZeRO++ quantization</source>
+        <translation>ZeRO++ 量化</translation>
+    </message>
+    <message>
         <source>Recompute</source>
         <translation>重计算</translation>
     </message>
@@ -1040,6 +1056,14 @@ Live numbers come from the estimate tier (closed form, in-process); Simulate run
     <message>
         <source>ZeRO 1-3: shard over this many data-parallel ranks and replicate across the rest (FSDP HYBRID_SHARD; 8 = one node)</source>
         <translation>ZeRO 1-3：在这么多个数据并行进程内分片，其余之间复制（FSDP HYBRID_SHARD；8 = 一个节点）</translation>
+    </message>
+    <message>
+        <source>off</source>
+        <translation>关闭</translation>
+    </message>
+    <message>
+        <source>ZeRO-3 only: keep a second copy of each layer sharded over this many data-parallel ranks and gather the backward&apos;s parameters from it (ZeRO++ hpZ; 8 = one node)</source>
+        <translation>仅 ZeRO-3：每层参数在这么多个数据并行进程内再保留一份分片副本，反向从它收集参数（ZeRO++ hpZ；8 = 一个节点）</translation>
     </message>
     <message>
         <source>Virtual pipeline stages (model chunks per GPU); &gt; 1 needs the interleaved schedule</source>

@@ -12,6 +12,8 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <cmath>
+
 #include "gui/goodput_view.hpp"
 #include "gui/language.hpp"
 #include "gui/main_window.hpp"
@@ -194,6 +196,54 @@ class MainWindowTest : public QObject {
     QVERIFY(!shard->isEnabled());
     pick("1");
     QCOMPARE(w.evaluation().result.per_stage.at(0).breakdown.optimizer_bytes, optimizer_8 / 4);
+  }
+
+  // ZeRO++'s controls, as a user sets them on a ZeRO-3 plan over 4 nodes with one slow NIC each:
+  // the secondary partition of a node adds 2/8 bytes a parameter, the quantized gathers and
+  // gradients shorten the communication-bound step, and a lower ZeRO stage drops all three.
+  void the_zero_plus_plus_controls_edit_the_plan() {
+    QTemporaryDir dir;
+    const QString path = write_file(dir, "zpp.json", R"({
+      "schema_version": 1, "name": "zpp", "model": "gpt-1.7b",
+      "cluster": {"base": "dgx-a100-superpod", "nodes": 4,
+                  "network": {"nics_per_node": 1, "nic_bandwidth": "100Gbps"}},
+      "plan": {"tp": 1, "pp": 1, "dp": 32, "zero_stage": 3, "micro_batch": 1, "global_batch": 32,
+               "recompute": "none"}
+    })");
+    MainWindow w;
+    QVERIFY(w.open_scenario(path));
+    auto* hpz = qobject_cast<QSpinBox*>(w.panel()->control_for_path("plan.zero_hpz_partition_size"));
+    auto* qwz = qobject_cast<QCheckBox*>(w.panel()->control_for_path("plan.zero_quantized_weights"));
+    auto* qgz = qobject_cast<QCheckBox*>(w.panel()->control_for_path("plan.zero_quantized_gradients"));
+    QVERIFY(hpz && qwz && qgz);
+    QVERIFY(hpz->isEnabled() && qwz->isEnabled() && qgz->isEnabled());
+    QCOMPARE(hpz->text(), QString("off"));
+    const double params = w.evaluation().result.per_stage.at(0).breakdown.params_bytes;
+    const double step = w.evaluation().result.step_time_s;
+    hpz->setFocus();
+    hpz->selectAll();
+    QTest::keyClicks(hpz, "8");
+    QTest::keyClick(hpz, Qt::Key_Return);
+    QCOMPARE(w.raw_scenario()["plan"]["zero_hpz_partition_size"].get<int>(), 8);
+    QVERIFY(w.evaluation().result.feasible);
+    // The dense parameters are sharded over 32 ranks at 2 bytes: 2/32 a parameter, and the
+    // secondary copy over 8 adds 2/8, five times as much.
+    QVERIFY(std::abs(w.evaluation().result.per_stage.at(0).breakdown.params_bytes / (5 * params) - 1) < 1e-9);
+    QTest::mouseClick(qwz, Qt::LeftButton);
+    QTest::mouseClick(qgz, Qt::LeftButton);
+    QCOMPARE(w.raw_scenario()["plan"]["zero_quantized_weights"].get<bool>(), true);
+    QCOMPARE(w.raw_scenario()["plan"]["zero_quantized_gradients"].get<bool>(), true);
+    QVERIFY(w.evaluation().result.feasible);
+    QVERIFY(w.evaluation().result.step_time_s < 0.8 * step);
+    auto* zero = qobject_cast<QComboBox*>(w.panel()->control_for_path("plan.zero_stage"));
+    const int two = zero->findText("2");
+    zero->setCurrentIndex(two);
+    emit zero->activated(two);
+    for (const char* key : {"zero_hpz_partition_size", "zero_quantized_weights", "zero_quantized_gradients"})
+      QVERIFY2(!w.raw_scenario()["plan"].contains(key), key);
+    QVERIFY(w.evaluation().result.feasible);
+    QVERIFY(!hpz->isEnabled() && !qwz->isEnabled() && !qgz->isEnabled());
+    QVERIFY(!qwz->isChecked() && !qgz->isChecked());
   }
 
   // The MoE dispatcher and the fp8 activation cache as a user picks them: DeepEP's deduplicated exchange writes
