@@ -2,8 +2,8 @@
 # Builds the libFuzzer targets (one per input format) with clang, ASan and UBSan, and runs them.
 #   fuzz/run.sh [SECONDS] [TARGET...]
 # SECONDS is per target (default 60); targets run FUZZ_JOBS at a time (default 2), so CI's
-# `fuzz/run.sh 30` fuzzes the 7 formats for ~2 minutes on two cores. TARGET: scenario, sweep,
-# hf_config, megatron_args, nccl_tests, torch_trace, calibration (default: all).
+# `fuzz/run.sh 30` fuzzes the 8 formats for ~2 minutes on two cores. TARGET: scenario, sweep,
+# hf_config, megatron_args, nccl_tests, torch_trace, calibration, published_runs (default: all).
 #
 # Seeds: fuzz/corpus/<target>/ (committed, small), plus the format's test data (tests/data/hf,
 # megatron, nccl, torch/bad_*; every JSON under scenarios/ for scenario and sweep). Each run starts its working corpus (build-fuzz/corpus/<target>/, not committed)
@@ -16,10 +16,10 @@ cd "$(dirname "$0")/.."
 seconds=${1:-60}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -eq 0 ] && targets=(scenario sweep hf_config megatron_args nccl_tests torch_trace calibration)
+[ ${#targets[@]} -eq 0 ] && targets=(scenario sweep hf_config megatron_args nccl_tests torch_trace calibration published_runs)
 jobs=${FUZZ_JOBS:-2}
 out=build-fuzz
-mkdir -p "$out/obj/models" "$out/obj/fuzz" "$out/corpus" "$out/artifacts" "$out/logs"
+mkdir -p "$out/obj/models" "$out/obj/validate" "$out/obj/fuzz" "$out/corpus" "$out/artifacts" "$out/logs"
 cxx="clang++"
 command -v ccache >/dev/null && cxx="ccache clang++"
 flags="-std=c++20 -O1 -g -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined -I."
@@ -33,10 +33,18 @@ export -f compile
 export cxx flags
 find models -name '*.cpp' | xargs -P "$(nproc 2>/dev/null || echo 2)" -I{} \
   bash -c 'compile {} '"$out"'/obj/models/$(echo {} | tr / _ | sed "s/\.cpp\$//").o'
+# The published-run records' reader (validate/, on models/ only) for the published_runs target.
+validate_sources=(validate/record_scenario.cpp validate/published_runs.cpp)
+# (the shipped records' folder is baked into the CLI; the fuzzer never reads it)
+for f in "${validate_sources[@]}"; do
+  $cxx $flags -DTRAINSIM_SOURCE_DATA_DIR='""' -c "$f" -o "$out/obj/validate/$(basename "$f" .cpp).o"
+done
 for t in "${targets[@]}"; do
   [ -f "fuzz/${t}_fuzzer.cpp" ] || { echo "fuzz/run.sh: no target $t" >&2; exit 2; }
   compile "fuzz/${t}_fuzzer.cpp" "$out/obj/fuzz/$t.o"
-  clang++ -fsanitize=fuzzer,address,undefined "$out/obj/fuzz/$t.o" "$out"/obj/models/*.o -o "$out/${t}_fuzzer"
+  extra=()
+  [ "$t" = published_runs ] && extra=("$out"/obj/validate/*.o)
+  clang++ -fsanitize=fuzzer,address,undefined "$out/obj/fuzz/$t.o" "${extra[@]}" "$out"/obj/models/*.o -o "$out/${t}_fuzzer"
 done
 
 max_len() {
