@@ -63,11 +63,16 @@ namespace {
 // 0-2 are one (only ZeRO-3 changes the layer programs), the DP groups matter only to ZeRO-3,
 // the micro-batch count only to the unfused gradient accumulation of the passes with weight
 // gradients (B+W, W), recompute only to the passes with input gradients (B+W, B).
+// The group shapes enter it as an interned id (GroupShapesKey): the key is hashed once per pass
+// kind, the shapes once per plan.
+struct GroupShapesKey {
+  GroupShape shape[kCommGroups];
+};
 struct ContextKey {
   uint32_t env;
   int32_t tp, cp, ep, etp;
   int32_t micro_batches;
-  GroupShape shape[kCommGroups];
+  uint32_t shapes;
   double micro_batch, activation_bytes, param_bytes, grad_bytes, zero3_prefetch_params, power_share;
   char algo[24];
   uint8_t protocol, sp, precision, recompute, flash, kernel, overlap_tp, zero3, gaf, pass, vocab_parallel, dispatcher,
@@ -88,10 +93,18 @@ void context_ids(const LayerContext& ctx, const PassKind* kinds, int count, uint
   const bool zero3 = ctx.zero_stage >= 3;
   k.env = ctx.memo_env;
   k.tp = ctx.tp, k.cp = ctx.cp, k.ep = ctx.ep, k.etp = ctx.etp;
-  for (int g = 0; g < kCommGroups; ++g) k.shape[g] = ctx.shape[g];
-  if (!zero3)
+  struct Id {
+    uint32_t id;
+  };
+  {
+    GroupShapesKey s = memo::zeroed<GroupShapesKey>();
     for (int g = 0; g < kCommGroups; ++g)
-      if (data_parallel_kind(static_cast<CommGroup>(g))) k.shape[g] = GroupShape{};
+      s.shape[g] = zero3 || !data_parallel_kind(static_cast<CommGroup>(g)) ? ctx.shape[g] : GroupShape{};
+    // Ids are never reused: an evicted entry comes back under a new id, never another's.
+    thread_local uint32_t next_shapes_id = 1;
+    thread_local memo::Table<GroupShapesKey, Id, 512> shapes_table;
+    k.shapes = shapes_table.get(s, [&] { return Id{next_shapes_id++}; }).id;
+  }
   k.micro_batch = ctx.micro_batch;
   k.activation_bytes = ctx.activation_bytes;
   k.param_bytes = ctx.param_bytes;
@@ -112,9 +125,6 @@ void context_ids(const LayerContext& ctx, const PassKind* kinds, int count, uint
   k.autocast = ctx.autocast;
   k.relayout = ctx.attention_relayout;
   k.power_share = ctx.power_share;
-  struct Id {
-    uint32_t id;
-  };
   thread_local uint32_t next_id = 1;
   // 2048 slots of ~180 bytes.
   thread_local memo::Table<ContextKey, Id, 2048> table;
