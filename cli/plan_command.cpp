@@ -91,9 +91,13 @@ json load_part(const std::string& name_or_path, const std::string& what) {
   return name_or_path;
 }
 
-// The ZeRO column: the folded label, with the shard group's size under hybrid sharding.
+// The ZeRO column: the folded label, "++" with ZeRO++, the shard group's size under hybrid
+// sharding.
+bool zero_plus_plus(const ParallelPlan& p) {
+  return p.zero_hpz_partition_size > 1 || p.zero_quantized_weights || p.zero_quantized_gradients;
+}
 std::string zero_text(const std::string& label, const ParallelPlan& p) {
-  return p.dp_shard > 0 ? label + "/" + std::to_string(p.dp_shard) : label;
+  return label + (zero_plus_plus(p) ? "++" : "") + (p.dp_shard > 0 ? "/" + std::to_string(p.dp_shard) : "");
 }
 
 std::string why(const Result& r) {
@@ -196,11 +200,13 @@ int run(PlanOptions& o) {
       if (vpp > 1 ? m.layers % (pp * vpp) != 0 : m.layers < pp) continue;
       for (long long mb = 1; mb <= 16; mb *= 2) {
         if (global_batch % (mb * dp)) continue;
-        // ZeRO-3 sharded over the whole DP group, and (FSDP's HYBRID_SHARD) over the DP ranks
-        // of one node, replicated across nodes, where a node holds more than one.
+        // ZeRO-3 sharded over the whole DP group, and where the DP group spans nodes of more
+        // than one DP rank: over the DP ranks of one node, replicated across nodes (FSDP's
+        // HYBRID_SHARD, option 4), and over the whole group with ZeRO++ (a node's secondary
+        // partition, int8 weight gathers and int4 gradient all-to-alls, option 5).
         const int node_shard = node % (tp * cp) == 0 ? node / (tp * cp) : 0;
         const bool hybrid = node_shard >= 2 && node_shard < dp && dp % node_shard == 0;
-        for (int zero_option = 0; zero_option <= (hybrid ? 4 : 3); ++zero_option)
+        for (int zero_option = 0; zero_option <= (hybrid ? 5 : 3); ++zero_option)
           for (Recompute rc : {Recompute::kNone, Recompute::kSelective, Recompute::kFull})
             for (bool sp : {false, true}) {
               if (sp && tp == 1) continue;
@@ -212,6 +218,8 @@ int run(PlanOptions& o) {
                 p.schedule = sched->name(); p.micro_batch = mb; p.zero_stage = zero; p.recompute = rc;
                 p.sp = sp; p.offload.optimizer = offload;
                 p.dp_shard = zero_option == 4 ? node_shard : 0;
+                p.zero_hpz_partition_size = zero_option == 5 ? node_shard : 0;
+                p.zero_quantized_weights = p.zero_quantized_gradients = zero_option == 5;
                 ++out.searched;
                 ++order;
                 // Once `keep` plans are held, a plan must beat the last of them: one that
@@ -384,6 +392,11 @@ int run(PlanOptions& o) {
         return best[static_cast<std::size_t>((*r.row)["index"].get<long long>())].scenario.plan.dp_shard > 0;
       }))
     std::printf("(ZeRO-3/n: sharded over n data-parallel ranks of a node, replicated across nodes: FSDP's HYBRID_SHARD)\n");
+  if (std::any_of(shown.begin(), shown.end(), [&](const RankedRow& r) {
+        return zero_plus_plus(best[static_cast<std::size_t>((*r.row)["index"].get<long long>())].scenario.plan);
+      }))
+    std::printf("(ZeRO-3++: ZeRO++, a node's secondary partition for the backward's gathers, int8 weight gathers, "
+                "int4 gradient all-to-alls)\n");
   if (!reasons.empty()) {
     std::printf("\nwhy the other plans lost:\n");
     for (std::size_t k = 0; k < reasons.size() && k < 10; ++k) {

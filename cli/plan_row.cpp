@@ -83,6 +83,9 @@ json make_row(long long index, const json& overrides, const Scenario& s, const R
                  {"recompute", to_string(p.recompute)}, {"precision", to_string(p.precision)},
                  {"offload_optimizer", p.offload.optimizer}};
   if (p.dp_shard > 0) row["plan"]["dp_shard"] = p.dp_shard;
+  if (p.zero_hpz_partition_size > 1) row["plan"]["zero_hpz_partition_size"] = p.zero_hpz_partition_size;
+  if (p.zero_quantized_weights) row["plan"]["zero_quantized_weights"] = true;
+  if (p.zero_quantized_gradients) row["plan"]["zero_quantized_gradients"] = true;
   if (!r.feasible) row["reason_code"] = reason_code(r.reason);
   return row;
 }

@@ -212,7 +212,11 @@ void RowText::plan_row(long long index, const std::string& overrides_text, const
     key(",\"offload_optimizer\":"), boolean(p.offload.optimizer), key(",\"pp\":"), integer(p.pp);
     key(",\"precision\":"), o += precision, key(",\"recompute\":"), o += recompute;
     key(",\"schedule\":"), o += schedule, key(",\"sp\":"), boolean(p.sp), key(",\"tp\":"), integer(p.tp);
-    key(",\"vpp\":"), integer(p.vpp), key(",\"zero_stage\":"), integer(p.zero_stage), o += '}';
+    key(",\"vpp\":"), integer(p.vpp);
+    if (p.zero_hpz_partition_size > 1) key(",\"zero_hpz_partition_size\":"), integer(p.zero_hpz_partition_size);
+    if (p.zero_quantized_gradients) key(",\"zero_quantized_gradients\":true");
+    if (p.zero_quantized_weights) key(",\"zero_quantized_weights\":true");
+    key(",\"zero_stage\":"), integer(p.zero_stage), o += '}';
   };
   const bool feasible = r.feasible;
   const std::string code = feasible ? std::string() : reason_code(r.reason);
@@ -306,6 +310,8 @@ void RowText::plan_row(long long index, const std::string& overrides_text, const
     k.recompute = t.id(to_string(p.recompute)), k.precision = t.id(to_string(p.precision));
     k.tp = p.tp, k.pp = p.pp, k.dp = p.dp, k.cp = p.cp, k.ep = p.ep, k.vpp = p.vpp, k.zero_stage = p.zero_stage;
     k.dp_shard = p.dp_shard;
+    k.hpz = p.zero_hpz_partition_size > 1 ? p.zero_hpz_partition_size : 0;
+    k.qwz = p.zero_quantized_weights, k.qgz = p.zero_quantized_gradients;
     k.micro_batch = p.micro_batch, k.global_batch = p.global_batch, k.sp = p.sp;
     k.offload_optimizer = p.offload.optimizer;
     tally_.add_ranked(k);

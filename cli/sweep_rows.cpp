@@ -308,6 +308,8 @@ void SweepTally::add_json(const json& row) {
       r.tp = p.value("tp", 0), r.pp = p.value("pp", 0), r.dp = p.value("dp", 0), r.cp = p.value("cp", 0);
       r.ep = p.value("ep", 0), r.vpp = p.value("vpp", 0), r.zero_stage = p.value("zero_stage", -1);
       r.dp_shard = p.value("dp_shard", 0);
+      r.hpz = p.value("zero_hpz_partition_size", 0);
+      r.qwz = p.value("zero_quantized_weights", false), r.qgz = p.value("zero_quantized_gradients", false);
       r.micro_batch = p.value("micro_batch", int64_t{0}), r.global_batch = p.value("global_batch", int64_t{0});
       r.sp = p.value("sp", false), r.offload_optimizer = p.value("offload_optimizer", false);
     } else {
@@ -326,7 +328,15 @@ json SweepTally::plan_json(const RankedPlan& p) const {
                {"recompute", strings.at(p.recompute)}, {"precision", strings.at(p.precision)},
                {"offload_optimizer", p.offload_optimizer}};
   if (p.dp_shard > 0) plan["dp_shard"] = p.dp_shard;
+  if (p.hpz > 1) plan["zero_hpz_partition_size"] = p.hpz;
+  if (p.qwz) plan["zero_quantized_weights"] = true;
+  if (p.qgz) plan["zero_quantized_gradients"] = true;
   return plan;
+}
+
+std::string RankedPlan::zero_text(const std::string& zero_label) const {
+  const std::string zpp = hpz > 1 || qwz || qgz ? "++" : "";
+  return zero_label + zpp + (dp_shard > 0 ? "/" + std::to_string(dp_shard) : "");
 }
 
 const std::vector<RankedPlan>& SweepTally::ranked() {
@@ -355,7 +365,7 @@ std::string describe(const SweepTally& t, const RankedPlan& p, const std::string
                 "mem %8s  bubble %4.1f%%",
                 p.index, t.strings.at(p.model).c_str(), p.tp, p.pp, p.dp, p.cp, p.ep, p.vpp,
                 t.strings.at(p.schedule).c_str(), static_cast<int>(p.micro_batch),
-                (p.dp_shard > 0 ? zero_label + "/" + std::to_string(p.dp_shard) : zero_label).c_str(),
+                p.zero_text(zero_label).c_str(),
                 t.strings.at(p.recompute).c_str(), units::format_time(step).c_str(),
                 units::format_count(tokens).c_str(), 100 * mfu, units::format_bytes(memory).c_str(), 100 * bubble);
   std::string out = line;
@@ -376,7 +386,7 @@ std::string twin_key(const RankedPlan& p) {
   auto put = [&k](const auto& v) { k.append(reinterpret_cast<const char*>(&v), sizeof v); };
   put(p.model), put(p.cluster), put(p.gpus), put(p.schedule), put(p.recompute), put(p.precision);
   put(p.tp), put(p.pp), put(p.dp), put(p.cp), put(p.ep), put(p.vpp), put(p.micro_batch), put(p.global_batch);
-  put(p.sp), put(p.offload_optimizer), put(p.dp_shard);
+  put(p.sp), put(p.offload_optimizer), put(p.dp_shard), put(p.hpz), put(p.qwz), put(p.qgz);
   return k;
 }
 

@@ -109,8 +109,12 @@ struct RankedPlan {
   uint32_t model = 0, cluster = 0, schedule = 0, recompute = 0, precision = 0;  // StringTable ids
   int tp = 0, pp = 0, dp = 0, cp = 0, ep = 0, vpp = 0, zero_stage = 0;
   int dp_shard = 0;  // ZeRO-3's shard group (plan.dp_shard); 0: the whole DP group
+  int hpz = 0;       // ZeRO++'s secondary partition (plan.zero_hpz_partition_size); 0: none
   int64_t micro_batch = 0, global_batch = 0;
   bool sp = false, offload_optimizer = false;
+  bool qwz = false, qgz = false;  // ZeRO++'s quantized weights and gradients
+  // The ZeRO column: the folded stage label, "++" with ZeRO++, "/n" under a shard group of n.
+  std::string zero_text(const std::string& zero_label) const;
 };
 
 // Every row of a sweep, counted for the summary: the ranked rows kept as records, the others

@@ -137,4 +137,10 @@ plan_args=(plan --model gpt-1.7b --cluster dgx-a100-superpod --gpus 32 --global-
 check plan-progress-forced 0 'plan search: +100%  done in' -- bash -c "'$T' ${plan_args[*]} --progress 2>&1 >/dev/null"
 check plan-progress-quiet 0 '^silent$' -- bash -c "[ -z \"\$('$T' ${plan_args[*]} 2>&1 >/dev/null)\" ] && echo silent"
 
+# The search tries ZeRO-3 with ZeRO++ where the DP group spans nodes: with one 100 Gb/s NIC a
+# node, data parallelism over 32 GPUs ranks ZeRO-3++ plans among the best (with their footnote).
+echo '{"base": "dgx-a100-superpod", "network": {"nics_per_node": 1, "nic_bandwidth": "100Gbps"}}' >"$tmp/slow.json"
+check plan-zero-plus-plus 0 'DP32 .* ZeRO-3\+\+ .*\(ZeRO-3\+\+: ZeRO\+\+' -- bash -c \
+  "'$T' plan --model gpt-1.7b --cluster $tmp/slow.json --gpus 32 --global-batch 512 --top 10 | tr '\n' ' '"
+
 finish
