@@ -91,15 +91,6 @@ json load_part(const std::string& name_or_path, const std::string& what) {
   return name_or_path;
 }
 
-// The ZeRO column: the folded label, "++" with ZeRO++, the shard group's size under hybrid
-// sharding.
-bool zero_plus_plus(const ParallelPlan& p) {
-  return p.zero_hpz_partition_size > 1 || p.zero_quantized_weights || p.zero_quantized_gradients;
-}
-std::string zero_text(const std::string& label, const ParallelPlan& p) {
-  return label + (zero_plus_plus(p) ? "++" : "") + (p.dp_shard > 0 ? "/" + std::to_string(p.dp_shard) : "");
-}
-
 std::string why(const Result& r) {
   char buf[256];
   std::snprintf(buf, sizeof buf, "bubble %.1f%%, exposed comm %.1f%% of the step, memory headroom %s",
@@ -373,7 +364,7 @@ int run(PlanOptions& o) {
     folded = folded || shown[k].zero_label == "ZeRO-1/2";
     std::printf("%2zu. TP%d PP%d DP%d CP%d EP%d%s vpp%d %-11s mb%lld %-8s recompute %-9s%s  %s  %s tok/s  MFU %.1f%%  %s\n",
                 k + 1, p.tp, p.pp, p.dp, p.cp, p.ep, p.sp ? " SP" : "", p.vpp, p.schedule.c_str(),
-                static_cast<long long>(p.micro_batch), zero_text(shown[k].zero_label, p).c_str(), to_string(p.recompute),
+                static_cast<long long>(p.micro_batch), zero_column(shown[k].zero_label, p.zero_plus_plus(), p.dp_shard).c_str(), to_string(p.recompute),
                 p.offload.optimizer ? " offload" : "", units::format_time(r.step_time_s).c_str(),
                 units::format_count(r.tokens_per_s).c_str(), 100 * r.mfu, units::format_bytes(shown[k].memory_bytes).c_str());
     std::printf("    why: %s\n", why(r).c_str());
@@ -393,7 +384,7 @@ int run(PlanOptions& o) {
       }))
     std::printf("(ZeRO-3/n: sharded over n data-parallel ranks of a node, replicated across nodes: FSDP's HYBRID_SHARD)\n");
   if (std::any_of(shown.begin(), shown.end(), [&](const RankedRow& r) {
-        return zero_plus_plus(best[static_cast<std::size_t>((*r.row)["index"].get<long long>())].scenario.plan);
+        return best[static_cast<std::size_t>((*r.row)["index"].get<long long>())].scenario.plan.zero_plus_plus();
       }))
     std::printf("(ZeRO-3++: ZeRO++, a node's secondary partition for the backward's gathers, int8 weight gathers, "
                 "int4 gradient all-to-alls)\n");

@@ -67,6 +67,10 @@ std::string reason_label(const std::string& code) {
   return "other";
 }
 
+std::string zero_column(const std::string& stage_label, bool zero_plus_plus, int dp_shard) {
+  return stage_label + (zero_plus_plus ? "++" : "") + (dp_shard > 0 ? "/" + std::to_string(dp_shard) : "");
+}
+
 json make_row(long long index, const json& overrides, const Scenario& s, const Result& r) {
   json row = result_to_json(r);
   row.erase("warnings");

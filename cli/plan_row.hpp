@@ -44,6 +44,10 @@ void check_expression_names(const nlohmann::json& full_row, const nlohmann::json
 std::string reason_code(const std::string& reason);
 std::string reason_label(const std::string& code);
 
+// The ZeRO column of a ranked plan: its (folded) stage label, "++" with ZeRO++, "/n" under a
+// shard group of n DP ranks ("ZeRO-3++", "ZeRO-3/8").
+std::string zero_column(const std::string& stage_label, bool zero_plus_plus, int dp_shard);
+
 // ZeRO-1 and ZeRO-2 of the same plan take the same time (ZeRO-2 only shards the gradients the
 // reduce-scatter already produced): in a ranking they are one choice. Folds each such pair of
 // rows (best first) into the first of them; `label` is "ZeRO-1/2" for a folded pair, else

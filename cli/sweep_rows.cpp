@@ -335,8 +335,7 @@ json SweepTally::plan_json(const RankedPlan& p) const {
 }
 
 std::string RankedPlan::zero_text(const std::string& zero_label) const {
-  const std::string zpp = hpz > 1 || qwz || qgz ? "++" : "";
-  return zero_label + zpp + (dp_shard > 0 ? "/" + std::to_string(dp_shard) : "");
+  return zero_column(zero_label, hpz > 1 || qwz || qgz, dp_shard);
 }
 
 const std::vector<RankedPlan>& SweepTally::ranked() {

@@ -412,6 +412,9 @@ struct ParallelPlan {
   int zero_hpz_partition_size = 0;
   bool zero_quantized_weights = false;
   bool zero_quantized_gradients = false;
+  bool zero_plus_plus() const {
+    return zero_hpz_partition_size > 1 || zero_quantized_weights || zero_quantized_gradients;
+  }
   // Under fp8: the linears' inputs kept for the backward in fp8 with 1 x 128 tile scales, the
   // attention output projection's in E5M6 (DeepSeek-V3's framework, arXiv:2412.19437 sec. 3.3.2);
   // false: 16-bit, or TransformerEngine's fp8 copy and its transpose, the same 2 bytes.

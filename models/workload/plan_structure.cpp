@@ -111,7 +111,7 @@ std::string check_plan_structure(const Scenario& sc) {
   if (p.dp_shard > 0 && p.dp_shard != p.dp && p.zero_stage < 1)
     return "plan.dp_shard: ZeRO-0 shards nothing: sharding over part of the data-parallel group needs "
            "plan.zero_stage 1, 2 or 3";
-  if (p.zero_hpz_partition_size > 1 || p.zero_quantized_weights || p.zero_quantized_gradients) {
+  if (p.zero_plus_plus()) {
     if (p.zero_stage < 3)
       return "plan.zero_hpz_partition_size, plan.zero_quantized_weights and plan.zero_quantized_gradients are "
              "ZeRO++'s, for plan.zero_stage 3; got zero_stage " + str(p.zero_stage);
