@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
+#include <utility>
 #include <iterator>
 #include <vector>
 
@@ -78,6 +80,13 @@ double overlap_slowdown(const GpuSpec& gpu) {
 
 namespace {
 
+// A block's state is compared from the state after this many repetitions on (the first
+// repetition issues its own prefetches, so the state after it is not yet a repeating one).
+constexpr int kSteadyCheckFrom = 2;
+// Two states are the same when their times, seen from their clocks, differ by at most this
+// share of a repetition: rounding of the clock's growing sum, far below any op.
+constexpr double kSteadyTolerance = 1e-9;
+
 struct Interval {
   double start, end;
   CommPurpose purpose;
@@ -87,8 +96,9 @@ struct Interval {
 class PassPlayer {
  public:
   // A new pass, keeping the buffers (one player per thread: no allocation per pass).
-  void reset(double sigma) {
+  void reset(double sigma, bool steady_jump = true) {
     sigma_ = sigma;
+    steady_jump_ = steady_jump;
     t_ = 0;
     async_end_ = 0;
     stream_free_.fill(0.0);
@@ -98,7 +108,23 @@ class PassPlayer {
 
   void play_block(const OpBlock& b) {
     begin_block(b);
-    for (int r = 0; r < b.repeat; ++r) play_repetition(b, r, r + 1 < b.repeat);
+    const int last = b.repeat - 1;
+    int r = 0;
+    // Repetitions that issue a prefetch (all but the last): played until the state repeats
+    // (steady()), then the rest at once (advance()).
+    for (std::vector<double>*prev = &prev_state_, *cur = &cur_state_; r < last; ++r) {
+      play_repetition(b, r, true);
+      if (!steady_jump_ || r + 1 < kSteadyCheckFrom) continue;
+      cur->clear();
+      save(*cur);
+      if (steady_jump_ && r + 1 > kSteadyCheckFrom && steady(prev->data(), cur->data(), cur->size(), prev->size())) {
+        advance(prev->data(), cur->data(), last - (r + 1));
+        r = last;
+        break;
+      }
+      std::swap(prev, cur);
+    }
+    play_repetition(b, last, false);
   }
 
   // Per block: the buffers of its repetitions, and the collectives issued after each op
@@ -128,6 +154,7 @@ class PassPlayer {
   // Repetition r of the block begun last; `more`: another repetition follows (this one issues
   // its prefetches).
   void play_repetition(const OpBlock& b, int r, bool more) {
+    ++played_;
     const int n = static_cast<int>(b.compute.size());
     // When each op's inputs are ready and which collective held it last.
     std::vector<double>& ready = ready_;
@@ -159,6 +186,60 @@ class PassPlayer {
       }
     }
     wait_for(b, ready[n], binding[n]);
+    drop_finished(t_);
+  }
+
+  // True when `cur`, the state save() wrote after a repetition, is `prev`, the state after the
+  // one before, seen from each one's clock, to rounding: every later repetition then starts
+  // where this one did and repeats its steps. Times that no later op can tell apart (a stream
+  // free, a copy or a collective's end already past, a collective's start before the clock)
+  // count as the clock. The accumulated costs are not compared: they only add up.
+  bool steady(const double* prev, const double* cur, std::size_t cur_size, std::size_t prev_size) const {
+    if (cur_size != prev_size) return false;
+    const double dt = cur[0] - prev[0];
+    if (!(dt > 0)) return false;
+    const double tol = kSteadyTolerance * dt;
+    auto same_time = [&](double a, double b) {
+      return std::abs(std::max(0.0, b - cur[0]) - std::max(0.0, a - prev[0])) <= tol;
+    };
+    std::size_t i = 1;
+    if (!same_time(prev[i], cur[i])) return false;  // async_end_
+    for (++i; i < 2 + kCommStreams; ++i)
+      if (!same_time(prev[i], cur[i])) return false;
+    i += 5 + kCommPurposes;  // the costs
+    for (std::size_t k = 0; k < prefetched_.size(); ++k, ++i)
+      if ((prev[i] < 0) != (cur[i] < 0) || (cur[i] >= 0 && !same_time(prev[i], cur[i]))) return false;
+    if (prev[i] != cur[i]) return false;  // collectives running
+    for (++i; i < cur_size; i += 4)
+      if (!same_time(prev[i], cur[i]) || !same_time(prev[i + 1], cur[i + 1]) || prev[i + 2] != cur[i + 2] ||
+          prev[i + 3] != cur[i + 3])
+        return false;
+    return true;
+  }
+
+  // From the state `cur` (the player's now), `n` more repetitions of a steady block: each moves
+  // every time by the last repetition's step and adds its costs again (prev: the state before it).
+  void advance(const double* prev, const double* cur, int n) {
+    if (n <= 0) return;
+    const double k = n;
+    const double dt = cur[0] - prev[0];
+    t_ += k * dt;
+    async_end_ += k * dt;
+    for (double& f : stream_free_) f += k * dt;
+    const double* d0 = prev + 2 + kCommStreams;
+    const double* d1 = cur + 2 + kCommStreams;
+    cost_.time_s += k * (d1[0] - d0[0]);
+    cost_.compute_s += k * (d1[1] - d0[1]);
+    cost_.slowdown_s += k * (d1[2] - d0[2]);
+    for (int e = 0; e < kCommPurposes; ++e) cost_.exposed_s[e] += k * (d1[3 + e] - d0[3 + e]);
+    cost_.async_tail_s += k * (d1[3 + kCommPurposes] - d0[3 + kCommPurposes]);
+    cost_.async_busy_s += k * (d1[4 + kCommPurposes] - d0[4 + kCommPurposes]);
+    for (double& p : prefetched_)
+      if (p >= 0) p += k * dt;
+    for (Interval& iv : active_) {
+      iv.start += k * dt;
+      iv.end += k * dt;
+    }
   }
 
   // The state between two repetitions of the block begun last, appended to `out` as doubles:
@@ -207,6 +288,8 @@ class PassPlayer {
       in += 4;
     }
   }
+
+  std::size_t played() const { return played_; }
 
   PassCost finish(double t0) {
     cost_.time_s = t_ - t0;
@@ -291,14 +374,24 @@ class PassPlayer {
     return t + left;
   }
 
+  // Collectives that ended by `t` slow no compute from then on (stretched_end skips them).
+  void drop_finished(double t) {
+    std::size_t kept = 0;
+    for (std::size_t i = 0; i < active_.size(); ++i)
+      if (active_[i].end > t) active_[kept++] = active_[i];
+    active_.resize(kept);
+  }
+
   double sigma_ = 0;
+  bool steady_jump_ = true;
   double t_ = 0;
   double async_end_ = 0;
   std::array<double, kCommStreams> stream_free_{};
   std::vector<Interval> active_;
   PassCost cost_;
-  std::vector<double> ready_, prefetched_, cuts_;
+  std::vector<double> ready_, prefetched_, cuts_, prev_state_, cur_state_;
   std::vector<int> binding_, first_after_, issued_after_, fill_at_;
+  std::size_t played_ = 0;  // repetitions played, over the thread's life
 };
 
 PassPlayer& player() {
@@ -308,9 +401,11 @@ PassPlayer& player() {
 
 }  // namespace
 
-PassCost reduce_pass(const PassProgram& program, double sigma) {
+std::size_t repetitions_played() { return player().played(); }
+
+PassCost reduce_pass(const PassProgram& program, double sigma, bool steady_jump) {
   PassPlayer& p = player();
-  p.reset(sigma);
+  p.reset(sigma, steady_jump);
   for (const OpBlock& b : program.blocks) p.play_block(b);
   return p.finish(0.0);
 }
@@ -320,6 +415,7 @@ void RepeatedPass::start(const OpBlock* lead, const OpBlock& block, double sigma
   sigma_ = sigma;
   states_.clear();
   at_.clear();
+  steady_at_ = 0;
   // The state after 0 repetitions: the lead played from idle streams.
   PassPlayer& p = player();
   p.reset(sigma_);
@@ -334,13 +430,28 @@ PassCost RepeatedPass::reduce(int repeat, const OpBlock* const* tail, std::size_
   const std::size_t before = static_cast<std::size_t>(std::max(1, repeat)) - 1;  // repetitions before the last
   p.reset(sigma_);
   p.begin_block(block_);
-  p.restore(states_.data() + at_[std::min(before, at_.size() - 1)]);
-  // Repetitions not played yet by any reduce since start(): each one issues its prefetches (a
-  // repetition follows it), and its state is kept.
-  for (std::size_t r = at_.size() - 1; r < before; ++r) {
-    p.play_repetition(block_, static_cast<int>(r), true);
-    at_.push_back(states_.size());
-    p.save(states_);
+  auto state = [&](std::size_t k) { return states_.data() + at_[k]; };
+  auto state_size = [&](std::size_t k) { return (k + 1 < at_.size() ? at_[k + 1] : states_.size()) - at_[k]; };
+  if (steady_at_ > 0 && before > steady_at_) {
+    // Past the repetition where the states began to repeat: from there at once, as play_block.
+    p.restore(state(steady_at_));
+    p.advance(state(steady_at_ - 1), state(steady_at_), static_cast<int>(before - steady_at_));
+  } else {
+    p.restore(state(std::min(before, at_.size() - 1)));
+    // Repetitions not played yet by any reduce since start(): each one issues its prefetches (a
+    // repetition follows it), and its state is kept, until the states repeat (play_block's test).
+    for (std::size_t r = at_.size() - 1; r < before; ++r) {
+      p.play_repetition(block_, static_cast<int>(r), true);
+      at_.push_back(states_.size());
+      p.save(states_);
+      const std::size_t k = r + 1;
+      if (k > static_cast<std::size_t>(kSteadyCheckFrom) &&
+          p.steady(state(k - 1), state(k), state_size(k), state_size(k - 1))) {
+        steady_at_ = k;
+        p.advance(state(k - 1), state(k), static_cast<int>(before - k));
+        break;
+      }
+    }
   }
   p.play_repetition(block_, static_cast<int>(before), false);
   for (std::size_t i = 0; i < tails; ++i) p.play_block(*tail[i]);

@@ -32,8 +32,18 @@ constexpr double kOverlapChannels = 16;
 // shows the worst case, a second wave: up to 2x.
 double overlap_slowdown(const GpuSpec& gpu);
 
-// The pass's time on one GPU, starting with idle streams.
-PassCost reduce_pass(const PassProgram& program, double overlap_slowdown);
+// The pass's time on one GPU, starting with idle streams. A block repeated many times (a
+// chunk's layers) settles into a steady state: once the state after a repetition (the streams'
+// and the prefetched copies' times, the collectives running, seen from the clock) is the one
+// the repetition before left, to rounding (1e-9 of a repetition), every later repetition repeats
+// its steps, and the rest up to the last are taken at once, each adding the last one's time and
+// costs; the last (it issues no prefetch) is played. Checked from the third repetition on.
+// `steady_jump` false plays every repetition (the reference the jump is tested against).
+PassCost reduce_pass(const PassProgram& program, double overlap_slowdown, bool steady_jump = true);
+
+// Repetitions of blocks this thread has played one by one, by reduce_pass and RepeatedPass
+// (those the steady jump takes at once are not counted).
+std::size_t repetitions_played();
 
 // Passes that differ only in how many times one block repeats (the chunks of L layers of the
 // stage lengths a plan search tries) share the playing of its repetitions. reduce_pass plays a
@@ -42,7 +52,8 @@ PassCost reduce_pass(const PassProgram& program, double overlap_slowdown);
 // after k repetitions is the same for every repeat count above k. A RepeatedPass keeps the states
 // after 0, 1, ..., K repetitions of `block` (played after `lead`, if any) and reduces
 // lead, block x L, tail from the state after L - 1: the same operations on the same doubles, in
-// the same order, as reduce_pass of that program, so the cost is the same bit for bit.
+// the same order, as reduce_pass of that program (the steady state found at the same repetition
+// and taken at once the same way), so the cost is the same bit for bit.
 class RepeatedPass {
  public:
   // A new pass prefix (forgets the states of the previous one, keeps their buffers): plays
@@ -60,6 +71,8 @@ class RepeatedPass {
   // The states after 0 .. K repetitions, each one after the other in `states_` from `at_[k]`.
   std::vector<double> states_;
   std::vector<std::size_t> at_;
+  // The first k whose state repeats the one before (0: none yet); states beyond it are not kept.
+  std::size_t steady_at_ = 0;
 };
 
 }  // namespace trainsim

@@ -188,6 +188,52 @@ TEST(ProgramReduce, ARepeatedPassIsReducePassOfTheWholeProgram) {
   EXPECT_EQ(checked, 3 * 2 * 2 * 2 * 3 * 27);
 }
 
+TEST(ProgramReduce, TheSteadyStateTakenAtOnceIsEveryRepetitionPlayed) {
+  // A chunk's layers settle into a repeating state after a few repetitions; taking the rest at
+  // once costs what playing them costs, to rounding, in every field, whether communication hides
+  // or not, with prefetches, slowdown and asynchronous collectives. Where it hides (the streams
+  // drain within a repetition) 96 layers are played in a handful of repetitions; where a stream
+  // falls further behind each layer there is no steady state and every repetition is played.
+  int jumped = 0;
+  for (double scale : {0.2, 1.0, 3.0})
+    for (bool prefetch : {false, true})
+      for (double sigma : {0.0, 16.0 / 92.0})
+        for (int layers : {1, 2, 3, 4, 7, 96}) {
+          SCOPED_TRACE("scale " + std::to_string(scale) + " prefetch " + std::to_string(prefetch) + " sigma " +
+                       std::to_string(sigma) + " layers " + std::to_string(layers));
+          OpBlock layer = layer_like(scale, prefetch);
+          layer.repeat = layers;
+          PassProgram whole;
+          whole.blocks.push_back(block(2, 0.8e-3));
+          whole.blocks.push_back(layer);
+          whole.blocks.push_back(block(1, 0.5e-3));
+          const std::size_t before = repetitions_played();
+          const PassCost played = reduce_pass(whole, sigma, false);
+          const std::size_t all = repetitions_played() - before;
+          const PassCost fast = reduce_pass(whole, sigma);
+          const std::size_t few = repetitions_played() - before - all;
+          // Within rounding of the pass's clock (a slowdown of zero sums to +-1e-16).
+          auto close = [&](double a, double b, const char* what) {
+            EXPECT_LE(std::abs(a - b), 1e-12 * played.time_s) << what << ": " << a << " vs " << b;
+          };
+          close(fast.time_s, played.time_s, "time");
+          close(fast.compute_s, played.compute_s, "compute");
+          close(fast.slowdown_s, played.slowdown_s, "slowdown");
+          for (int k = 0; k < kCommPurposes; ++k) close(fast.exposed_s[k], played.exposed_s[k], "exposed");
+          close(fast.async_tail_s, played.async_tail_s, "async tail");
+          close(fast.async_busy_s, played.async_busy_s, "async busy");
+          EXPECT_EQ(all, static_cast<std::size_t>(layers + 2));
+          if (layers == 96 && scale < 3) {
+            EXPECT_LE(few, 2u + 8u);
+            ++jumped;
+          }
+          if (layers <= 3) {
+            EXPECT_EQ(few, all);
+          }
+        }
+  EXPECT_EQ(jumped, 2 * 2 * 2);
+}
+
 TEST(ProgramReduce, ARepeatedPassKeepsThePrefetchedGathersClosedForm) {
   // From the states of one prefix, every length has the closed form: with a gather longer than the layer's compute
   // the per-layer time is the gather's, and with a shorter one the compute's (the same figures
