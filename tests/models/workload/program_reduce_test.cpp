@@ -130,17 +130,22 @@ OpBlock layer_like(double scale, bool prefetch) {
 
 bool same_bits(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }
 
+// check(a, b, name) on each field of two costs.
+template <class Check>
+void each_cost_field(const PassCost& a, const PassCost& b, Check check) {
+  check(a.time_s, b.time_s, "time");
+  check(a.compute_s, b.compute_s, "compute");
+  check(a.slowdown_s, b.slowdown_s, "slowdown");
+  for (int k = 0; k < kCommPurposes; ++k) check(a.exposed_s[k], b.exposed_s[k], "exposed");
+  check(a.async_tail_s, b.async_tail_s, "async tail");
+  check(a.async_busy_s, b.async_busy_s, "async busy");
+}
+
 void expect_same_cost(const PassCost& fast, const PassCost& full) {
-  auto check = [](double a, double b, const char* what) {
+  each_cost_field(fast, full, [](double a, double b, const char* what) {
     EXPECT_TRUE(same_bits(a, b)) << what << ": " << a << " vs " << b;
     EXPECT_LE(std::abs(a - b), 1e-9 * std::max(std::abs(a), std::abs(b))) << what;
-  };
-  check(fast.time_s, full.time_s, "time");
-  check(fast.compute_s, full.compute_s, "compute");
-  check(fast.slowdown_s, full.slowdown_s, "slowdown");
-  for (int k = 0; k < kCommPurposes; ++k) check(fast.exposed_s[k], full.exposed_s[k], "exposed");
-  check(fast.async_tail_s, full.async_tail_s, "async tail");
-  check(fast.async_busy_s, full.async_busy_s, "async busy");
+  });
 }
 
 TEST(ProgramReduce, ARepeatedPassIsReducePassOfTheWholeProgram) {
@@ -213,15 +218,9 @@ TEST(ProgramReduce, TheSteadyStateTakenAtOnceIsEveryRepetitionPlayed) {
           const PassCost fast = reduce_pass(whole, sigma);
           const std::size_t few = repetitions_played() - before - all;
           // Within rounding of the pass's clock (a slowdown of zero sums to +-1e-16).
-          auto close = [&](double a, double b, const char* what) {
+          each_cost_field(fast, played, [&](double a, double b, const char* what) {
             EXPECT_LE(std::abs(a - b), 1e-12 * played.time_s) << what << ": " << a << " vs " << b;
-          };
-          close(fast.time_s, played.time_s, "time");
-          close(fast.compute_s, played.compute_s, "compute");
-          close(fast.slowdown_s, played.slowdown_s, "slowdown");
-          for (int k = 0; k < kCommPurposes; ++k) close(fast.exposed_s[k], played.exposed_s[k], "exposed");
-          close(fast.async_tail_s, played.async_tail_s, "async tail");
-          close(fast.async_busy_s, played.async_busy_s, "async busy");
+          });
           EXPECT_EQ(all, static_cast<std::size_t>(layers + 2));
           if (layers == 96 && scale < 3) {
             EXPECT_LE(few, 2u + 8u);
