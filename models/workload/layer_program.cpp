@@ -78,10 +78,16 @@ OpPrice memo_price_op(uint32_t env, const GpuSpec& gpu, const ComputeOp& op) {
 
 // Appends ops to one block and wires each collective to the compute ops around it.
 class BlockBuilder {
+  static constexpr std::size_t kReservedOps = 32;
+
  public:
   BlockBuilder(const LayerContext& ctx, const char* name, int repeat) : ctx_(ctx) {
     b_.name = name;
     b_.repeat = std::max(1, repeat);
+    // A layer's pass has a few dozen ops and collectives: one allocation each, not a doubling.
+    b_.compute.reserve(kReservedOps);
+    b_.compute_s.reserve(kReservedOps);
+    b_.comm.reserve(kReservedOps / 2);
   }
 
   int gemm(OpRole role, Pass pass, double m, double n, double k, double groups = 1) {
@@ -265,7 +271,7 @@ class BlockBuilder {
     host_s_ += price.host_s;
     b_.compute.push_back(op);
     for (int i : wait_next_) b_.comm[i].waited_by = idx;
-    wait_next_ = std::move(wait_after_next_);
+    wait_next_.swap(wait_after_next_);  // both keep their buffers
     wait_after_next_.clear();
     return idx;
   }
