@@ -437,6 +437,11 @@ void framework_flags_from_record(const json& par, const json& tr, json& p, std::
       if (flag(key).value_or(false)) p["zero_stage"] = 1;
   const std::string dispatcher = lower(text_field(par, "moe_dispatcher") + text_field(par, "token_dispatcher"));
   if (dispatcher.find("deepep") != std::string::npos) p["moe_dispatcher"] = "deepep";
+  // The loss by llm-foundry's key (loss_fn: fused_crossentropy or torch_crossentropy) or
+  // Megatron-Core's switch (cross_entropy_loss_fusion); a record that names none: unfused.
+  const std::string loss_fn = lower(text_field(par, "loss_fn") + text_field(tr, "loss_fn"));
+  if (loss_fn.find("fused") != std::string::npos) p["fused_loss"] = true;
+  if (auto on = flag("cross_entropy_loss_fusion")) p["fused_loss"] = *on;
 }
 
 // Batch: sequences a step, or tokens a step over the sequence length; the micro-batch as given,

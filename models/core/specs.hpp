@@ -388,6 +388,12 @@ struct ParallelPlan {
   // its gradient in place (FlashAttention's qkvpacked interface, Megatron-Core with
   // TransformerEngine's SplitAlongDim).
   bool attention_relayout = true;
+  // The softmax cross-entropy runs as one fused kernel per pass that reads the 16-bit logits
+  // and writes their gradient in their place (flash-attn's and Apex's xentropy, Liger's,
+  // Megatron-Core's --cross-entropy-loss-fusion, llm-foundry's default loss_fn
+  // fused_crossentropy): no fp32 copy of the logits; false: PyTorch's fp32 log_softmax and its
+  // backward, or Megatron's unfused vocab-parallel loss (layer_program.cpp, loss bytes).
+  bool fused_loss = false;
   // ZeRO-3 / FSDP: the most parameter elements gathered ahead of their use. 0: a whole module
   // (layer) ahead, as PyTorch FSDP prefetches one wrapped unit. A positive bound is DeepSpeed's
   // stage3_prefetch_bucket_size (its default 5e7): of a layer with more parameters, only that

@@ -137,9 +137,10 @@ double first_stage_extra_activation_bytes(const ModelSpec& m, const ActivationOp
 double last_stage_extra_activation_bytes(const ModelSpec& m, const ActivationOptions& o) {
   const double tokens = static_cast<double>(m.seq_len) / o.cp * o.micro_batch;
   const double h = static_cast<double>(m.hidden), v = static_cast<double>(m.vocab);
-  // 4sbh (final layernorm input/output) + 4sbV (fp32 logits), logits split over TP when the
-  // output layer is vocab-parallel.
-  return tokens * (4 * h / (o.sp ? o.tp : 1) + 4 * v / (o.vocab_parallel ? o.tp : 1));
+  // 4sbh (final layernorm input/output) + 4sbV (fp32 logits; 2sbV, the 16-bit logits, under a
+  // fused loss), logits split over TP when the output layer is vocab-parallel.
+  const double logit_bytes = o.fused_loss ? 2 : 4;
+  return tokens * (4 * h / (o.sp ? o.tp : 1) + logit_bytes * v / (o.vocab_parallel ? o.tp : 1));
 }
 
 }  // namespace trainsim

@@ -47,6 +47,7 @@ struct ActivationOptions {
   bool flash_attention = true;
   double micro_batch = 1;
   bool vocab_parallel = true;  // logits split over TP (plan.vocab_parallel)
+  bool fused_loss = false;     // the loss keeps the 16-bit logits, not an fp32 copy (plan.fused_loss)
   // The linears' inputs kept for the backward in fp8 (plan.fp8_activation_cache under fp8).
   bool fp8_cache = false;
 };
@@ -66,7 +67,8 @@ double korthikanti_activation_bytes(double s, double b, double h, double a, int 
                                     Recompute recompute);
 
 // Embedding output on the first stage; output layer and loss on the last stage, 4sbh(1 + V/h)
-// (Megatron theoretical_memory_usage.py; logits kept in fp32 for the loss).
+// (Megatron theoretical_memory_usage.py; logits kept in fp32 for the loss), 4sbh + 2sbV under
+// a fused loss (the 16-bit logits, their gradient written in their place).
 double first_stage_extra_activation_bytes(const ModelSpec& model, const ActivationOptions& o);
 double last_stage_extra_activation_bytes(const ModelSpec& model, const ActivationOptions& o);
 

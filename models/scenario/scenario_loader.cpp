@@ -452,6 +452,7 @@ ParallelPlan parse_plan(const json& j, const std::string& path) {
     p.grad_reduce = parse_precision(g);
   p.adam_moments = parse_precision(r.choice_or("adam_moments_precision", {"fp32", "bf16"}, "fp32"));
   p.attention_relayout = r.boolean_or("attention_relayout", true);
+  p.fused_loss = r.boolean_or("fused_loss", false);
   p.zero3_prefetch_params = r.number_or("zero3_prefetch_params", 0, 0, 1e15);
   p.dp_shard = static_cast<int>(r.integer_or("dp_shard", 0, 0, kMaxGpus));
   p.zero_hpz_partition_size = static_cast<int>(r.integer_or("zero_hpz_partition_size", 0, 0, kMaxGpus));
@@ -864,6 +865,7 @@ json to_json(const Scenario& s) {
                {"adam_moments_precision", to_string(p.adam_moments)},
                {"vocab_parallel", p.vocab_parallel},
                {"attention_relayout", p.attention_relayout},
+               {"fused_loss", p.fused_loss},
                {"zero3_prefetch_params", p.zero3_prefetch_params}};
   if (p.dp_shard > 0) plan["dp_shard"] = p.dp_shard;
   if (p.zero_hpz_partition_size > 1) plan["zero_hpz_partition_size"] = p.zero_hpz_partition_size;

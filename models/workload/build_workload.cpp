@@ -262,6 +262,7 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r, const WorkloadOp
   ao.flash_attention = p.flash_attention;
   ao.micro_batch = static_cast<double>(p.micro_batch);
   ao.vocab_parallel = p.vocab_parallel;
+  ao.fused_loss = p.fused_loss;
   ao.fp8_cache = p.fp8_activation_cache && p.precision == Precision::kFp8;
   const double act_dense = layer_activation_bytes(m, false, ao);
   const double act_moe = m.moe ? layer_activation_bytes(m, true, ao) : act_dense;
@@ -402,6 +403,7 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r, const WorkloadOp
   ctx.autocast = states != p.precision;
   ctx.vocab_parallel = p.vocab_parallel;
   ctx.attention_relayout = p.attention_relayout;
+  ctx.fused_loss = p.fused_loss;
   ctx.recompute_early_stop = p.recompute_early_stop;
   ctx.micro_batches = micro_batches;
   ctx.activation_bytes = activation_bytes(p.precision);

@@ -373,6 +373,15 @@ double activation_bytes(const Dims& d, bool swiglu, bool bwd) {
 // sum, normalise, then scale its saved softmax and cast back: 38 + 14 bytes).
 double loss_forward_bytes(double A) { return A + 20; }
 double loss_backward_bytes(double A) { return A + 24; }
+// A fused softmax cross-entropy kernel (plan.fused_loss; Apex's and flash-attn's xentropy) reads
+// a row of 16-bit logits twice, once for its maximum and once for the sum of exponentials, and
+// writes a loss and a log-sum-exp per token; its backward reads the row and writes the gradient
+// in its place: 2A forward, 2A backward, one kernel each.
+double fused_loss_forward_bytes(double A) { return 2 * A; }
+double fused_loss_backward_bytes(double A) { return 2 * A; }
+// The kernels of the unfused loss per pass: cast, log_softmax (and its backward), the gather or
+// scatter of the targets' entries.
+constexpr int kUnfusedLossKernels = 3;
 
 // The forward ops of the attention half of a layer (norm, QKV, attention, projection, residual),
 // as the forward or as the recompute pass.
@@ -912,12 +921,20 @@ OpBlock head_block(const LayerContext& c, PassKind pass) {
     // all-reduces max and sum over TP): read the 16-bit logits and write them in fp32, a max and
     // a sum-exp pass over them, write the log-probabilities.
     if (c.vocab_parallel) b.inline_comm(CollectiveOp::kAllReduce, CommPurpose::kTp, CommGroup::kTp, 2 * 4 * d.T);
-    b.mem(OpRole::kSoftmaxXent, Pass::kForward, loss_forward_bytes(d.A) * d.T * v, d.T * v, 3);
+    if (c.fused_loss)
+      b.mem(OpRole::kSoftmaxXent, Pass::kForward, fused_loss_forward_bytes(d.A) * d.T * v, d.T * v, 1);
+    else
+      b.mem(OpRole::kSoftmaxXent, Pass::kForward, loss_forward_bytes(d.A) * d.T * v, d.T * v, kUnfusedLossKernels);
     return b.finish();
   }
   if (has_input_grad(pass)) zero3_gathers(b, c, Pass::kBackwardInput, params);
-  if (has_input_grad(pass))
-    b.mem(OpRole::kSoftmaxXent, Pass::kBackwardInput, loss_backward_bytes(d.A) * d.T * v, d.T * v, 3);
+  if (has_input_grad(pass)) {
+    if (c.fused_loss)
+      b.mem(OpRole::kSoftmaxXent, Pass::kBackwardInput, fused_loss_backward_bytes(d.A) * d.T * v, d.T * v, 1);
+    else
+      b.mem(OpRole::kSoftmaxXent, Pass::kBackwardInput, loss_backward_bytes(d.A) * d.T * v, d.T * v,
+            kUnfusedLossKernels);
+  }
   linear_backward(b, OpRole::kLmHead, pass, d.T, v, d.h);
   if (pass != PassKind::kBackwardInput) weight_casts(b, c, Pass::kBackwardWeight, v * d.h);
   if (has_input_grad(pass)) {

@@ -76,6 +76,7 @@ struct LayerContext {
   double power_share = 0;
   bool vocab_parallel = true;  // plan.vocab_parallel: embedding and output layer split over TP
   bool attention_relayout = true;  // plan.attention_relayout
+  bool fused_loss = false;         // plan.fused_loss
   bool recompute_early_stop = false;  // plan.recompute_early_stop
   int micro_batches = 1;  // per pipeline per step
   double activation_bytes = 2;  // one element of an activation between layers

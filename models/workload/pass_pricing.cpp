@@ -76,7 +76,7 @@ struct ContextKey {
   double micro_batch, activation_bytes, param_bytes, grad_bytes, zero3_prefetch_params, power_share;
   char algo[24];
   uint8_t protocol, sp, precision, recompute, flash, kernel, overlap_tp, zero3, gaf, pass, vocab_parallel, dispatcher,
-      autocast, relayout, early_stop, qwz, qgz;
+      autocast, relayout, early_stop, qwz, qgz, fused_loss;
 };
 
 bool has_weight_grads(PassKind pass) { return pass == PassKind::kBackward || pass == PassKind::kBackwardWeight; }
@@ -124,6 +124,7 @@ void context_ids(const LayerContext& ctx, const PassKind* kinds, int count, uint
   k.dispatcher = static_cast<uint8_t>(ctx.moe_dispatcher);
   k.autocast = ctx.autocast;
   k.relayout = ctx.attention_relayout;
+  k.fused_loss = ctx.fused_loss;
   k.power_share = ctx.power_share;
   thread_local uint32_t next_id = 1;
   // 2048 slots of ~180 bytes.

@@ -155,6 +155,25 @@ TEST(PublishedRuns, ReadsTheFsdpMixedPrecisionPolicy) {
   EXPECT_EQ(grad_reduce_precision(parse_scenario(resolve_scenario_json(s, options())).plan), Precision::kFp32);
 }
 
+// The loss by llm-foundry's loss_fn or Megatron-Core's cross_entropy_loss_fusion; unstated: unfused.
+TEST(PublishedRuns, ReadsAFusedLossByTheFrameworksKeys) {
+  json rec = json::parse(R"J({
+    "id": "x", "model": {"layers": 24, "hidden": 1536, "heads": 12, "seq_len": 2048, "vocab": 50368},
+    "hardware": {"gpu": "a100_40gb", "num_gpus": 8},
+    "parallel": {"zero_stage": 3},
+    "training": {"global_batch": 96, "micro_batch": 12, "precision": "bf16"}})J");
+  std::vector<std::string> notes;
+  EXPECT_FALSE(scenario_from_record(rec, notes)["plan"].contains("fused_loss"));
+  rec["training"]["loss_fn"] = "fused_crossentropy";
+  json s = scenario_from_record(rec, notes);
+  EXPECT_EQ(s["plan"]["fused_loss"], true);
+  EXPECT_TRUE(parse_scenario(resolve_scenario_json(s, options())).plan.fused_loss);
+  rec["training"]["loss_fn"] = "torch_crossentropy";
+  EXPECT_FALSE(scenario_from_record(rec, notes)["plan"].contains("fused_loss"));
+  rec["parallel"]["cross_entropy_loss_fusion"] = true;
+  EXPECT_EQ(scenario_from_record(rec, notes)["plan"]["fused_loss"], true);
+}
+
 // FSDP's HYBRID_SHARD shards within a node and replicates across nodes unless the record gives the
 // shard group's size; on one node it is FULL_SHARD.
 TEST(PublishedRuns, ReadsHybridShardingAsShardingWithinANode) {

@@ -88,7 +88,11 @@ double measured_time_s(const OpRates& r, const ComputeOp& op) {
       return op.elements * (bwd ? r.gelu_bwd_s_per_element : r.gelu_fwd_s_per_element);
     case OpRole::kResidual: return op.elements * r.residual_add_s_per_element;
     // The rate is per logit for the loss and its gradient together: charged to the forward op.
-    case OpRole::kSoftmaxXent: return bwd ? 0.0 : op.elements * r.softmax_xent_s_per_element;
+    // A fused loss (one kernel a pass, plan.fused_loss) is not what the calibration measured
+    // (PyTorch's unfused loss): it is priced by its bytes.
+    case OpRole::kSoftmaxXent:
+      if (op.kernels <= 1) return -1.0;
+      return bwd ? 0.0 : op.elements * r.softmax_xent_s_per_element;
     case OpRole::kEmbedding:
       return op.elements * (bwd ? r.embedding_bwd_s_per_element : r.embedding_fwd_s_per_element);
     case OpRole::kGradAccum: return op.elements * r.fill_zero_s_per_element;

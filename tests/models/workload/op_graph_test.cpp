@@ -210,6 +210,48 @@ TEST(OpGraph, AReplicatedOutputLayerHoldsTheVocabularyWholeAndSendsNothingForIt)
   EXPECT_NE(rs.reason.find("plan.vocab_parallel"), std::string::npos) << rs.reason;
 }
 
+TEST(OpGraph, AFusedLossReadsTheLogitsTwiceAWayAndKeepsNoFp32Copy) {
+  // plan.fused_loss: the loss is one kernel a pass over the 16-bit logits (2 bytes): the forward
+  // reads them twice (maximum, then the sum of exponentials), the backward reads them and writes
+  // the gradient in their place, 4 x 2 bytes a logit against PyTorch's fp32 path, (2 + 20) +
+  // (2 + 24), in three kernels a pass; and the last stage keeps the 16-bit logits, not an fp32
+  // copy: 2 bytes a logit fewer. The step gets shorter by the bytes no longer moved.
+  const int t = 2, mb = 2;
+  json plan = {{"tp", t}, {"pp", 1}, {"dp", 4}, {"micro_batch", mb}, {"global_batch", 4 * mb},
+               {"recompute", "none"}, {"precision", "bf16"}};
+  struct Loss {
+    double bytes = 0;
+    int kernels = 0;
+  };
+  auto loss = [](const Workload& w) {
+    Loss l;
+    for (const ChunkProgram& ch : w.programs[0].chunks)
+      for (const PassProgram& p : ch.pass)
+        for (const OpBlock& b : p.blocks)
+          for (const ComputeOp& op : b.compute)
+            if (op.role == OpRole::kSoftmaxXent && (op.pass == Pass::kForward || op.pass == Pass::kBackwardInput)) {
+              l.bytes += op.bytes * b.repeat;
+              l.kernels += op.kernels * b.repeat;
+            }
+    return l;
+  };
+  const Scenario sc = make(plan, "gpt-1.7b", 1);
+  const double logits = static_cast<double>(mb) * sc.model.seq_len * sc.model.vocab / t;
+  Result ru, rf;
+  const Workload wu = build(sc, ru);
+  plan["fused_loss"] = true;
+  const Workload wf = build(make(plan, "gpt-1.7b", 1), rf);
+  const Loss lu = loss(wu), lf = loss(wf);
+  EXPECT_NEAR(lu.bytes, (2 + 20 + 2 + 24) * logits, 1e-9 * lu.bytes);
+  EXPECT_NEAR(lf.bytes, 4 * 2 * logits, 1e-9 * lf.bytes);
+  EXPECT_EQ(lu.kernels, 6);
+  EXPECT_EQ(lf.kernels, 2);
+  const double saved = ru.per_stage.back().breakdown.activations_bytes - rf.per_stage.back().breakdown.activations_bytes;
+  EXPECT_NEAR(saved, 2 * logits * ru.per_stage.back().in_flight_micro_batches, 1e-9 * saved);
+  const Result eu = estimate(sc), ef = estimate(make(plan, "gpt-1.7b", 1));
+  EXPECT_LT(ef.step_time_s, eu.step_time_s);
+}
+
 TEST(OpGraph, CollectivesWaitForTheGroupsLastMemberBySegment) {
   // With a measured call-to-call spread cv, each TP collective waits e_2 cv sqrt(sum t^2) over
   // the ops since the group's previous one (arrival_wait.hpp). A block's TP collectives split
