@@ -162,6 +162,8 @@ ScenarioPanel::ScenarioPanel(QWidget* parent) : QWidget(parent) {
   mem_form->addRow(add_label(QT_TR_NOOP("Precision")), add_combo("plan.precision", {"fp32", "fp16", "bf16", "fp8"}));
   // plan.fp8_activation_cache: applies under fp8 only.
   mem_form->addRow(QString(), add_check("plan.fp8_activation_cache", QT_TR_NOOP("Keep linear inputs in fp8")));
+  // plan.fused_loss: one cross-entropy kernel over the 16-bit logits, no fp32 copy of them.
+  mem_form->addRow(QString(), add_check("plan.fused_loss", QT_TR_NOOP("Fused cross-entropy kernel")));
   auto* offload_row = new QWidget(mem_box);
   auto* offload_layout = new QHBoxLayout(offload_row);
   offload_layout->setContentsMargins(0, 0, 0, 0);
@@ -455,6 +457,7 @@ void ScenarioPanel::populate(const Evaluation& ev) {
     set_combo("plan.precision", to_string(p.precision));
     set_check("plan.fp8_activation_cache", p.fp8_activation_cache);
     controls_.value("plan.fp8_activation_cache")->setEnabled(p.precision == Precision::kFp8);
+    set_check("plan.fused_loss", p.fused_loss);
     set_check("plan.offload.optimizer", p.offload.optimizer);
     set_check("plan.offload.params", p.offload.params);
     set_check("plan.offload.activations", p.offload.activations);

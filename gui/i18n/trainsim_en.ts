@@ -1096,6 +1096,10 @@ Live numbers come from the estimate tier (closed form, in-process); Simulate run
         <source>Off: changing TP, PP, CP or the GPU count sets DP to auto (GPUs / (TP·PP·CP)). On: DP stays as given.</source>
         <translation type="unfinished"></translation>
     </message>
+    <message>
+        <source>Fused cross-entropy kernel</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>trainsim::gui::SearchRunner</name>

@@ -1062,7 +1062,7 @@ Live numbers come from the estimate tier (closed form, in-process); Simulate run
         <translation>关闭</translation>
     </message>
     <message>
-        <source>ZeRO-3 only: keep a second copy of each layer sharded over this many data-parallel ranks and gather the backward&apos;s parameters from it (ZeRO++ hpZ; 8 = one node)</source>
+        <source>ZeRO-3 only: keep a second copy of each layer sharded over this many data-parallel ranks and gather the backward's parameters from it (ZeRO++ hpZ; 8 = one node)</source>
         <translation>仅 ZeRO-3：每层参数在这么多个数据并行进程内再保留一份分片副本，反向从它收集参数（ZeRO++ hpZ；8 = 一个节点）</translation>
     </message>
     <message>
@@ -1096,6 +1096,10 @@ Live numbers come from the estimate tier (closed form, in-process); Simulate run
     <message>
         <source>Off: changing TP, PP, CP or the GPU count sets DP to auto (GPUs / (TP·PP·CP)). On: DP stays as given.</source>
         <translation>关闭：修改 TP、PP、CP 或 GPU 数量时 DP 自动推导（GPU 数 / (TP·PP·CP)）。开启：DP 保持给定值。</translation>
+    </message>
+    <message>
+        <source>Fused cross-entropy kernel</source>
+        <translation>融合交叉熵内核</translation>
     </message>
 </context>
 <context>

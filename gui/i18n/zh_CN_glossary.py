@@ -8,6 +8,19 @@ import sys
 import xml.etree.ElementTree as ET
 
 ZH = {
+    'Fused cross-entropy kernel': '融合交叉熵内核',
+    'ZeRO shard group': 'ZeRO 分片组',
+    'ZeRO++ secondary partition': 'ZeRO++ 二级分区',
+    'int8 weights (qwZ)': 'int8 权重（qwZ）',
+    'int4 gradients (qgZ)': 'int4 梯度（qgZ）',
+    'ZeRO++ quantization': 'ZeRO++ 量化',
+    'MoE dispatch': 'MoE 分发',
+    'Keep linear inputs in fp8': '以 fp8 保存线性层输入',
+    'Recomputed parts': '重计算部分',
+    'all DP ranks': '全部 DP 进程',
+    'ZeRO 1-3: shard over this many data-parallel ranks and replicate across the rest (FSDP HYBRID_SHARD; 8 = one node)': 'ZeRO 1-3：在这么多个数据并行进程内分片，其余之间复制（FSDP HYBRID_SHARD；8 = 一个节点）',
+    'off': '关闭',
+    "ZeRO-3 only: keep a second copy of each layer sharded over this many data-parallel ranks and gather the backward's parameters from it (ZeRO++ hpZ; 8 = one node)": '仅 ZeRO-3：每层参数在这么多个数据并行进程内再保留一份分片副本，反向从它收集参数（ZeRO++ hpZ；8 = 一个节点）',
     'No timeline: the estimate played no pipeline': '无时间线：估算未回放流水线',
     "From the estimate: each stage's forward and backward passes as its op graph reduces them (compute, and the in-layer communication the compute waited for)%1; p2p at its contention-free time. Hatched = idle (bubble). DP ranks run the same timeline.": '来自估算：每个阶段的前向与反向传播按其算子图归约得到（计算，以及计算所等待的层内通信）%1；点对点按无竞争时间。斜线 = 空闲（气泡）。各 DP 副本的时间线相同。',
     ', the backward split into B (input grad) and W (weight grad)': '，反向拆分为 B（输入梯度）和 W（权重梯度）',

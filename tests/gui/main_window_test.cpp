@@ -292,6 +292,25 @@ class MainWindowTest : public QObject {
     QVERIFY(w.raw_scenario()["plan"]["fp8_activation_cache"].get<bool>());
     QVERIFY(w.evaluation().scenario.plan.fp8_activation_cache);
     QVERIFY(w.evaluation().result.per_stage.at(0).breakdown.activations_bytes < 0.9 * kept);
+
+    // The fused loss: one kernel over the 16-bit logits, so the last stage keeps no fp32 copy of
+    // them (2 bytes a logit fewer) and the step moves fewer bytes.
+    MainWindow g;
+    QVERIFY(g.open_scenario(kDefault));
+    auto* fused = qobject_cast<QCheckBox*>(g.panel()->control_for_path("plan.fused_loss"));
+    QVERIFY(fused);
+    QVERIFY(fused->isEnabled());
+    QVERIFY(!fused->isChecked());
+    const trainsim::Result unfused = g.evaluation().result;
+    fused->click();
+    QVERIFY(g.raw_scenario()["plan"]["fused_loss"].get<bool>());
+    QVERIFY(g.evaluation().scenario.plan.fused_loss);
+    const trainsim::Scenario& sc = g.evaluation().scenario;
+    const double logits = static_cast<double>(sc.plan.micro_batch) * sc.model.seq_len * sc.model.vocab / sc.plan.tp;
+    const double saved = unfused.per_stage.back().breakdown.activations_bytes -
+                         g.evaluation().result.per_stage.back().breakdown.activations_bytes;
+    QVERIFY2(std::abs(saved - 2 * logits) <= 1e-9 * saved, qPrintable(QString::number(saved)));
+    QVERIFY(g.evaluation().result.step_time_s < unfused.step_time_s);
   }
 
   void an_unknown_key_is_flagged_with_its_path() {
