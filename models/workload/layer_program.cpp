@@ -379,9 +379,9 @@ double loss_backward_bytes(double A) { return A + 24; }
 // in its place: 2A forward, 2A backward, one kernel each.
 double fused_loss_forward_bytes(double A) { return 2 * A; }
 double fused_loss_backward_bytes(double A) { return 2 * A; }
-// The kernels of the unfused loss per pass: cast, log_softmax (and its backward), the gather or
-// scatter of the targets' entries.
-constexpr int kUnfusedLossKernels = 3;
+// The loss's kernels per pass: one fused, else a cast, log_softmax (or its backward) and the
+// gather or scatter of the targets' entries.
+int loss_kernels(const LayerContext& c) { return c.fused_loss ? 1 : 3; }
 
 // The forward ops of the attention half of a layer (norm, QKV, attention, projection, residual),
 // as the forward or as the recompute pass.
@@ -921,19 +921,14 @@ OpBlock head_block(const LayerContext& c, PassKind pass) {
     // all-reduces max and sum over TP): read the 16-bit logits and write them in fp32, a max and
     // a sum-exp pass over them, write the log-probabilities.
     if (c.vocab_parallel) b.inline_comm(CollectiveOp::kAllReduce, CommPurpose::kTp, CommGroup::kTp, 2 * 4 * d.T);
-    if (c.fused_loss)
-      b.mem(OpRole::kSoftmaxXent, Pass::kForward, fused_loss_forward_bytes(d.A) * d.T * v, d.T * v, 1);
-    else
-      b.mem(OpRole::kSoftmaxXent, Pass::kForward, loss_forward_bytes(d.A) * d.T * v, d.T * v, kUnfusedLossKernels);
+    const double bytes = c.fused_loss ? fused_loss_forward_bytes(d.A) : loss_forward_bytes(d.A);
+    b.mem(OpRole::kSoftmaxXent, Pass::kForward, bytes * d.T * v, d.T * v, loss_kernels(c));
     return b.finish();
   }
   if (has_input_grad(pass)) zero3_gathers(b, c, Pass::kBackwardInput, params);
   if (has_input_grad(pass)) {
-    if (c.fused_loss)
-      b.mem(OpRole::kSoftmaxXent, Pass::kBackwardInput, fused_loss_backward_bytes(d.A) * d.T * v, d.T * v, 1);
-    else
-      b.mem(OpRole::kSoftmaxXent, Pass::kBackwardInput, loss_backward_bytes(d.A) * d.T * v, d.T * v,
-            kUnfusedLossKernels);
+    const double bytes = c.fused_loss ? fused_loss_backward_bytes(d.A) : loss_backward_bytes(d.A);
+    b.mem(OpRole::kSoftmaxXent, Pass::kBackwardInput, bytes * d.T * v, d.T * v, loss_kernels(c));
   }
   linear_backward(b, OpRole::kLmHead, pass, d.T, v, d.h);
   if (pass != PassKind::kBackwardInput) weight_casts(b, c, Pass::kBackwardWeight, v * d.h);

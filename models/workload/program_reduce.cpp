@@ -87,6 +87,13 @@ constexpr int kSteadyCheckFrom = 2;
 // share of a repetition: rounding of the clock's growing sum, far below any op.
 constexpr double kSteadyTolerance = 1e-9;
 
+// The layout save() writes: the clock and async_end_, the streams' free times, the costs
+// (time, compute, slowdown, exposed by purpose, async tail, async busy), the prefetched copies,
+// the count of running collectives and 4 doubles for each.
+constexpr std::size_t kStreamsAt = 2;
+constexpr std::size_t kCostsAt = kStreamsAt + kCommStreams;
+constexpr std::size_t kPrefetchedAt = kCostsAt + 5 + kCommPurposes;
+
 struct Interval {
   double start, end;
   CommPurpose purpose;
@@ -109,17 +116,16 @@ class PassPlayer {
   void play_block(const OpBlock& b) {
     begin_block(b);
     const int last = b.repeat - 1;
-    int r = 0;
     // Repetitions that issue a prefetch (all but the last): played until the state repeats
     // (steady()), then the rest at once (advance()).
-    for (std::vector<double>*prev = &prev_state_, *cur = &cur_state_; r < last; ++r) {
+    std::vector<double>*prev = &prev_state_, *cur = &cur_state_;
+    for (int r = 0; r < last; ++r) {
       play_repetition(b, r, true);
       if (!steady_jump_ || r + 1 < kSteadyCheckFrom) continue;
       cur->clear();
       save(*cur);
-      if (steady_jump_ && r + 1 > kSteadyCheckFrom && steady(prev->data(), cur->data(), cur->size(), prev->size())) {
+      if (r + 1 > kSteadyCheckFrom && steady(prev->data(), cur->data(), cur->size(), prev->size())) {
         advance(prev->data(), cur->data(), last - (r + 1));
-        r = last;
         break;
       }
       std::swap(prev, cur);
@@ -202,11 +208,9 @@ class PassPlayer {
     auto same_time = [&](double a, double b) {
       return std::abs(std::max(0.0, b - cur[0]) - std::max(0.0, a - prev[0])) <= tol;
     };
-    std::size_t i = 1;
-    if (!same_time(prev[i], cur[i])) return false;  // async_end_
-    for (++i; i < 2 + kCommStreams; ++i)
+    for (std::size_t i = 1; i < kCostsAt; ++i)  // async_end_ and the streams
       if (!same_time(prev[i], cur[i])) return false;
-    i += 5 + kCommPurposes;  // the costs
+    std::size_t i = kPrefetchedAt;  // the costs are not compared
     for (std::size_t k = 0; k < prefetched_.size(); ++k, ++i)
       if ((prev[i] < 0) != (cur[i] < 0) || (cur[i] >= 0 && !same_time(prev[i], cur[i]))) return false;
     if (prev[i] != cur[i]) return false;  // collectives running
@@ -226,8 +230,8 @@ class PassPlayer {
     t_ += k * dt;
     async_end_ += k * dt;
     for (double& f : stream_free_) f += k * dt;
-    const double* d0 = prev + 2 + kCommStreams;
-    const double* d1 = cur + 2 + kCommStreams;
+    const double* d0 = prev + kCostsAt;
+    const double* d1 = cur + kCostsAt;
     cost_.time_s += k * (d1[0] - d0[0]);
     cost_.compute_s += k * (d1[1] - d0[1]);
     cost_.slowdown_s += k * (d1[2] - d0[2]);
@@ -246,7 +250,7 @@ class PassPlayer {
   // the clock, the streams, the cost so far, the prefetched copies, the running collectives.
   void save(std::vector<double>& out) const {
     const std::size_t at = out.size();
-    out.resize(at + 2 + kCommStreams + 5 + kCommPurposes + prefetched_.size() + 1 + 4 * active_.size());
+    out.resize(at + kPrefetchedAt + prefetched_.size() + 1 + 4 * active_.size());
     double* o = out.data() + at;
     *o++ = t_;
     *o++ = async_end_;
