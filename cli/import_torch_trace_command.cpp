@@ -1,9 +1,9 @@
 // `trainsim import-torch-trace TRACE.json` (also `trainsim calibrate --from-torch-trace TRACE.json`):
 // a PyTorch profiler trace of one training step (models/torch_trace.hpp) -> GPU time per op
-// class, the GEMM efficiency curve, attention efficiency and elementwise bandwidth fitted to it,
+// class, the GEMM sustained share, attention efficiency and elementwise bandwidth fitted to it,
 // per-op rates measured from the trace's own ops (the file's "op_rates", with --scenario), a
 // calibration file that `trainsim run --calibration FILE` reads, and the estimate of the same
-// step with the GPU presets, the fitted curve and the op rates next to the measured step.
+// step with the GPU presets, the fitted kernel parameters and the op rates next to the measured step.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -38,8 +38,8 @@ void declare(CLI::App& app, ImportTraceOptions& o) {
       "attention (scaled_dot_product / flash / efficient attention), elementwise (norms, activations,\n"
       "dropout, adds, bias gradients, copies), communication (NCCL), optimizer and other (embeddings,\n"
       "loss, ...). Then fits, on the GPU's nominal peaks:\n"
-      "  GEMM efficiency  eff(w) = gemm_max * w / (w + gemm_half_width), w = 2nk/(n+k) of the weight\n"
-      "                   dims, least squares on relative error\n"
+      "  GEMM             the sustained share of the kernel model (tiles, waves, HBM roofline:\n"
+      "                   docs/compute-model.md), least squares on relative error over the shapes\n"
       "  attention        FLOPs / time / peak, FlashAttention-2 counting (causal halved, bwd 2.5x)\n"
       "  elementwise      achieved bandwidth: minimum traffic (Input Dims x dtype size) / time\n"
       "Also: trainsim calibrate --from-torch-trace TRACE.json [the same options].");
@@ -155,8 +155,8 @@ int run(ImportTraceOptions& o) {
     model_rates = model_step_classes(with_rates);
     for (const auto& n : op_rates.notes) notes.push_back(n);
     const auto& p = scenario.plan;
-    // Elementwise traffic the trace moved, per token, layer and pass, in units of hidden: the
-    // cost model's elementwise_bytes_per_hidden (forward; backward counted as 2 passes).
+    // Elementwise traffic the trace moved, per token, layer and pass, in units of hidden
+    // (forward; backward counted as 2 passes).
     const double passes = 3.0 * scenario.model.layers / p.pp * (static_cast<double>(p.global_batch) / (p.micro_batch * p.dp));
     const double tokens = static_cast<double>(p.micro_batch) * scenario.model.seq_len / p.cp;
     bytes_per_hidden = trace.of(TorchOpClass::kElementwise).bytes /
@@ -172,15 +172,15 @@ int run(ImportTraceOptions& o) {
         {"fidelity", "estimate"},
         {"applied", applied},
         {"classes_s", classes_rates},
-        {"classes_curve_fit_s", classes},
-        {"launch_curve_fit_s", model_cal.launch_s},
+        {"classes_kernel_fit_s", classes},
+        {"launch_kernel_fit_s", model_cal.launch_s},
         {"unmodelled_elementwise_s", op_rates.unmodelled_elementwise_s},
         {"step_time_s", model_rates.step_s},
-        {"step_time_curve_fit_s", model_cal.step_s},
+        {"step_time_kernel_fit_s", model_cal.step_s},
         {"step_time_presets_s", model_presets.step_s},
         {"measured_step_time_s", trace.step_time_s},
         {"error_pct", pct(model_rates.step_s, trace.step_time_s)},
-        {"error_curve_fit_pct", pct(model_cal.step_s, trace.step_time_s)},
+        {"error_kernel_fit_pct", pct(model_cal.step_s, trace.step_time_s)},
         {"error_presets_pct", pct(model_presets.step_s, trace.step_time_s)},
         {"model_gemm_flop", model_cal.gemm_flop},
         {"trace_gemm_flop", trace.of(TorchOpClass::kGemm).flop},
@@ -198,15 +198,15 @@ int run(ImportTraceOptions& o) {
                 trace.unlinked_kernels, trace.device_name.empty() ? "?" : trace.device_name.c_str(), trace.tokens);
     std::printf("peaks: %s nominal, %s %.4g TFLOP/s, HBM %.4g GB/s\n", gpu.name.c_str(), fit.dtype.c_str(),
                 fit.peak_flop_per_s / 1e12, gpu.hbm_bandwidth_bytes_per_s / 1e9);
-    std::printf("\nGEMM efficiency curve (%s): gemm_max %.3f, gemm_half_width %.0f  (%d shapes, worst fit error %.1f%%%s)\n",
-                fit.dtype.c_str(), fit.gemm.eff_max, fit.gemm.half_width, fit.gemm.samples,
+    std::printf("\nGEMM sustained share (%s): %.3f of peak, the kernel model fitted to %d shapes (mean error %.1f%%, "
+                "worst %.1f%%%s)\n",
+                fit.dtype.c_str(), fit.gemm.share, fit.gemm.samples, 100 * fit.gemm.mean_relative_error,
                 100 * fit.gemm.max_relative_error,
                 fit.gemms_unfitted ? (", " + std::to_string(fit.gemms_unfitted) + " GEMM ops without a token dim left out").c_str() : "");
     std::printf("  %-9s %-7s %7s %7s %7s %5s %10s %9s %6s %6s\n", "shape", "pass", "m", "n", "k", "calls",
                 "time us", "TFLOP/s", "eff", "fit");
     for (const auto& s : fit.gemm_shapes) {
-      const double w = 2 * s.n * s.k / (s.n + s.k);
-      const double e = std::min(1.0, fit.gemm.eff_max) * w / (w + fit.gemm.half_width);
+      const double e = s.fitted_efficiency;
       std::printf("  %-9s %-7s %7.0f %7.0f %7.0f %5d %10.1f %9.1f %6.3f %6.3f\n",
                   s.label.empty() ? "-" : s.label.c_str(), s.pass.c_str(), s.m, s.n, s.k, s.calls, s.time_s * 1e6,
                   s.flop / s.time_s / 1e12, s.efficiency, e);
@@ -216,9 +216,7 @@ int run(ImportTraceOptions& o) {
     std::printf("elementwise: %.1f GB/s achieved (%.0f%% of HBM)\n", fit.elementwise_bytes_per_s / 1e9,
                 100 * fit.elementwise_bytes_per_s / gpu.hbm_bandwidth_bytes_per_s);
     if (with_scenario)
-      std::printf("  %.1f bytes per hidden per token per layer pass moved; the cost model counts %.0f "
-                  "(GPU preset efficiency.elementwise_bytes_per_hidden)\n",
-                  bytes_per_hidden, gpu.elementwise_bytes_per_hidden > 0 ? gpu.elementwise_bytes_per_hidden : 68.0);
+      std::printf("  %.1f bytes per hidden per token per layer pass moved\n", bytes_per_hidden);
 
     if (with_scenario) {
       const OpRates& r = op_rates.rates;
@@ -249,7 +247,7 @@ int run(ImportTraceOptions& o) {
     }
 
     std::printf("\n  %-14s %7s %12s %10s %7s", "GPU time", "kernels", "measured ms", "fitted ms", "err %");
-    if (with_scenario) std::printf(" %10s %7s %11s %7s", "curve ms", "err %", "op-rates ms", "err %");
+    if (with_scenario) std::printf(" %10s %7s %11s %7s", "kernel-fit ms", "err %", "op-rates ms", "err %");
     std::printf("\n");
     for (int i = 0; i < kTorchOpClasses; ++i) {
       const TorchClassTime& c = trace.classes[i];
@@ -277,7 +275,7 @@ int run(ImportTraceOptions& o) {
                   trace.step_time_s * 1e3);
       std::printf("  estimate with the GPU presets  %9.3f ms  %+6.1f%%\n", model_presets.step_s * 1e3,
                   pct(model_presets.step_s, trace.step_time_s));
-      std::printf("  estimate with the curve fit    %9.3f ms  %+6.1f%%  (GEMM curve, attention, bandwidth)\n",
+      std::printf("  estimate with the kernel fit   %9.3f ms  %+6.1f%%  (GEMM share, attention, bandwidth)\n",
                   model_cal.step_s * 1e3, pct(model_cal.step_s, trace.step_time_s));
       std::printf("  estimate with op rates         %9.3f ms  %+6.1f%%  (op_rates: what --out's file gives "
                   "trainsim run --calibration)\n",

@@ -57,8 +57,8 @@ void declare(CLI::App& app, RunOptions& o) {
   app.add_option("--trace", o.trace_path, "write a Chrome/Perfetto trace of the simulated step (simulate tier)")
       ->type_name("FILE");
   app.add_option("--calibration", o.calibration_path,
-                 "a file from `trainsim calibrate`: measured peak rates, memory bandwidth, GEMM\n"
-                 "efficiency curve and in-node collective figures replace the presets")
+                 "a file from `trainsim calibrate`: measured peak rates, memory bandwidth, the GEMM\n"
+                 "share fitted to its shapes and in-node collective figures replace the presets")
       ->type_name("FILE");
   add_json_flag(app, o.json, "print exactly one JSON object on stdout (keys in docs/architecture.md)");
   add_presets_option(app, o.preset_dirs);

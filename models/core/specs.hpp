@@ -51,7 +51,7 @@ const char* to_string(FfnActivation a);
 
 // Per-op rates measured at one training job's shapes (calibration "op_rates", kernels/README.md).
 // On a CPU the elementwise ops (GELU's tanh ~20-40 ns/element) and naive attention are
-// compute-bound, so the roofline above (peak x GEMM curve, bytes at memory bandwidth) is far off;
+// compute-bound, so the kernel model (GEMM shares, bytes at memory bandwidth) is far off;
 // these rates replace it op by op. GEMM and attention rates are shares of peak_flop_per_s with
 // the calibration's FLOP conventions; the rest are seconds per element (per parameter for AdamW).
 // Measured time per gradient value of one compression method's two kernels
@@ -165,14 +165,8 @@ struct GpuSpec {
   // Share of the isolated-benchmark tensor-core rate a training loop sustains (0 = the fitted
   // default, models/workload/layer_program.hpp).
   double training_tensor_share = 0;
-  // Sustained share of peak for large GEMMs and its fall-off with GEMM width (see compute_cost.hpp).
-  double gemm_efficiency_max = 0;
-  double gemm_half_width = 0;  // columns of the per-GPU GEMM at which efficiency is half max
-  // Memory-bound (elementwise) traffic per token per layer forward, in bytes per unit of hidden
-  // (0 = the default, see compute_cost.hpp).
-  double elementwise_bytes_per_hidden = 0;
   // Measured per-op rates (a calibration file's op_rates); when present they replace the
-  // roofline above op by op (models/compute_cost.hpp).
+  // kernel model op by op (models/cost/compute_cost.hpp).
   OpRates op_rates;
   // Kernel-level compute model parameters (models/cost/compute/).
   GpuKernelParams kernel;

@@ -10,45 +10,77 @@
 #include "models/cost/collectives/collective_cost.hpp"
 #include "models/cost/compression.hpp"
 #include "models/cost/compute/attention_model.hpp"
+#include "models/cost/compute/gemm_model.hpp"
 #include "models/cost/compute/kernel_params_json.hpp"
 #include "models/scenario/json_reader.hpp"
 
 namespace trainsim {
 using nlohmann::json;
 
-GemmEfficiencyFit fit_gemm_efficiency(const std::vector<std::pair<double, double>>& samples) {
-  GemmEfficiencyFit best;
-  best.samples = static_cast<int>(samples.size());
-  if (samples.empty()) return best;
-  double best_err = HUGE_VAL;
-  auto try_half_width = [&](double wh) {
-    // Minimise sum((a x - e)^2 / e^2) over a, x = w / (w + wh): a = sum(x/e) / sum(x^2/e^2).
+bool precision_of_dtype(const std::string& dtype, Precision& precision) {
+  if (dtype == "f32" || dtype == "fp32") precision = Precision::kFp32;
+  else if (dtype == "f16" || dtype == "fp16") precision = Precision::kFp16;
+  else if (dtype == "bf16") precision = Precision::kBf16;
+  else if (dtype == "fp8" || dtype == "e4m3") precision = Precision::kFp8;
+  else return false;
+  return true;
+}
+
+double& gemm_share_of(GpuKernelParams& params, Precision precision) {
+  switch (precision) {
+    case Precision::kFp8: return params.gemm_share_fp8;
+    case Precision::kFp32: return params.gemm_share_fp32;
+    default: return params.gemm_share_16bit;
+  }
+}
+
+Precision gemm_share_family(const GpuSpec& gpu, Precision precision) {
+  const Precision p = gemm_dtype_on(gpu, precision);
+  return p == Precision::kFp16 ? Precision::kBf16 : p;
+}
+
+GemmShareFit fit_gemm_share(const GpuSpec& gpu, const std::vector<GemmSample>& samples) {
+  GemmShareFit fit;
+  std::vector<GemmSample> used;
+  GpuSpec g = gpu;
+  for (const GemmSample& x : samples) {
+    if (!(x.efficiency > 0) || x.shape.flop() <= 0) continue;
+    if (used.empty() || gemm_share_family(g, x.precision) == gemm_share_family(g, used.front().precision))
+      used.push_back(x);
+  }
+  fit.samples = static_cast<int>(used.size());
+  if (used.empty()) return fit;
+  double& share = gemm_share_of(g.kernel, gemm_share_family(g, used.front().precision));
+  // Minimise sum((r x_j / e_j - 1)^2) over the scale r: r = sum(x/e) / sum(x^2/e^2), x_j the
+  // model's efficiency at the current share; the share takes r until r stays 1.
+  share = 1;
+  for (int it = 0; it < 50; ++it) {
     double num = 0, den = 0;
-    for (const auto& [w, e] : samples) {
-      const double x = w / (w + wh);
-      num += x / e;
-      den += x * x / (e * e);
+    for (const GemmSample& x : used) {
+      const double m = gemm_efficiency_from_shape(g, x.shape, x.precision);
+      num += m / x.efficiency;
+      den += m * m / (x.efficiency * x.efficiency);
     }
-    const double a = den > 0 ? num / den : 0;
-    double err = 0, worst = 0;
-    for (const auto& [w, e] : samples) {
-      const double rel = (a * w / (w + wh) - e) / e;
-      err += rel * rel;
-      worst = std::max(worst, std::fabs(rel));
+    const double r = den > 0 ? num / den : 0;
+    if (!(r > 0) || !std::isfinite(r)) return fit;
+    // No GEMM runs above the peak its efficiency is measured against.
+    if (share * r >= 1) {
+      fit.capped = share * r > 1;
+      share = 1;
+      break;
     }
-    if (err < best_err) {
-      best_err = err;
-      best.eff_max = a;
-      best.half_width = wh;
-      best.max_relative_error = worst;
-    }
-  };
-  // A coarse geometric grid, then a fine one around the best point.
-  try_half_width(0);
-  for (double wh = 1; wh <= 16384; wh *= 1.25) try_half_width(wh);
-  const double centre = best.half_width;
-  for (int i = 0; i <= 400; ++i) try_half_width(centre * (0.75 + 0.5 * i / 400.0));
-  return best;
+    share *= r;
+    if (std::fabs(r - 1) < 1e-9) break;
+  }
+  double sum = 0;
+  for (const GemmSample& x : used) {
+    const double rel = std::fabs(gemm_efficiency_from_shape(g, x.shape, x.precision) / x.efficiency - 1);
+    sum += rel;
+    fit.max_relative_error = std::max(fit.max_relative_error, rel);
+  }
+  fit.share = share;
+  fit.mean_relative_error = sum / static_cast<double>(used.size());
+  return fit;
 }
 
 namespace {
@@ -94,14 +126,6 @@ constexpr double kMaxFlopPerS = 1e19;
 constexpr double kMaxBytesPerS = 1e16;
 constexpr double kMaxEfficiency = 2.0;
 constexpr double kMaxSecondsPerElement = 1.0;
-
-const char* dtype_of(Precision p) {
-  switch (p) {
-    case Precision::kFp32: return "f32";
-    case Precision::kFp16: return "f16";
-    default: return "bf16";
-  }
-}
 
 std::string fmt(const char* f, double a, double b = 0) {
   char buf[160];
@@ -230,7 +254,6 @@ std::vector<std::string> apply_calibration(const json& cal, Scenario& s) {
       throw ScenarioError("calibration.wrong", "the calibration run reported wrong results; refusing to use it");
   }
   GpuSpec& g = s.cluster.gpu;
-  const std::string dtype = dtype_of(s.plan.precision);
   if (const json* peaks = member(cal, "peak_flop_per_s")) {
     if (!peaks->is_object()) throw ScenarioError("calibration.peak_flop_per_s", "expected an object");
     for (auto it = peaks->begin(); it != peaks->end(); ++it) {
@@ -248,37 +271,24 @@ std::vector<std::string> apply_calibration(const json& cal, Scenario& s) {
     g.hbm_bandwidth_bytes_per_s = in_range(bw, "calibration.memory_bandwidth_bytes_per_s", 0, kMaxBytesPerS);
     applied.push_back(fmt("memory bandwidth %.4g B/s", g.hbm_bandwidth_bytes_per_s));
   }
+  // The measured GEMM shapes, fitted below on top of the kernel-level parameters: each row's
+  // efficiency is its FLOP/s over the peak of its dtype (the file's, else the preset's).
+  std::vector<GemmSample> gemm_rows;
   if (const json* gemm_v = member(cal, "gemm")) {
     const json& gemm = *gemm_v;
     if (!gemm.is_array()) throw ScenarioError("calibration.gemm", "expected a list");
-    std::vector<std::pair<double, double>> samples, any;
     for (std::size_t i = 0; i < gemm.size(); ++i) {
       const std::string path = "calibration.gemm[" + std::to_string(i) + "]";
       const json& e = gemm[i];
       if (!e.is_object()) throw ScenarioError(path, "expected an object");
-      const double n = in_range(member(e, "n"), path + ".n", 0, 1e9);
-      const double k = in_range(member(e, "k"), path + ".k", 0, 1e9);
-      const double eff = in_range(member(e, "efficiency"), path + ".efficiency", 0, kMaxEfficiency);
-      // The same width the estimate uses for a TP layer: the harmonic mean of the weight dims.
-      const std::pair<double, double> sample{2 * n * k / (n + k), std::min(eff, 1.0)};
-      any.push_back(sample);
-      if (string_of(e, "dtype", path) == dtype) samples.push_back(sample);
-    }
-    if (samples.empty()) samples = any;
-    if (!samples.empty()) {
-      const GemmEfficiencyFit fit = fit_gemm_efficiency(samples);
-      // The range the scenario loader accepts for gpu.efficiency.gemm_max: a curve whose peak is
-      // below 1% says the samples are not GEMM timings of this GPU.
-      if (!(fit.eff_max >= 0.01) || !std::isfinite(fit.half_width))
-        throw ScenarioError("calibration.gemm",
-                            fmt("the efficiency curve fitted to these rows peaks at %.3g, below the 0.01 "
-                                "a GPU's GEMMs reach: the rows are not timings of this GPU",
-                                fit.eff_max));
-      g.gemm_efficiency_max = std::min(1.0, fit.eff_max);
-      g.gemm_half_width = fit.half_width;
-      applied.push_back(fmt("GEMM efficiency curve: max %.3f, half width %.0f", fit.eff_max, fit.half_width) +
-                        " (" + std::to_string(fit.samples) + " shapes" +
-                        fmt(", worst fit error %.0f%%)", 100 * fit.max_relative_error));
+      GemmSample x;
+      x.shape.m = in_range(member(e, "m"), path + ".m", 0, 1e9);
+      x.shape.n = in_range(member(e, "n"), path + ".n", 0, 1e9);
+      x.shape.k = in_range(member(e, "k"), path + ".k", 0, 1e9);
+      x.efficiency = in_range(member(e, "efficiency"), path + ".efficiency", 0, kMaxEfficiency);
+      // A dtype no plan computes in (int8, tf32) prices nothing.
+      if (!precision_of_dtype(string_of(e, "dtype", path), x.precision)) continue;
+      gemm_rows.push_back(x);
     }
   }
   if (const json* colls_v = member(cal, "collectives")) {
@@ -344,11 +354,36 @@ std::vector<std::string> apply_calibration(const json& cal, Scenario& s) {
   {
     const GpuKernelParams before = g.kernel;
     g.kernel = fit_kernel_params(cal, g.kernel);
+    // The GEMM rows set the sustained share of each dtype family they measure (16-bit, fp8,
+    // fp32) under the GPU's tiles and scheduling: what a GEMM of any shape is then priced at.
+    for (const Precision family : {Precision::kBf16, Precision::kFp8, Precision::kFp32}) {
+      std::vector<GemmSample> rows;
+      for (const GemmSample& x : gemm_rows)
+        if (gemm_share_family(g, x.precision) == family) rows.push_back(x);
+      if (rows.empty()) continue;
+      const GemmShareFit fit = fit_gemm_share(g, rows);
+      // A share below 1% says the rows are not GEMM timings of this GPU.
+      if (!(fit.share >= 0.01) || !std::isfinite(fit.share))
+        throw ScenarioError("calibration.gemm",
+                            fmt("the GEMM sustained share fitted to these rows is %.3g of the peak, below the "
+                                "0.01 a GPU's GEMMs reach: the rows are not timings of this GPU",
+                                fit.share));
+      gemm_share_of(g.kernel, family) = fit.share;
+      applied.push_back(std::string("GEMM sustained share (") +
+                        (family == Precision::kBf16 ? "16-bit" : to_string(family)) + fmt(") %.3f", fit.share) +
+                        " of the peak, the kernel model fitted to " + std::to_string(fit.samples) + " shapes" +
+                        fmt(" (mean error %.1f%%,", 100 * fit.mean_relative_error) +
+                        fmt(" worst %.1f%%)", 100 * fit.max_relative_error) +
+                        (fit.capped ? ", capped at the peak: the GPU's tiles leave the smaller shapes idle SMs "
+                                      "their measurement did not"
+                                    : ""));
+    }
     std::string what;
     auto note = [&](bool changed, const std::string& item) {
       if (changed) what += (what.empty() ? "" : ", ") + item;
     };
-    note(g.kernel.gemm_share_16bit != before.gemm_share_16bit || g.kernel.gemm_share_fp32 != before.gemm_share_fp32,
+    note(gemm_rows.empty() && (g.kernel.gemm_share_16bit != before.gemm_share_16bit ||
+                               g.kernel.gemm_share_fp32 != before.gemm_share_fp32),
          "GEMM sustained share");
     note(g.kernel.memory_bandwidth_share != before.memory_bandwidth_share, "achieved bandwidth");
     note(g.kernel.kernel_fixed_s != before.kernel_fixed_s, fmt("kernel fixed time %.3g s", g.kernel.kernel_fixed_s));

@@ -1,6 +1,6 @@
 // Applying a calibration file (`trainsim calibrate`, kernels/README.md "Calibration file") to a
-// scenario's hardware: measured peak rates, memory bandwidth, the GEMM efficiency curve fitted to
-// the measured shapes, and the in-node collective bandwidth and latency. The cost models then
+// scenario's hardware: measured peak rates, memory bandwidth, the kernel model's GEMM sustained
+// share fitted to the measured shapes, and the in-node collective bandwidth and latency. The cost models then
 // read them as they read the presets' defaults (`--calibration FILE` on run, sweep, plan,
 // validate).
 #pragma once
@@ -10,26 +10,51 @@
 
 #include <nlohmann/json.hpp>
 
+#include "models/cost/compute/compute_op.hpp"
 #include "models/cost/compute_cost.hpp"
 #include "models/core/specs.hpp"
 
 namespace trainsim {
 
-struct GemmEfficiencyFit {
-  double eff_max = 0;
-  double half_width = 0;
-  double max_relative_error = 0;
-  int samples = 0;
+// One measured GEMM: its shape, the dtype it ran in, and its achieved FLOP/s over the peak of that
+// dtype the GPU spec carries.
+struct GemmSample {
+  GemmShape shape;
+  Precision precision = Precision::kBf16;
+  double efficiency = 0;
 };
 
-// Least-squares fit of eff(w) = eff_max * w / (w + half_width) to (width, efficiency) samples:
-// for each half_width on a grid, eff_max has a closed form; the best pair wins.
-GemmEfficiencyFit fit_gemm_efficiency(const std::vector<std::pair<double, double>>& width_efficiency);
+struct GemmShareFit {
+  double share = 0;  // the kernel model's sustained share (GpuKernelParams::gemm_share_*)
+  double mean_relative_error = 0, max_relative_error = 0;
+  int samples = 0;
+  bool capped = false;  // the best share exceeded 1: it is 1 (no GEMM beats its reference peak)
+};
+
+// The sustained share of the kernel model (docs/compute-model.md "GEMM": tiles, waves or
+// stream-K, the HBM roofline and the fixed kernel time stay the GPU's) that best reproduces the
+// samples, least squares on relative error. Samples whose dtype prices through another share
+// than the first sample's (16-bit, fp8, fp32) are left out. The memory roofline and the fixed
+// time do not scale with the share, so the closed-form scale is iterated to its fixed point; it
+// stops at 1, the peak the efficiencies are measured against.
+GemmShareFit fit_gemm_share(const GpuSpec& gpu, const std::vector<GemmSample>& samples);
+
+// The precision a calibration's or a trace's dtype name stands for ("bf16", "f16"/"fp16",
+// "f32"/"fp32", "fp8"/"e4m3"); false for a dtype no plan computes in (int8, tf32).
+bool precision_of_dtype(const std::string& dtype, Precision& precision);
+
+// The dtype whose sustained share prices a GEMM of `precision` on this GPU (bf16 for both 16-bit
+// types; fp8 on a GPU without fp8 tensor cores runs in bf16).
+Precision gemm_share_family(const GpuSpec& gpu, Precision precision);
+
+// The share field of the kernel parameters a GEMM of `precision` is priced with.
+double& gemm_share_of(GpuKernelParams& params, Precision precision);
 
 // The kernel-level parameters (docs/compute-model.md) a calibration's microbenchmarks measure,
 // on top of `base` (the preset's: SM count, tiles and whatever was not measured):
 //   GEMM sustained share 1 for each dtype whose peak was measured (the measured peak is the
-//     best sustained GEMM rate, and it replaces the datasheet peak);
+//     best sustained GEMM rate, and it replaces the datasheet peak); apply_calibration then
+//     fits the share to the file's "gemm" rows (fit_gemm_share);
 //   memory bandwidth share 1 (the measured copy bandwidth replaces hbm_bandwidth) and the fixed
 //     kernel time = the intercept of the memory-bound ops' time against their bytes;
 //   attention: share at the measured head dim and overhead_blocks fitted to the attention

@@ -12,6 +12,8 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "models/cost/compute/gemm_model.hpp"
+#include "models/cost/compute/launch_model.hpp"
 #include "models/cost/compute_cost.hpp"
 #include "models/estimate/estimate.hpp"
 #include "models/cost/flops.hpp"
@@ -895,7 +897,28 @@ double peak_for(const GpuSpec& gpu, const std::string& dtype) {
   if (dtype == "fp8") return gpu.peak_flops_fp8;
   return gpu.peak_flops_bf16;
 }
-double width_of(double a, double b) { return 2 * a * b / (a + b); }
+}  // namespace
+
+namespace {
+// `gpu` with the trace's achieved elementwise bandwidth, as apply_calibration sets it from the
+// file's memory_bandwidth_bytes_per_s (the streaming share then 1).
+GpuSpec with_fitted_rates(const GpuSpec& gpu, const TorchTraceFit& fit) {
+  GpuSpec g = gpu;
+  if (fit.elementwise_bytes_per_s > 0) {
+    g.hbm_bandwidth_bytes_per_s = fit.elementwise_bytes_per_s;
+    g.kernel.memory_bandwidth_share = 1;
+  }
+  return g;
+}
+
+// `gpu` with the GEMM sustained share fitted to the trace (the GEMMs' dtype in `precision`).
+GpuSpec with_fitted_gemm_share(const GpuSpec& gpu, const TorchTraceFit& fit, Precision& precision) {
+  GpuSpec fitted = with_fitted_rates(gpu, fit);
+  precision = Precision::kBf16;
+  if (fit.gemm.share > 0 && precision_of_dtype(fit.dtype, precision))
+    gemm_share_of(fitted.kernel, gemm_share_family(fitted, precision)) = fit.gemm.share;
+  return fitted;
+}
 }  // namespace
 
 TorchTraceFit fit_torch_trace(const TorchTrace& trace, const GpuSpec& gpu) {
@@ -913,7 +936,7 @@ TorchTraceFit fit_torch_trace(const TorchTrace& trace, const GpuSpec& gpu) {
     throw ScenarioError(trace.source + ": traceEvents",
                         "no GEMM kernels (aten::mm, addmm, bmm, matmul, linear) in " +
                             (trace.step_name.empty() ? std::string("the trace") : trace.step_name) +
-                            ": nothing to fit the GEMM efficiency curve to");
+                            ": nothing to fit the GEMM share to");
   if (gemm_with_shapes == 0)
     throw ScenarioError(trace.source + ": traceEvents",
                         std::to_string(gemm_ops) + " GEMM ops but none with \"Input Dims\": record the trace "
@@ -967,27 +990,19 @@ TorchTraceFit fit_torch_trace(const TorchTrace& trace, const GpuSpec& gpu) {
   };
   for (const auto& op : trace.ops)
     if (op.cls == TorchOpClass::kGemm || op.cls == TorchOpClass::kAttention) check_rate(op);
-  std::vector<std::pair<double, double>> samples;
+  std::vector<GemmSample> samples;
   for (auto& [key, s] : shapes) {
     s.efficiency = s.time_s > 0 ? s.flop / s.time_s / peak_for(gpu, s.dtype) : 0;
     if (s.efficiency <= 0) continue;
     // The same sample apply_calibration (calibration.cpp) makes of this row.
-    if (s.dtype == fit.dtype) samples.emplace_back(width_of(s.n, s.k), std::min(s.efficiency, 1.0));
+    GemmSample x;
+    if (s.dtype == fit.dtype && precision_of_dtype(s.dtype, x.precision)) {
+      x.shape = {s.m, s.n, s.k, 1};
+      x.efficiency = s.efficiency;
+      samples.push_back(x);
+    }
     fit.gemm_shapes.push_back(s);
   }
-  fit.gemm = fit_gemm_efficiency(samples);
-  // The range the scenario loader accepts for gpu.efficiency.gemm_max ([0.01, 1]): a curve that
-  // peaks below 1% of the GPU's rate is not a GPU's GEMMs (a trace with absurd times fits 0).
-  if (!samples.empty() && !(fit.gemm.eff_max >= 0.01)) {
-    char buf[200];
-    std::snprintf(buf, sizeof buf,
-                  "the GEMM efficiency curve fitted to the trace peaks at %.3g of %s's %s rate, below "
-                  "the 0.01 any GPU reaches: the kernel times are not plausible",
-                  fit.gemm.eff_max, safe_excerpt(gpu.name).c_str(), fit.dtype.c_str());
-    throw ScenarioError(trace.source + ": traceEvents", buf);
-  }
-  auto eff = [&](double w) { return std::min(1.0, fit.gemm.eff_max) * w / (w + fit.gemm.half_width); };
-
   double af = 0, at = 0, bf = 0, bt = 0, eb = 0, et = 0;
   for (const auto& op : trace.ops) {
     if (op.cls == TorchOpClass::kAttention && op.flop > 0) {
@@ -1005,12 +1020,36 @@ TorchTraceFit fit_torch_trace(const TorchTrace& trace, const GpuSpec& gpu) {
   fit.attention_efficiency = at + bt > 0 ? (af + bf) / (at + bt) : 0;
   fit.elementwise_bytes_per_s = et > 0 ? eb / et : 0;
 
+  // The share is fitted as apply_calibration fits it from the file this fit writes: on the GPU
+  // with the trace's achieved bandwidth, which bounds the GEMMs' HBM roofline.
+  fit.gemm = fit_gemm_share(with_fitted_rates(gpu, fit), samples);
+  // apply_calibration refuses a share below 1% of the GPU's rate: not a GPU's GEMMs (a trace
+  // with absurd times fits 0).
+  if (!samples.empty() && !(fit.gemm.share >= 0.01)) {
+    char buf[200];
+    std::snprintf(buf, sizeof buf,
+                  "the GEMM sustained share fitted to the trace is %.3g of %s's %s rate, below "
+                  "the 0.01 any GPU reaches: the kernel times are not plausible",
+                  fit.gemm.share, safe_excerpt(gpu.name).c_str(), fit.dtype.c_str());
+    throw ScenarioError(trace.source + ": traceEvents", buf);
+  }
+  // The GPU with the fitted share: every GEMM of the trace timed by the kernel model.
+  Precision fit_precision = Precision::kBf16;
+  const GpuSpec fitted = with_fitted_gemm_share(gpu, fit, fit_precision);
+  for (TorchGemmShape& s : fit.gemm_shapes) {
+    Precision p = fit_precision;
+    if (fit.gemm.share > 0 && precision_of_dtype(s.dtype, p))
+      s.fitted_efficiency = gemm_efficiency_from_shape(fitted, {s.m, s.n, s.k, 1}, p);
+  }
+
   for (const auto& op : trace.ops) {
     double t = op.gpu_time_s;
-    if (op.cls == TorchOpClass::kGemm && op.flop > 0 && fit.gemm.eff_max > 0) {
-      const double w = op.weight_a > 0 ? width_of(op.weight_a, op.weight_b) : width_of(op.n, op.k);
-      const double peak = op.dtype.empty() || peak_for(gpu, op.dtype) <= 0 ? fit.peak_flop_per_s : peak_for(gpu, op.dtype);
-      t = op.flop / (peak * eff(w));
+    Precision p = fit_precision;
+    if (op.cls == TorchOpClass::kGemm && op.flop > 0 && fit.gemm.share > 0 &&
+        (op.dtype.empty() || precision_of_dtype(op.dtype, p))) {
+      const GemmShape shape{op.m, op.n, op.k, std::max(1.0, op.batch)};
+      const double eff = gemm_efficiency_from_shape(fitted, shape, p);
+      if (eff > 0) t = op.flop / (fitted.peak_flops(gemm_dtype_on(fitted, p)) * eff);
     } else if (op.cls == TorchOpClass::kAttention && op.flop > 0) {
       const bool bwd = op.backward || contains(op.name, "backward");
       const double e = bwd ? fit.attention_backward_efficiency : fit.attention_forward_efficiency;
@@ -1059,7 +1098,7 @@ ModelStepClasses model_step_classes(const Scenario& sc) {
       for (const OpBlock& b : prog.blocks)
         for (std::size_t i = 0; i < b.compute.size(); ++i) {
           const ComputeOp& op = b.compute[i];
-          const double launch = out.op_rates ? 0.0 : op.kernels * kKernelOverheadS;
+          const double launch = out.op_rates ? 0.0 : op.kernels * kernel_fixed_s(gpu);
           out.class_s[static_cast<int>(class_of(op))] += mb * b.repeat * (b.compute_s[i] - launch);
           out.launch_s += mb * b.repeat * launch;
           if (op.kind == ComputeKind::kGemm) out.gemm_flop += mb * b.repeat * op.flop;
@@ -1133,6 +1172,8 @@ TorchOpRates torch_trace_op_rates(const TorchTrace& trace, const TorchTraceFit& 
     out.gemm[i].flop += s.flop;
     out.gemm[i].time_s += s.time_s;
   }
+  Precision fit_precision = Precision::kBf16;
+  const GpuSpec fitted = with_fitted_gemm_share(sc.cluster.gpu, fit, fit_precision);
   const double h = static_cast<double>(m.hidden);
   for (int i = 0; i < 4; ++i) {
     TorchGemmPass& g = out.gemm[i];
@@ -1140,12 +1181,14 @@ TorchOpRates torch_trace_op_rates(const TorchTrace& trace, const TorchTraceFit& 
       g.efficiency = g.flop / g.time_s / fit.peak_flop_per_s;
       g.measured = true;
     } else {
-      // The fitted curve at the estimate's width: 2h/(tp+1) for the layers, the LM head's dims.
-      const double w = i == 3 ? width_of(static_cast<double>(m.vocab) / p.tp, h) : 2 * h / (p.tp + 1);
-      g.efficiency = std::min(1.0, fit.gemm.eff_max) * w / (w + fit.gemm.half_width);
+      // The kernel model at the fitted share, for the pass's widest GEMM: the MLP's up
+      // projection (tokens x 4h/tp x h) for the layers, the LM head's (tokens x vocab/tp x h).
+      const GemmShape shape{trace.tokens, (i == 3 ? static_cast<double>(m.vocab) : 4 * h) / p.tp, h, 1};
+      g.efficiency = gemm_efficiency_from_shape(fitted, shape, fit_precision);
       out.notes.push_back("op_rates: no " + g.name + " GEMM of the " + fit.dtype + " GEMMs in the trace" +
                           (i == 3 ? std::string(" labelled logits") : "") +
-                          fmt(": its efficiency is the fitted curve's at width %.0f (%.3f)", w, g.efficiency));
+                          fmt(": its efficiency is the kernel model's at the fitted share for N = %.0f (%.3f)",
+                              shape.n, g.efficiency));
     }
   }
   r.gemm_forward_efficiency = out.gemm[0].efficiency;
@@ -1342,8 +1385,8 @@ json torch_trace_calibration_json(const TorchTrace& trace, const TorchTraceFit& 
                       {"unlinked_kernels", trace.unlinked_kernels},
                       {"classes", classes},
                       {"gemm_fit", {{"dtype", fit.dtype},
-                                    {"gemm_max", fit.gemm.eff_max},
-                                    {"gemm_half_width", fit.gemm.half_width},
+                                    {"sustained_share", fit.gemm.share},
+                                    {"mean_relative_error", fit.gemm.mean_relative_error},
                                     {"max_relative_error", fit.gemm.max_relative_error},
                                     {"shapes", fit.gemm.samples},
                                     {"unfitted_gemm_ops", fit.gemms_unfitted}}},

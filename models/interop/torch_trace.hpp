@@ -40,7 +40,7 @@ struct TorchTraceOp {
   // GEMM: C[m x n] = A[m x k] B[k x n], `batch` times; flop = 2 m n k batch.
   double m = 0, n = 0, k = 0, batch = 1;
   // The two weight dimensions (the GEMM's dims other than the token count), 0 when no dim is the
-  // token count (batched attention GEMMs): the width the cost model's efficiency curve reads.
+  // token count (batched attention GEMMs).
   double weight_a = 0, weight_b = 0;
   std::string label;  // qkv, attn_out, mlp_up, mlp_down, logits (when a model is given), else ""
   std::string pass;   // forward, dgrad, wgrad
@@ -100,23 +100,25 @@ std::string match_gpu_preset(const std::string& device_name, const std::vector<s
 // One GEMM shape of the trace: calls of the same (dtype, m, n, k, pass), time summed.
 struct TorchGemmShape {
   std::string dtype, label, pass;
-  double m = 0, n = 0, k = 0;  // m: token dim; n, k: the weight dims (calibration.cpp's width)
+  double m = 0, n = 0, k = 0;  // m: token dim; n, k: the weight dims
   int calls = 0;
   double time_s = 0, flop = 0;
   double efficiency = 0;  // flop / time / peak[dtype]
+  double fitted_efficiency = 0;  // the kernel model's at the fitted share
 };
 
 struct TorchTraceFit {
   std::string dtype;             // of the GEMMs fitted
   double peak_flop_per_s = 0;    // the GPU's nominal peak for dtype
   std::vector<TorchGemmShape> gemm_shapes;
-  GemmEfficiencyFit gemm;        // eff(w) = eff_max w / (w + half_width), as apply_calibration fits
+  GemmShareFit gemm;             // the kernel model's sustained share, as apply_calibration fits it
   int gemms_unfitted = 0;        // GEMM ops with no token dim (no weight width), left out
   double attention_forward_efficiency = 0;   // FA2 FLOPs / time / peak
   double attention_backward_efficiency = 0;
   double attention_efficiency = 0;           // both
   double elementwise_bytes_per_s = 0;        // achieved, sum(bytes) / sum(time)
-  // Per class, the trace's own ops timed with the fitted tables: GEMMs at eff(w), attention at
+  // Per class, the trace's own ops timed with the fitted tables: GEMMs by the kernel model at the
+  // fitted share, attention at
   // its fitted efficiency, elementwise at the fitted bandwidth; other classes as measured.
   std::array<double, kTorchOpClasses> predicted_s{};
 };

@@ -147,10 +147,13 @@ GpuSpec parse_gpu(const json& j, const std::string& path) {
   g.hbm_capacity_bytes = r.quantity("hbm_capacity", Kind::kBytes, 1, 1e16);
   g.hbm_bandwidth_bytes_per_s = r.quantity("hbm_bandwidth", Kind::kBandwidth, 1, 1e16);
   if (const json* eff = r.raw("efficiency")) {
+    // The width curve and elementwise bytes that priced compute before the kernel model
+    // (gpu.kernels, docs/compute-model.md): scenarios saved with them still load, checked and
+    // not used.
     JsonReader e(*eff, r.child_path("efficiency"));
-    g.gemm_efficiency_max = e.number_or("gemm_max", 0, 0.01, 1.0);
-    g.gemm_half_width = e.number_or("gemm_half_width", 0, 0, 1e6);
-    g.elementwise_bytes_per_hidden = e.number_or("elementwise_bytes_per_hidden", 0, 0, 1e4);
+    e.number_or("gemm_max", 0, 0.01, 1.0);
+    e.number_or("gemm_half_width", 0, 0, 1e6);
+    e.number_or("elementwise_bytes_per_hidden", 0, 0, 1e4);
     e.finish(kDocKeys);
   }
   if (const json* k = r.raw("kernels")) g.kernel = parse_gpu_kernel_params(*k, r.child_path("kernels"));
@@ -796,10 +799,6 @@ json to_json(const Scenario& s) {
                               {"bf16", c.gpu.peak_flops_bf16}, {"fp8", c.gpu.peak_flops_fp8}}},
               {"hbm_capacity", c.gpu.hbm_capacity_bytes},
               {"hbm_bandwidth", c.gpu.hbm_bandwidth_bytes_per_s}};
-  if (c.gpu.gemm_efficiency_max > 0)
-    gpu["efficiency"] = {{"gemm_max", c.gpu.gemm_efficiency_max},
-                         {"gemm_half_width", c.gpu.gemm_half_width},
-                         {"elementwise_bytes_per_hidden", c.gpu.elementwise_bytes_per_hidden}};
   if (c.gpu.kernel.present()) gpu["kernels"] = to_json(c.gpu.kernel);
   if (c.gpu.training_tensor_share > 0) gpu["training_tensor_share"] = c.gpu.training_tensor_share;
   if (c.gpu.compute_capability > 0) gpu["compute_capability"] = c.gpu.compute_capability;

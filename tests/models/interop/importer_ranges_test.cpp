@@ -126,11 +126,11 @@ TEST(ImporterRanges, TorchTraceWithAbsurdTimesIsRefused) {
   o.tokens = static_cast<double>(s.plan.micro_batch) * s.model.seq_len;
   // The trace as recorded fits.
   EXPECT_NO_THROW(fit_torch_trace(parse_torch_trace(step_trace(), "t.json", o), s.cluster.gpu));
-  // Kernels a million times slower: the curve fitted to them peaked at ~1e-6 (gemm_max 0).
+  // Kernels a million times slower: the GEMM share fitted to them is ~1e-6.
   json slow = step_trace();
   scale_kernels(slow, 1e6);
   std::string e = error_of([&] { fit_torch_trace(parse_torch_trace(slow, "t.json", o), s.cluster.gpu); });
-  EXPECT_NE(e.find("t.json: traceEvents: the GEMM efficiency curve fitted to the trace peaks at"), std::string::npos) << e;
+  EXPECT_NE(e.find("t.json: traceEvents: the GEMM sustained share fitted to the trace is"), std::string::npos) << e;
   // A million times faster: GEMMs above any GPU's peak.
   json fast = step_trace();
   scale_kernels(fast, 1e-6);
@@ -216,9 +216,13 @@ TEST(ImporterRanges, CalibrationValuesAreCheckedForTypeAndRange) {
       {"peak NaN-like string", {{"peak_flop_per_s", {{"bf16", {{"flop_per_s", "SECRET"}}}}}},
        "calibration.peak_flop_per_s.bf16.flop_per_s: expected a number above 0 and at most 1e+19, got a string (6 characters)"},
       {"bandwidth 1e30", {{"memory_bandwidth_bytes_per_s", 1e30}}, "calibration.memory_bandwidth_bytes_per_s: expected a number above 0 and at most 1e+16"},
-      {"gemm efficiency absurd", {{"gemm", json::array({{{"n", 4096}, {"k", 4096}, {"efficiency", 1e-300}}})}},
-       "calibration.gemm: the efficiency curve fitted to these rows peaks at"},
-      {"gemm efficiency 1e9", {{"gemm", json::array({{{"n", 4096}, {"k", 4096}, {"efficiency", 1e9}}})}},
+      {"gemm efficiency absurd",
+       {{"gemm", json::array({{{"dtype", "bf16"}, {"m", 4096}, {"n", 4096}, {"k", 4096}, {"efficiency", 1e-300}}})}},
+       "calibration.gemm: the GEMM sustained share fitted to these rows is"},
+      {"gemm without m", {{"gemm", json::array({{{"dtype", "bf16"}, {"n", 4096}, {"k", 4096}, {"efficiency", 0.5}}})}},
+       "calibration.gemm[0].m: missing"},
+      {"gemm efficiency 1e9",
+       {{"gemm", json::array({{{"dtype", "bf16"}, {"m", 4096}, {"n", 4096}, {"k", 4096}, {"efficiency", 1e9}}})}},
        "calibration.gemm[0].efficiency: expected a number above 0 and at most 2"},
       {"ranks 1e30", {{"collectives", json::array({{{"op", "all_reduce"}, {"ranks", 1e30}}})}},
        "calibration.collectives[0].ranks: expected an integer"},
