@@ -57,6 +57,19 @@ TEST(ScenarioLoader, ExpandsPresetsIntoSiUnits) {
   EXPECT_DOUBLE_EQ(s.cluster.intra_node.bandwidth_bytes_per_s, 600e9);
 }
 
+TEST(ScenarioLoader, AGpuFileWithTheRetiredEfficiencyBlockStillLoadsAndPredictsTheSame) {
+  // Files saved before the kernel model carry a width curve under gpu.efficiency: still checked,
+  // no longer used.
+  json j = minimal();
+  j["cluster"]["gpu"] = {{"base", "A100-SXM4-80GB"}, {"efficiency", {{"gemm_max", 0.5}, {"gemm_half_width", 384}, {"elementwise_bytes_per_hidden", 68}}}};
+  const Scenario with = load(j);
+  const Scenario without = load(minimal());
+  EXPECT_EQ(with.cluster.gpu.kernel.gemm_share_16bit, without.cluster.gpu.kernel.gemm_share_16bit);
+  EXPECT_EQ(to_json(with).dump(), to_json(without).dump());
+  j["cluster"]["gpu"]["efficiency"]["gemm_max"] = 5;
+  EXPECT_NE(error_of(j).find("gpu.efficiency.gemm_max"), std::string::npos) << error_of(j);
+}
+
 TEST(ScenarioLoader, NestedOverridesMergeKeyByKey) {
   json j = minimal();
   j["cluster"]["network"] = {{"nic_bandwidth", "400Gbps"}};
