@@ -30,7 +30,8 @@ std::string op_class(const ComputeOp& op) {
     case OpRole::kNorm: return "layernorm";
     case OpRole::kActivation: return "gelu";
     case OpRole::kResidual: return "residual";
-    case OpRole::kSoftmaxXent: return "softmax_xent";
+    case OpRole::kSoftmaxXent:
+    case OpRole::kFusedSoftmaxXent: return "softmax_xent";
     case OpRole::kEmbedding: return "embedding";
     default: return "copy";
   }

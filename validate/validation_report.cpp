@@ -110,7 +110,8 @@ std::vector<Slice> predicted_slices(const CpuPrediction& p, std::vector<std::str
               case OpRole::kNorm: key = "layernorm"; break;
               case OpRole::kActivation: key = "gelu"; break;
               case OpRole::kResidual: key = "residual"; break;
-              case OpRole::kSoftmaxXent: key = "softmax_xent"; break;
+              case OpRole::kSoftmaxXent:
+              case OpRole::kFusedSoftmaxXent: key = "softmax_xent"; break;
               case OpRole::kEmbedding: key = "embedding"; break;
               default: key = "copy";
             }

@@ -1073,8 +1073,9 @@ TorchOpClass class_of(const ComputeOp& op) {
     case ComputeKind::kOptimizer: return TorchOpClass::kOptimizer;
     case ComputeKind::kMemoryBound: break;
   }
-  return op.role == OpRole::kSoftmaxXent || op.role == OpRole::kEmbedding ? TorchOpClass::kOther
-                                                                          : TorchOpClass::kElementwise;
+  const bool other =
+      op.role == OpRole::kSoftmaxXent || op.role == OpRole::kFusedSoftmaxXent || op.role == OpRole::kEmbedding;
+  return other ? TorchOpClass::kOther : TorchOpClass::kElementwise;
 }
 
 }  // namespace

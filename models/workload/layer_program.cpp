@@ -382,6 +382,7 @@ double fused_loss_backward_bytes(double A) { return 2 * A; }
 // The loss's kernels per pass: one fused, else a cast, log_softmax (or its backward) and the
 // gather or scatter of the targets' entries.
 int loss_kernels(const LayerContext& c) { return c.fused_loss ? 1 : 3; }
+OpRole loss_role(const LayerContext& c) { return c.fused_loss ? OpRole::kFusedSoftmaxXent : OpRole::kSoftmaxXent; }
 
 // The forward ops of the attention half of a layer (norm, QKV, attention, projection, residual),
 // as the forward or as the recompute pass.
@@ -922,13 +923,13 @@ OpBlock head_block(const LayerContext& c, PassKind pass) {
     // a sum-exp pass over them, write the log-probabilities.
     if (c.vocab_parallel) b.inline_comm(CollectiveOp::kAllReduce, CommPurpose::kTp, CommGroup::kTp, 2 * 4 * d.T);
     const double bytes = c.fused_loss ? fused_loss_forward_bytes(d.A) : loss_forward_bytes(d.A);
-    b.mem(OpRole::kSoftmaxXent, Pass::kForward, bytes * d.T * v, d.T * v, loss_kernels(c));
+    b.mem(loss_role(c), Pass::kForward, bytes * d.T * v, d.T * v, loss_kernels(c));
     return b.finish();
   }
   if (has_input_grad(pass)) zero3_gathers(b, c, Pass::kBackwardInput, params);
   if (has_input_grad(pass)) {
     const double bytes = c.fused_loss ? fused_loss_backward_bytes(d.A) : loss_backward_bytes(d.A);
-    b.mem(OpRole::kSoftmaxXent, Pass::kBackwardInput, bytes * d.T * v, d.T * v, loss_kernels(c));
+    b.mem(loss_role(c), Pass::kBackwardInput, bytes * d.T * v, d.T * v, loss_kernels(c));
   }
   linear_backward(b, OpRole::kLmHead, pass, d.T, v, d.h);
   if (pass != PassKind::kBackwardInput) weight_casts(b, c, Pass::kBackwardWeight, v * d.h);

@@ -24,6 +24,7 @@ const char* to_string(OpRole role) {
     case OpRole::kDropout: return "dropout";
     case OpRole::kRotary: return "rotary";
     case OpRole::kSoftmaxXent: return "softmax_xent";
+    case OpRole::kFusedSoftmaxXent: return "fused_softmax_xent";
     case OpRole::kEmbedding: return "embedding";
     case OpRole::kPermute: return "permute";
     case OpRole::kScatterAdd: return "scatter_add";
@@ -88,11 +89,9 @@ double measured_time_s(const OpRates& r, const ComputeOp& op) {
       return op.elements * (bwd ? r.gelu_bwd_s_per_element : r.gelu_fwd_s_per_element);
     case OpRole::kResidual: return op.elements * r.residual_add_s_per_element;
     // The rate is per logit for the loss and its gradient together: charged to the forward op.
-    // A fused loss (one kernel a pass, plan.fused_loss) is not what the calibration measured
-    // (PyTorch's unfused loss): it is priced by its bytes.
-    case OpRole::kSoftmaxXent:
-      if (op.kernels <= 1) return -1.0;
-      return bwd ? 0.0 : op.elements * r.softmax_xent_s_per_element;
+    // A fused loss (kFusedSoftmaxXent) is not what the calibration measured (PyTorch's unfused
+    // loss): it is priced by its bytes.
+    case OpRole::kSoftmaxXent: return bwd ? 0.0 : op.elements * r.softmax_xent_s_per_element;
     case OpRole::kEmbedding:
       return op.elements * (bwd ? r.embedding_bwd_s_per_element : r.embedding_fwd_s_per_element);
     case OpRole::kGradAccum: return op.elements * r.fill_zero_s_per_element;

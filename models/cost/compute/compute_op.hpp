@@ -33,6 +33,7 @@ enum class OpRole : uint8_t {
   kDropout,
   kRotary,
   kSoftmaxXent,  // loss and its gradient
+  kFusedSoftmaxXent,  // the same in one fused kernel a pass (plan.fused_loss)
   kEmbedding,    // token (+position) embedding gather / scatter-add
   kPermute,      // MoE token permute / unpermute: a gather into the other order
   kScatterAdd,   // MoE combine (or a permute's gradient): a weighted scatter-add into token order

@@ -229,7 +229,8 @@ TEST(OpGraph, AFusedLossReadsTheLogitsTwiceAWayAndKeepsNoFp32Copy) {
       for (const PassProgram& p : ch.pass)
         for (const OpBlock& b : p.blocks)
           for (const ComputeOp& op : b.compute)
-            if (op.role == OpRole::kSoftmaxXent && (op.pass == Pass::kForward || op.pass == Pass::kBackwardInput)) {
+            if ((op.role == OpRole::kSoftmaxXent || op.role == OpRole::kFusedSoftmaxXent) &&
+                (op.pass == Pass::kForward || op.pass == Pass::kBackwardInput)) {
               l.bytes += op.bytes * b.repeat;
               l.kernels += op.kernels * b.repeat;
             }

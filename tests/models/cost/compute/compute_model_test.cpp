@@ -38,6 +38,22 @@ TEST(ComputeModel, MeasuredOpRatesReplaceTheModelOpByOp) {
   GpuSpec model = g;
   model.op_rates = OpRates{};
   EXPECT_DOUBLE_EQ(compute_op_time_s(g, cast), compute_op_time_s(model, cast));
+  // The loss: the measured (unfused PyTorch) rate per logit prices the unfused loss; a fused
+  // loss kernel is not what was measured and is priced by its bytes.
+  g.op_rates.softmax_xent_s_per_element = 7e-12;
+  ComputeOp loss;
+  loss.kind = ComputeKind::kMemoryBound;
+  loss.role = OpRole::kSoftmaxXent;
+  loss.elements = 1e8;
+  loss.bytes = 4.8e9;
+  loss.kernels = 3;
+  EXPECT_DOUBLE_EQ(compute_op_time_s(g, loss), 7e-4);
+  ComputeOp fused = loss;
+  fused.role = OpRole::kFusedSoftmaxXent;
+  fused.bytes = 4e8;
+  fused.kernels = 1;
+  EXPECT_DOUBLE_EQ(compute_op_time_s(g, fused), compute_op_time_s(model, fused));
+  EXPECT_LT(compute_op_time_s(g, fused), compute_op_time_s(model, loss));
 }
 
 TEST(ComputeModel, EveryKernelAddsTheFixedGpuTime) {
