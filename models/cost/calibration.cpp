@@ -374,8 +374,8 @@ std::vector<std::string> apply_calibration(const json& cal, Scenario& s) {
                         " of the peak, the kernel model fitted to " + std::to_string(fit.samples) + " shapes" +
                         fmt(" (mean error %.1f%%,", 100 * fit.mean_relative_error) +
                         fmt(" worst %.1f%%)", 100 * fit.max_relative_error) +
-                        (fit.capped ? ", capped at the peak: the GPU's tiles leave the smaller shapes idle SMs "
-                                      "their measurement did not"
+                        (fit.capped ? ", capped at the peak: even there the kernel model prices these shapes "
+                                      "slower than measured (the GPU's tile and SM grid is not the device's)"
                                     : ""));
     }
     std::string what;
