@@ -198,7 +198,7 @@ int run(ImportTraceOptions& o) {
                 trace.unlinked_kernels, trace.device_name.empty() ? "?" : trace.device_name.c_str(), trace.tokens);
     std::printf("peaks: %s nominal, %s %.4g TFLOP/s, HBM %.4g GB/s\n", gpu.name.c_str(), fit.dtype.c_str(),
                 fit.peak_flop_per_s / 1e12, gpu.hbm_bandwidth_bytes_per_s / 1e9);
-    std::printf("\nGEMM sustained share (%s): %.3f of peak, the kernel model fitted to %d shapes (mean error %.1f%%, "
+    std::printf("\nGEMM sustained share (%s): %.3f of peak, the kernel model fitted to %d shapes (FLOP-weighted error %.1f%%, "
                 "worst %.1f%%%s)\n",
                 fit.dtype.c_str(), fit.gemm.share, fit.gemm.samples, 100 * fit.gemm.mean_relative_error,
                 100 * fit.gemm.max_relative_error,

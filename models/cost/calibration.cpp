@@ -51,15 +51,16 @@ GemmShareFit fit_gemm_share(const GpuSpec& gpu, const std::vector<GemmSample>& s
   fit.samples = static_cast<int>(used.size());
   if (used.empty()) return fit;
   double& share = gemm_share_of(g.kernel, gemm_share_family(g, used.front().precision));
-  // Minimise sum((r x_j / e_j - 1)^2) over the scale r: r = sum(x/e) / sum(x^2/e^2), x_j the
-  // model's efficiency at the current share; the share takes r until r stays 1.
+  auto weight = [](const GemmSample& x) { return x.weight > 0 ? x.weight : x.shape.flop(); };
+  // Minimise sum(w_j (r x_j / e_j - 1)^2) over the scale r: r = sum(w x/e) / sum(w x^2/e^2),
+  // x_j the model's efficiency at the current share; the share takes r until r stays 1.
   share = 1;
   for (int it = 0; it < 50; ++it) {
     double num = 0, den = 0;
     for (const GemmSample& x : used) {
-      const double m = gemm_efficiency_from_shape(g, x.shape, x.precision);
-      num += m / x.efficiency;
-      den += m * m / (x.efficiency * x.efficiency);
+      const double m = gemm_efficiency_from_shape(g, x.shape, x.precision) / x.efficiency;
+      num += weight(x) * m;
+      den += weight(x) * m * m;
     }
     const double r = den > 0 ? num / den : 0;
     if (!(r > 0) || !std::isfinite(r)) return fit;
@@ -72,14 +73,15 @@ GemmShareFit fit_gemm_share(const GpuSpec& gpu, const std::vector<GemmSample>& s
     share *= r;
     if (std::fabs(r - 1) < 1e-9) break;
   }
-  double sum = 0;
+  double sum = 0, weights = 0;
   for (const GemmSample& x : used) {
     const double rel = std::fabs(gemm_efficiency_from_shape(g, x.shape, x.precision) / x.efficiency - 1);
-    sum += rel;
+    sum += weight(x) * rel;
+    weights += weight(x);
     fit.max_relative_error = std::max(fit.max_relative_error, rel);
   }
   fit.share = share;
-  fit.mean_relative_error = sum / static_cast<double>(used.size());
+  fit.mean_relative_error = weights > 0 ? sum / weights : 0;
   return fit;
 }
 
@@ -271,6 +273,13 @@ std::vector<std::string> apply_calibration(const json& cal, Scenario& s) {
     g.hbm_bandwidth_bytes_per_s = in_range(bw, "calibration.memory_bandwidth_bytes_per_s", 0, kMaxBytesPerS);
     applied.push_back(fmt("memory bandwidth %.4g B/s", g.hbm_bandwidth_bytes_per_s));
   }
+  // Rates measured inside a training loop (a profiler trace's) hold the loop's own losses: the
+  // model must not take the training-loop share off them again.
+  if (const json* loop = member(cal, "training_tensor_share")) {
+    g.training_tensor_share = in_range(loop, "calibration.training_tensor_share", 0, 1);
+    applied.push_back(fmt("training-loop tensor share %.3g (the file's rates were measured in the loop)",
+                          g.training_tensor_share));
+  }
   // The measured GEMM shapes, fitted below on top of the kernel-level parameters: each row's
   // efficiency is its FLOP/s over the peak of its dtype (the file's, else the preset's).
   std::vector<GemmSample> gemm_rows;
@@ -286,6 +295,9 @@ std::vector<std::string> apply_calibration(const json& cal, Scenario& s) {
       x.shape.n = in_range(member(e, "n"), path + ".n", 0, 1e9);
       x.shape.k = in_range(member(e, "k"), path + ".k", 0, 1e9);
       x.efficiency = in_range(member(e, "efficiency"), path + ".efficiency", 0, kMaxEfficiency);
+      // A trace's row sums its shape's calls: it weighs in the fit as all of them.
+      const json* calls = member(e, "calls");
+      x.weight = x.shape.flop() * (calls ? in_range(calls, path + ".calls", 0, 1e9) : 1.0);
       // A dtype no plan computes in (int8, tf32) prices nothing.
       if (!precision_of_dtype(string_of(e, "dtype", path), x.precision)) continue;
       gemm_rows.push_back(x);
@@ -372,10 +384,10 @@ std::vector<std::string> apply_calibration(const json& cal, Scenario& s) {
       applied.push_back(std::string("GEMM sustained share (") +
                         (family == Precision::kBf16 ? "16-bit" : to_string(family)) + fmt(") %.3f", fit.share) +
                         " of the peak, the kernel model fitted to " + std::to_string(fit.samples) + " shapes" +
-                        fmt(" (mean error %.1f%%,", 100 * fit.mean_relative_error) +
+                        fmt(" (FLOP-weighted error %.1f%%,", 100 * fit.mean_relative_error) +
                         fmt(" worst %.1f%%)", 100 * fit.max_relative_error) +
-                        (fit.capped ? ", capped at the peak: even there the kernel model prices these shapes "
-                                      "slower than measured (the GPU's tile and SM grid is not the device's)"
+                        (fit.capped ? ", capped at the peak: the kernel model would reach the measured rates "
+                                      "only above it"
                                     : ""));
     }
     std::string what;

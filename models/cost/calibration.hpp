@@ -22,10 +22,12 @@ struct GemmSample {
   GemmShape shape;
   Precision precision = Precision::kBf16;
   double efficiency = 0;
+  double weight = 0;  // its weight in the fit; 0: the shape's FLOPs
 };
 
 struct GemmShareFit {
   double share = 0;  // the kernel model's sustained share (GpuKernelParams::gemm_share_*)
+  // |model / measured - 1|: weighted as the fit weighs the samples, and the worst sample's.
   double mean_relative_error = 0, max_relative_error = 0;
   int samples = 0;
   bool capped = false;  // the best share exceeded 1: it is 1 (no GEMM beats its reference peak)
@@ -33,7 +35,9 @@ struct GemmShareFit {
 
 // The sustained share of the kernel model (docs/compute-model.md "GEMM": tiles, waves or
 // stream-K, the HBM roofline and the fixed kernel time stay the GPU's) that best reproduces the
-// samples, least squares on relative error. Samples whose dtype prices through another share
+// samples, least squares on relative error weighted by each sample's FLOPs: the share is the
+// rate of the compute-bound GEMMs that take a training step's time, and a sweep's smallest
+// shapes, whose time is launch and fixed cost, must not set it. Samples whose dtype prices through another share
 // than the first sample's (16-bit, fp8, fp32) are left out. The memory roofline and the fixed
 // time do not scale with the share, so the closed-form scale is iterated to its fixed point; it
 // stops at 1, the peak the efficiencies are measured against.

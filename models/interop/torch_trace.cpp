@@ -999,6 +999,7 @@ TorchTraceFit fit_torch_trace(const TorchTrace& trace, const GpuSpec& gpu) {
     if (s.dtype == fit.dtype && precision_of_dtype(s.dtype, x.precision)) {
       x.shape = {s.m, s.n, s.k, 1};
       x.efficiency = s.efficiency;
+      x.weight = x.shape.flop() * s.calls;  // all its calls, as apply_calibration weighs the row
       samples.push_back(x);
     }
     fit.gemm_shapes.push_back(s);
@@ -1357,6 +1358,8 @@ json torch_trace_calibration_json(const TorchTrace& trace, const TorchTraceFit& 
     peaks[fit.dtype] = {{"flop_per_s", fit.peak_flop_per_s},
                         {"source", "nominal peak of " + gpu_name + ": the efficiencies are shares of it"}};
   c["peak_flop_per_s"] = peaks;
+  // The trace's kernels ran in the training loop: their rates already hold what the loop costs.
+  c["training_tensor_share"] = 1.0;
   c["gemm"] = gemm;
   if (fit.elementwise_bytes_per_s > 0) c["memory_bandwidth_bytes_per_s"] = fit.elementwise_bytes_per_s;
   json ops = json::array();

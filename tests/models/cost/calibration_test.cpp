@@ -102,6 +102,14 @@ TEST(Calibration, BadFilesNameTheField) {
     EXPECT_NE(std::string(e.what()).find("calibration.gemm[1].efficiency"), std::string::npos) << e.what();
   }
   bad = calibration();
+  bad["training_tensor_share"] = 1.5;
+  try {
+    apply_calibration(bad, s);
+    FAIL();
+  } catch (const ScenarioError& e) {
+    EXPECT_NE(std::string(e.what()).find("calibration.training_tensor_share"), std::string::npos) << e.what();
+  }
+  bad = calibration();
   bad["wrong"] = 3;
   EXPECT_THROW(apply_calibration(bad, s), ScenarioError);
   // A kernel timing of the wrong type is named, not a JSON library error (which the CLI reports

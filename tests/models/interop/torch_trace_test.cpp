@@ -87,11 +87,12 @@ TEST(TorchTrace, FitRecoversTheGeneratorsCurves) {
   EXPECT_EQ(f.gemm.samples, 15);  // 5 weight shapes x forward, dgrad, wgrad
   EXPECT_EQ(f.gemms_unfitted, 0);
   // The generator's curve is not the kernel model: the share that best reproduces its 15 shapes
-  // on the A100's tiles misses single shapes by up to a fifth, the sum of their times much less.
+  // (weighted by their FLOPs) on the A100's tiles misses single shapes by up to 27%, the sum of
+  // their times much less.
   EXPECT_GT(f.gemm.share, 0.7);
   EXPECT_LT(f.gemm.share, 1.0);
-  EXPECT_LT(f.gemm.mean_relative_error, 0.15);
-  EXPECT_LT(f.gemm.max_relative_error, 0.25);
+  EXPECT_LT(f.gemm.mean_relative_error, 0.12);
+  EXPECT_LT(f.gemm.max_relative_error, 0.3);
   EXPECT_NEAR(f.attention_forward_efficiency, kAttentionForwardEff, 0.01 * kAttentionForwardEff);
   EXPECT_NEAR(f.attention_backward_efficiency, kAttentionBackwardEff, 0.01 * kAttentionBackwardEff);
   EXPECT_NEAR(f.elementwise_bytes_per_s, kElementwiseBytesPerS, 0.01 * kElementwiseBytesPerS);
@@ -152,11 +153,13 @@ TEST(TorchTrace, TheFittedKernelModelPricesTheTracesGemmsAndItsStep) {
   EXPECT_NEAR(split, m.compute_s, 1e-9 * m.compute_s);
   // The model counts the trace's GEMM FLOPs exactly (same model, same step).
   EXPECT_NEAR(m.gemm_flop, t.of(TorchOpClass::kGemm).flop, 1e-6 * m.gemm_flop);
-  // The op graph's GEMMs at the fitted share take the trace's GEMM time within 5% (6.93 ms
-  // against 6.72: the training-loop share is on top of the fit).
+  // The trace's rates were measured in the training loop: no loop share is taken off them again.
+  EXPECT_DOUBLE_EQ(s.cluster.gpu.training_tensor_share, 1.0);
+  // The op graph's GEMMs at the fitted share take the trace's GEMM time within 5% (6.88 ms
+  // against 6.72).
   const double gemm_s = t.of(TorchOpClass::kGemm).gpu_time_s;
   EXPECT_NEAR(m.class_s[static_cast<int>(TorchOpClass::kGemm)], gemm_s, 0.05 * gemm_s);
-  // Measured 11.30 ms, estimate 13.6 ms (+20.5%): the rest of the step is priced by the preset's
+  // Measured 11.30 ms, estimate 13.5 ms (+19.6%): the rest of the step is priced by the preset's
   // tables, which this synthetic trace's kernels do not follow (its attention runs 24% faster
   // than the A100's FlashAttention-2 tables, its optimizer moves 22 bytes a parameter, not 28)
   // and the launch overhead the asynchronous GPU hid. With the trace's op rates instead:
