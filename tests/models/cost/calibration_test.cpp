@@ -90,39 +90,32 @@ TEST(Calibration, MeasuredFiguresReplaceThePresets) {
 
 TEST(Calibration, BadFilesNameTheField) {
   Scenario s = base();
+  auto error_of = [&](const json& file) {
+    try {
+      apply_calibration(file, s);
+    } catch (const ScenarioError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
   json bad = calibration();
   bad["format"] = "other";
-  EXPECT_THROW(apply_calibration(bad, s), ScenarioError);
+  EXPECT_NE(error_of(bad).find("calibration.format"), std::string::npos) << error_of(bad);
   bad = calibration();
   bad["gemm"][1]["efficiency"] = -1;
-  try {
-    apply_calibration(bad, s);
-    FAIL();
-  } catch (const ScenarioError& e) {
-    EXPECT_NE(std::string(e.what()).find("calibration.gemm[1].efficiency"), std::string::npos) << e.what();
-  }
+  EXPECT_NE(error_of(bad).find("calibration.gemm[1].efficiency"), std::string::npos) << error_of(bad);
   bad = calibration();
   bad["training_tensor_share"] = 1.5;
-  try {
-    apply_calibration(bad, s);
-    FAIL();
-  } catch (const ScenarioError& e) {
-    EXPECT_NE(std::string(e.what()).find("calibration.training_tensor_share"), std::string::npos) << e.what();
-  }
+  EXPECT_NE(error_of(bad).find("calibration.training_tensor_share"), std::string::npos) << error_of(bad);
   bad = calibration();
   bad["wrong"] = 3;
-  EXPECT_THROW(apply_calibration(bad, s), ScenarioError);
+  EXPECT_NE(error_of(bad).find("calibration.wrong"), std::string::npos) << error_of(bad);
   // A kernel timing of the wrong type is named, not a JSON library error (which the CLI reports
   // as an internal error, exit 1).
   bad = calibration();
   bad["ops"] = json::parse(R"([{"op": "copy", "bytes": 1e6, "time_s": 1e-5},
                                {"op": "copy", "bytes": 2e6, "time_s": "fast"}])");
-  try {
-    apply_calibration(bad, s);
-    FAIL();
-  } catch (const ScenarioError& e) {
-    EXPECT_NE(std::string(e.what()).find("calibration.ops[1].time_s"), std::string::npos) << e.what();
-  }
+  EXPECT_NE(error_of(bad).find("calibration.ops[1].time_s"), std::string::npos) << error_of(bad);
 }
 
 }  // namespace
