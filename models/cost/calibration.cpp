@@ -196,7 +196,7 @@ bool fit_attention_pass(const std::vector<std::pair<AttentionShape, double>>& po
 GpuKernelParams fit_kernel_params(const json& cal, const GpuKernelParams& base) {
   if (cal.contains("kernels")) return parse_gpu_kernel_params(cal["kernels"], "calibration.kernels", base);
   GpuKernelParams k = base;
-  double peak16 = 0;
+  double peak16 = 0, peak32 = 0;
   if (cal.contains("peak_flop_per_s") && cal["peak_flop_per_s"].is_object()) {
     const json& peaks = cal["peak_flop_per_s"];
     auto rate = [&](const char* key) {
@@ -204,7 +204,8 @@ GpuKernelParams fit_kernel_params(const json& cal, const GpuKernelParams& base) 
       const json* v = entry ? member(*entry, "flop_per_s") : nullptr;
       return v && v->is_number() ? v->get<double>() : 0.0;
     };
-    if (rate("f32") > 0) k.gemm_share_fp32 = 1;
+    peak32 = rate("f32");
+    if (peak32 > 0) k.gemm_share_fp32 = 1;
     peak16 = rate("bf16") > 0 ? rate("bf16") : rate("f16");
     if (peak16 > 0) k.gemm_share_16bit = 1;
   }
@@ -235,8 +236,15 @@ GpuKernelParams fit_kernel_params(const json& cal, const GpuKernelParams& base) 
     const double t0 = (sy * sxx - sx * sxy) / det;
     if (t0 > 0 && t0 < 1e-3) k.kernel_fixed_s = t0;
   }
+  // calibrate times its own fp32 attention kernel. It stands for the plan's 16-bit fused
+  // kernels only on a device without 16-bit tensor cores (16-bit no faster than fp32, as on a
+  // CPU, where the trainer runs that very kernel); on a GPU FlashAttention is another kernel
+  // altogether (trainsim's one thread a row reaches 0.4 TFLOP/s on an H200, FlashAttention-2
+  // hundreds), and the preset's FlashAttention tables stay.
   AttentionKernelParams measured;
-  if (fit_attention_pass(fwd, false, base, measured.forward) && fit_attention_pass(bwd, true, base, measured.backward))
+  const bool attention_is_the_plans = peak16 > 0 && peak32 > 0 && peak16 <= peak32;
+  if (attention_is_the_plans && fit_attention_pass(fwd, false, base, measured.forward) &&
+      fit_attention_pass(bwd, true, base, measured.backward))
     k.flash2 = k.flash3 = measured;
   return k;
 }

@@ -62,9 +62,10 @@ double& gemm_share_of(GpuKernelParams& params, Precision precision);
 //   memory bandwidth share 1 (the measured copy bandwidth replaces hbm_bandwidth) and the fixed
 //     kernel time = the intercept of the memory-bound ops' time against their bytes;
 //   attention: share at the measured head dim and overhead_blocks fitted to the attention
-//     points (causal, so causal_factor 1), forward and backward, for both fused kernels (what
-//     the backend runs is what the plan gets); left out when a share would exceed 1 (emulated
-//     16-bit arithmetic on a CPU, where op_rates price attention instead).
+//     points (causal, so causal_factor 1), forward and backward, for both fused kernels, only
+//     where 16-bit runs no faster than fp32 (a CPU, whose trainer runs calibrate's fp32 kernel;
+//     on a GPU the plan's FlashAttention is another kernel); left out when a share would
+//     exceed 1 (emulated 16-bit arithmetic, where op_rates price attention instead).
 // A file that carries a "kernels" block (written by hand or by a later calibrate) is read as it
 // is, on top of `base`. apply_calibration calls this, so every --calibration run gets them.
 GpuKernelParams fit_kernel_params(const nlohmann::json& calibration, const GpuKernelParams& base = {});

@@ -8,6 +8,8 @@
 #include "models/cost/calibration.hpp"
 #include "models/cost/compute/attention_model.hpp"
 #include "models/cost/compute/memory_bound_model.hpp"
+#include "models/estimate/estimate.hpp"
+#include "models/scenario/scenario_loader.hpp"
 #include "tests/models/cost/compute/kernel_records.hpp"
 
 namespace trainsim {
@@ -18,8 +20,11 @@ using nlohmann::json;
 TEST(CalibrationKernelParams, RecoversStatedParametersFromGeneratedPoints) {
   // Copies: 3 us + bytes / 2 TB/s. Attention (causal, hd 128, 2 x 16 heads): share 0.40
   // forward, 0.30 backward, overhead 1.5 and 2.5 blocks, of a 800 TFLOP/s bf16 peak.
+  // The device runs 16-bit no faster than fp32 (no 16-bit tensor cores), so the calibration's
+  // fp32 attention kernel stands for the plan's.
   const double peak = 800e12, bw = 2e12, t0 = 3e-6;
-  json cal = {{"peak_flop_per_s", {{"bf16", {{"flop_per_s", peak}}}}}, {"memory_bandwidth_bytes_per_s", bw}};
+  json cal = {{"peak_flop_per_s", {{"bf16", {{"flop_per_s", peak}}}, {"f32", {{"flop_per_s", peak}}}}},
+              {"memory_bandwidth_bytes_per_s", bw}};
   json ops = json::array();
   for (double bytes : {64e6, 512e6, 2048e6})
     ops.push_back({{"op", "copy"}, {"shape", "n"}, {"bytes", bytes}, {"time_s", t0 + bytes / bw}});
@@ -42,6 +47,31 @@ TEST(CalibrationKernelParams, RecoversStatedParametersFromGeneratedPoints) {
   EXPECT_NEAR(k.flash2.backward.share_by_head_dim.at(0).second, 0.30, 0.003);
   EXPECT_NEAR(k.flash2.backward.overhead_blocks, 2.5, 0.05);
   EXPECT_EQ(k.flash3.forward.share_by_head_dim, k.flash2.forward.share_by_head_dim);
+  // A GPU whose 16-bit tensor cores run 16x its fp32 rate: calibrate's fp32 attention kernel is
+  // not the plan's FlashAttention, and the preset's tables stay.
+  cal["peak_flop_per_s"]["f32"]["flop_per_s"] = peak / 16;
+  const GpuKernelParams base = test::gpu_preset("H200-SXM-141GB").kernel;
+  const GpuKernelParams gpu = fit_kernel_params(cal, base);
+  EXPECT_EQ(gpu.flash2, base.flash2);
+  EXPECT_EQ(gpu.flash3, base.flash3);
+  EXPECT_NEAR(gpu.kernel_fixed_s, t0, 1e-9);  // the copies still set the fixed time
+}
+
+TEST(CalibrationKernelParams, TheH200sOwnCalibrationPredictsItsMeasuredStep) {
+  // trainsim calibrate --backend cuda on the H200 (data/measured/h200-2026-12-04), applied to the
+  // GPT-125M eager PyTorch step measured on the same GPU (training_runs.json: 105.4 ms, median
+  // of the timed steps). Its attention points time trainsim's own fp32 kernel (0.4 TFLOP/s):
+  // priced as FlashAttention-2 they made this step 5.7 s.
+  std::ifstream in(test::repo_root() / "data" / "measured" / "h200-2026-12-04" / "calibration-H200.json");
+  const json cal = json::parse(in);
+  LoadOptions o;
+  o.preset_dirs = default_preset_dirs();
+  Scenario s = load_scenario_file((test::repo_root() / "tests" / "data" / "torch" / "h200_gpt125m.json").string(), o);
+  const double preset_s = estimate(s).step_time_s;
+  apply_calibration(cal, s);
+  const double calibrated_s = estimate(s).step_time_s;
+  EXPECT_NEAR(calibrated_s, 0.1054, 0.10 * 0.1054);
+  EXPECT_NEAR(calibrated_s, preset_s, 0.10 * preset_s);
 }
 
 TEST(CalibrationKernelParams, ReproduceARealCpuCalibration) {
