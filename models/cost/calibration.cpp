@@ -212,7 +212,7 @@ GpuKernelParams fit_kernel_params(const json& cal, const GpuKernelParams& base) 
   if (cal.contains("memory_bandwidth_bytes_per_s")) k.memory_bandwidth_share = 1;
   if (!cal.contains("ops") || !cal["ops"].is_array()) return k;
   // Fixed kernel time: intercept of time = t0 + bytes / bandwidth over the copies.
-  double n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
+  double n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0, smallest = HUGE_VAL;
   std::vector<std::pair<AttentionShape, double>> fwd, bwd;
   for (std::size_t i = 0; i < cal["ops"].size(); ++i) {
     const json& op = cal["ops"][i];
@@ -224,6 +224,7 @@ GpuKernelParams fit_kernel_params(const json& cal, const GpuKernelParams& base) 
     if (!(t > 0)) continue;
     if (name == "copy" && bytes > 0) {
       n += 1, sx += bytes, sy += t, sxx += bytes * bytes, sxy += bytes * t;
+      smallest = std::min(smallest, bytes);
     } else if ((name == "attention_fwd" || name == "attention_bwd") && flop > 0 && peak16 > 0) {
       AttentionShape a;
       a.causal = true;  // the calibration times causal attention (FLOPs 2 b h s^2 d)
@@ -233,8 +234,13 @@ GpuKernelParams fit_kernel_params(const json& cal, const GpuKernelParams& base) 
   }
   const double det = n * sxx - sx * sx;
   if (n >= 2 && det > 0) {
-    const double t0 = (sy * sxx - sx * sxy) / det;
-    if (t0 > 0 && t0 < 1e-3) k.kernel_fixed_s = t0;
+    const double t0 = (sy * sxx - sx * sxy) / det, seconds_per_byte = (n * sxy - sx * sy) / det;
+    // The intercept is a kernel's fixed time only where the sweep holds a copy short enough for
+    // it to show (its bytes take no longer than t0 at the fitted rate). Extrapolated from large
+    // copies alone it is their bandwidth ramp: the H200's calibration fits 10.5 us over copies
+    // of 134 MB-2 GB, where one-element kernels back to back take 0.87 us
+    // (mem_h200_kernel_launch_overhead).
+    if (t0 > 0 && t0 < 1e-3 && smallest * seconds_per_byte <= t0) k.kernel_fixed_s = t0;
   }
   // calibrate times its own fp32 attention kernel. It stands for the plan's 16-bit fused
   // kernels only on a device without 16-bit tensor cores (16-bit no faster than fp32, as on a

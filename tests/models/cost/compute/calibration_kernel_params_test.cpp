@@ -26,7 +26,7 @@ TEST(CalibrationKernelParams, RecoversStatedParametersFromGeneratedPoints) {
   json cal = {{"peak_flop_per_s", {{"bf16", {{"flop_per_s", peak}}}, {"f32", {{"flop_per_s", peak}}}}},
               {"memory_bandwidth_bytes_per_s", bw}};
   json ops = json::array();
-  for (double bytes : {64e6, 512e6, 2048e6})
+  for (double bytes : {4096.0, 64e6, 512e6, 2048e6})
     ops.push_back({{"op", "copy"}, {"shape", "n"}, {"bytes", bytes}, {"time_s", t0 + bytes / bw}});
   for (int s : {512, 1024, 2048, 4096}) {
     const double n = s / 128.0, flop = 2.0 * 2 * 16 * s * double(s) * 128;
@@ -55,13 +55,19 @@ TEST(CalibrationKernelParams, RecoversStatedParametersFromGeneratedPoints) {
   EXPECT_EQ(gpu.flash2, base.flash2);
   EXPECT_EQ(gpu.flash3, base.flash3);
   EXPECT_NEAR(gpu.kernel_fixed_s, t0, 1e-9);  // the copies still set the fixed time
+  // Without the 4 KiB copy the smallest takes 32 us at the fitted rate, ten times the 3 us
+  // intercept: the sweep cannot show a fixed time, and the preset's stays.
+  json large_only = cal;
+  large_only["ops"].erase(large_only["ops"].begin());
+  EXPECT_DOUBLE_EQ(fit_kernel_params(large_only, base).kernel_fixed_s, base.kernel_fixed_s);
 }
 
 TEST(CalibrationKernelParams, TheH200sOwnCalibrationPredictsItsMeasuredStep) {
   // trainsim calibrate --backend cuda on the H200 (data/measured/h200-2026-12-04), applied to the
   // GPT-125M eager PyTorch step measured on the same GPU (training_runs.json: 105.4 ms, median
   // of the timed steps). Its attention points time trainsim's own fp32 kernel (0.4 TFLOP/s):
-  // priced as FlashAttention-2 they made this step 5.7 s.
+  // priced as FlashAttention-2 they made this step 5.7 s. Its copies (134 MB and up) cannot show
+  // a kernel's fixed time: the preset's stays.
   std::ifstream in(test::repo_root() / "data" / "measured" / "h200-2026-12-04" / "calibration-H200.json");
   const json cal = json::parse(in);
   LoadOptions o;
@@ -72,6 +78,7 @@ TEST(CalibrationKernelParams, TheH200sOwnCalibrationPredictsItsMeasuredStep) {
   const double calibrated_s = estimate(s).step_time_s;
   EXPECT_NEAR(calibrated_s, 0.1054, 0.10 * 0.1054);
   EXPECT_NEAR(calibrated_s, preset_s, 0.10 * preset_s);
+  EXPECT_DOUBLE_EQ(s.cluster.gpu.kernel.kernel_fixed_s, test::gpu_preset("H200-SXM-141GB").kernel.kernel_fixed_s);
 }
 
 TEST(CalibrationKernelParams, ReproduceARealCpuCalibration) {
