@@ -1,8 +1,8 @@
 // Applying a calibration file (`trainsim calibrate`, kernels/README.md "Calibration file") to a
 // scenario's hardware: measured peak rates, memory bandwidth, the kernel model's GEMM sustained
-// share fitted to the measured shapes, and the in-node collective bandwidth and latency. The cost models then
-// read them as they read the presets' defaults (`--calibration FILE` on run, sweep, plan,
-// validate).
+// share fitted to the measured shapes, and the in-node collective bandwidth and latency. The
+// cost models then read them as they read the presets' defaults (`--calibration FILE` on run,
+// sweep, plan, validate).
 #pragma once
 
 #include <string>
@@ -37,10 +37,10 @@ struct GemmShareFit {
 // stream-K, the HBM roofline and the fixed kernel time stay the GPU's) that best reproduces the
 // samples, least squares on relative error weighted by each sample's FLOPs: the share is the
 // rate of the compute-bound GEMMs that take a training step's time, and a sweep's smallest
-// shapes, whose time is launch and fixed cost, must not set it. Samples whose dtype prices through another share
-// than the first sample's (16-bit, fp8, fp32) are left out. The memory roofline and the fixed
-// time do not scale with the share, so the closed-form scale is iterated to its fixed point; it
-// stops at 1, the peak the efficiencies are measured against.
+// shapes, whose time is launch and fixed cost, must not set it. Samples whose dtype prices
+// through another share than the first sample's (16-bit, fp8, fp32) are left out. The memory
+// roofline and the fixed time do not scale with the share, so the closed-form scale is iterated
+// to its fixed point; it stops at 1, the peak the efficiencies are measured against.
 GemmShareFit fit_gemm_share(const GpuSpec& gpu, const std::vector<GemmSample>& samples);
 
 // The precision a calibration's or a trace's dtype name stands for ("bf16", "f16"/"fp16",

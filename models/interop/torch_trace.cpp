@@ -891,15 +891,13 @@ std::string match_gpu_preset(const std::string& device_name, const std::vector<s
 }
 
 namespace {
+// The GPU's peak for a trace's dtype name (bf16 for a name no plan computes in).
 double peak_for(const GpuSpec& gpu, const std::string& dtype) {
-  if (dtype == "f32") return gpu.peak_flops_fp32;
-  if (dtype == "f16") return gpu.peak_flops_fp16;
-  if (dtype == "fp8") return gpu.peak_flops_fp8;
-  return gpu.peak_flops_bf16;
+  Precision p = Precision::kBf16;  // left as it is when the name is none a plan computes in
+  precision_of_dtype(dtype, p);
+  return gpu.peak_flops(p);
 }
-}  // namespace
 
-namespace {
 // `gpu` with the trace's achieved elementwise bandwidth, as apply_calibration sets it from the
 // file's memory_bandwidth_bytes_per_s (the streaming share then 1).
 GpuSpec with_fitted_rates(const GpuSpec& gpu, const TorchTraceFit& fit) {
