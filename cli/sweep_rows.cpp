@@ -335,7 +335,11 @@ json SweepTally::plan_json(const RankedPlan& p) const {
 }
 
 std::string RankedPlan::zero_text(const std::string& zero_label) const {
-  return zero_column(zero_label, hpz > 1 || qwz || qgz, dp_shard);
+  ParallelPlan zero;  // the row's ZeRO++ fields, so "++" means what ParallelPlan::zero_plus_plus() says
+  zero.zero_hpz_partition_size = hpz;
+  zero.zero_quantized_weights = qwz;
+  zero.zero_quantized_gradients = qgz;
+  return zero_column(zero_label, zero.zero_plus_plus(), dp_shard);
 }
 
 const std::vector<RankedPlan>& SweepTally::ranked() {

@@ -18,8 +18,8 @@ ClusterSpec load_cluster(const std::string& name_or_path, const LoadOptions& opt
     nlohmann::json j = read_json_file(name_or_path, "cluster");
     if (j.is_object() && j.contains("cluster") && j.contains("schema_version")) j = j["cluster"];
     cluster = j;
-    origin = fs::path(name_or_path).parent_path().string();
-    if (origin.empty()) origin = ".";
+    const fs::path parent = fs::path(name_or_path).parent_path();
+    origin = parent.empty() ? std::string(".") : parent.string();
   }
   // The loader parses whole scenarios: wrap the cluster with a minimal model and plan.
   nlohmann::json scenario = {{"schema_version", 1},

@@ -255,21 +255,8 @@ GpuKernelParams fit_kernel_params(const json& cal, const GpuKernelParams& base) 
   return k;
 }
 
-std::vector<std::string> apply_calibration(const json& cal, Scenario& s) {
+std::vector<std::string> calibrate_gpu(const json& cal, GpuSpec& g, std::vector<GemmFamilyFit>* gemm_fits) {
   std::vector<std::string> applied;
-  if (!cal.is_object())
-    throw ScenarioError("calibration", "expected a calibration object, got " + describe_json_value(cal));
-  if (string_of(cal, "format", "calibration") != "trainsim-calibration")
-    throw ScenarioError("calibration.format", "expected \"trainsim-calibration\" (a file written by trainsim calibrate)");
-  if (!cal.contains("version") || cal["version"] != 1)
-    throw ScenarioError("calibration.version", "this trainsim reads calibration version 1");
-  if (const json* wrong = member(cal, "wrong")) {
-    if (!wrong->is_number())
-      throw ScenarioError("calibration.wrong", "expected a count, got " + describe_json_value(*wrong));
-    if (wrong->get<double>() != 0)
-      throw ScenarioError("calibration.wrong", "the calibration run reported wrong results; refusing to use it");
-  }
-  GpuSpec& g = s.cluster.gpu;
   if (const json* peaks = member(cal, "peak_flop_per_s")) {
     if (!peaks->is_object()) throw ScenarioError("calibration.peak_flop_per_s", "expected an object");
     for (auto it = peaks->begin(); it != peaks->end(); ++it) {
@@ -317,6 +304,68 @@ std::vector<std::string> apply_calibration(const json& cal, Scenario& s) {
       gemm_rows.push_back(x);
     }
   }
+  {
+    const GpuKernelParams before = g.kernel;
+    g.kernel = fit_kernel_params(cal, g.kernel);
+    // The GEMM rows set the sustained share of each dtype family they measure (16-bit, fp8,
+    // fp32) under the GPU's tiles and scheduling: what a GEMM of any shape is then priced at.
+    // A family's share the rows did not fit but the file's peaks set (to 1) is listed below.
+    bool fitted[static_cast<int>(Precision::kFp8) + 1] = {};
+    for (const Precision family : {Precision::kBf16, Precision::kFp8, Precision::kFp32}) {
+      std::vector<GemmSample> rows;
+      for (const GemmSample& x : gemm_rows)
+        if (gemm_share_family(g, x.precision) == family) rows.push_back(x);
+      if (rows.empty()) continue;
+      const GemmShareFit fit = fit_gemm_share(g, rows);
+      // A share below 1% says the rows are not GEMM timings of this GPU.
+      if (!(fit.share >= 0.01) || !std::isfinite(fit.share))
+        throw ScenarioError("calibration.gemm",
+                            fmt("the GEMM sustained share fitted to the measured shapes is %.3g of the peak, "
+                                "below the 0.01 a GPU's GEMMs reach: they are not timings of this GPU",
+                                fit.share));
+      gemm_share_of(g.kernel, family) = fit.share;
+      fitted[static_cast<int>(family)] = true;
+      if (gemm_fits) gemm_fits->push_back({family, fit});
+      applied.push_back(std::string("GEMM sustained share (") +
+                        (family == Precision::kBf16 ? "16-bit" : to_string(family)) + fmt(") %.3f", fit.share) +
+                        " of the peak, the kernel model fitted to " + std::to_string(fit.samples) + " shapes" +
+                        fmt(" (FLOP-weighted error %.1f%%,", 100 * fit.mean_relative_error) +
+                        fmt(" worst %.1f%%)", 100 * fit.max_relative_error) +
+                        (fit.capped ? ", capped at the peak: the kernel model would reach the measured rates "
+                                      "only above it"
+                                    : ""));
+    }
+    std::string what;
+    auto note = [&](bool changed, const std::string& item) {
+      if (changed) what += (what.empty() ? "" : ", ") + item;
+    };
+    note(!fitted[static_cast<int>(Precision::kBf16)] && g.kernel.gemm_share_16bit != before.gemm_share_16bit,
+         "GEMM sustained share (16-bit)");
+    note(!fitted[static_cast<int>(Precision::kFp32)] && g.kernel.gemm_share_fp32 != before.gemm_share_fp32,
+         "GEMM sustained share (fp32)");
+    note(g.kernel.memory_bandwidth_share != before.memory_bandwidth_share, "achieved bandwidth");
+    note(g.kernel.kernel_fixed_s != before.kernel_fixed_s, fmt("kernel fixed time %.3g s", g.kernel.kernel_fixed_s));
+    note(g.kernel.flash2.forward.share_by_head_dim != before.flash2.forward.share_by_head_dim, "attention efficiency");
+    if (!what.empty()) applied.push_back("kernel-level parameters: " + what);
+  }
+  return applied;
+}
+
+std::vector<std::string> apply_calibration(const json& cal, Scenario& s) {
+  if (!cal.is_object())
+    throw ScenarioError("calibration", "expected a calibration object, got " + describe_json_value(cal));
+  if (string_of(cal, "format", "calibration") != "trainsim-calibration")
+    throw ScenarioError("calibration.format", "expected \"trainsim-calibration\" (a file written by trainsim calibrate)");
+  if (!cal.contains("version") || cal["version"] != 1)
+    throw ScenarioError("calibration.version", "this trainsim reads calibration version 1");
+  if (const json* wrong = member(cal, "wrong")) {
+    if (!wrong->is_number())
+      throw ScenarioError("calibration.wrong", "expected a count, got " + describe_json_value(*wrong));
+    if (wrong->get<double>() != 0)
+      throw ScenarioError("calibration.wrong", "the calibration run reported wrong results; refusing to use it");
+  }
+  std::vector<std::string> applied = calibrate_gpu(cal, s.cluster.gpu);
+  GpuSpec& g = s.cluster.gpu;
   if (const json* colls_v = member(cal, "collectives")) {
     const json& colls = *colls_v;
     if (!colls.is_array()) throw ScenarioError("calibration.collectives", "expected a list");
@@ -376,45 +425,6 @@ std::vector<std::string> apply_calibration(const json& cal, Scenario& s) {
     }
     if (!curves.empty())
       applied.push_back("measured collectives price these ops inside a node, on groups of the sizes measured: " + curves);
-  }
-  {
-    const GpuKernelParams before = g.kernel;
-    g.kernel = fit_kernel_params(cal, g.kernel);
-    // The GEMM rows set the sustained share of each dtype family they measure (16-bit, fp8,
-    // fp32) under the GPU's tiles and scheduling: what a GEMM of any shape is then priced at.
-    for (const Precision family : {Precision::kBf16, Precision::kFp8, Precision::kFp32}) {
-      std::vector<GemmSample> rows;
-      for (const GemmSample& x : gemm_rows)
-        if (gemm_share_family(g, x.precision) == family) rows.push_back(x);
-      if (rows.empty()) continue;
-      const GemmShareFit fit = fit_gemm_share(g, rows);
-      // A share below 1% says the rows are not GEMM timings of this GPU.
-      if (!(fit.share >= 0.01) || !std::isfinite(fit.share))
-        throw ScenarioError("calibration.gemm",
-                            fmt("the GEMM sustained share fitted to these rows is %.3g of the peak, below the "
-                                "0.01 a GPU's GEMMs reach: the rows are not timings of this GPU",
-                                fit.share));
-      gemm_share_of(g.kernel, family) = fit.share;
-      applied.push_back(std::string("GEMM sustained share (") +
-                        (family == Precision::kBf16 ? "16-bit" : to_string(family)) + fmt(") %.3f", fit.share) +
-                        " of the peak, the kernel model fitted to " + std::to_string(fit.samples) + " shapes" +
-                        fmt(" (FLOP-weighted error %.1f%%,", 100 * fit.mean_relative_error) +
-                        fmt(" worst %.1f%%)", 100 * fit.max_relative_error) +
-                        (fit.capped ? ", capped at the peak: the kernel model would reach the measured rates "
-                                      "only above it"
-                                    : ""));
-    }
-    std::string what;
-    auto note = [&](bool changed, const std::string& item) {
-      if (changed) what += (what.empty() ? "" : ", ") + item;
-    };
-    note(gemm_rows.empty() && (g.kernel.gemm_share_16bit != before.gemm_share_16bit ||
-                               g.kernel.gemm_share_fp32 != before.gemm_share_fp32),
-         "GEMM sustained share");
-    note(g.kernel.memory_bandwidth_share != before.memory_bandwidth_share, "achieved bandwidth");
-    note(g.kernel.kernel_fixed_s != before.kernel_fixed_s, fmt("kernel fixed time %.3g s", g.kernel.kernel_fixed_s));
-    note(g.kernel.flash2.forward.share_by_head_dim != before.flash2.forward.share_by_head_dim, "attention efficiency");
-    if (!what.empty()) applied.push_back("kernel-level parameters: " + what);
   }
   OpRatesShape shape;
   const OpRates rates = read_op_rates(cal, &shape);

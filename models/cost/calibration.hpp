@@ -70,9 +70,26 @@ double& gemm_share_of(GpuKernelParams& params, Precision precision);
 // is, on top of `base`. apply_calibration calls this, so every --calibration run gets them.
 GpuKernelParams fit_kernel_params(const nlohmann::json& calibration, const GpuKernelParams& base = {});
 
+// One dtype family's GEMM sustained share as a calibration's rows fitted it.
+struct GemmFamilyFit {
+  Precision family = Precision::kBf16;  // gemm_share_family's: bf16 (both 16-bit types), fp8, fp32
+  GemmShareFit fit;
+};
+
+// What a calibration file makes of a GPU: its measured peaks, memory bandwidth and
+// training-loop share, the kernel-level parameters (fit_kernel_params) and, on top of them, the
+// sustained share of each dtype family its "gemm" rows measure (fit_gemm_share). The one route
+// from a file to a calibrated GPU: apply_calibration takes it for the scenario's GPU, and
+// import-torch-trace for the file it writes, so what it prints is what --calibration will use.
+// Returns one line per value changed; `gemm_fits` gets each family's fit. The file's format,
+// version and per-op rates are apply_calibration's to check and apply.
+std::vector<std::string> calibrate_gpu(const nlohmann::json& calibration, GpuSpec& gpu,
+                                       std::vector<GemmFamilyFit>* gemm_fits = nullptr);
+
 // Reads and checks a calibration file (ScenarioError naming "calibration.<field>" on bad input)
-// and overrides the scenario's GPU and in-node fabric with what it measured. Returns one line
-// per value changed, for the result's "calibration" record.
+// and overrides the scenario's GPU (calibrate_gpu, then the per-op rates) and in-node fabric
+// with what it measured. Returns one line per value changed, for the result's "calibration"
+// record.
 std::vector<std::string> apply_calibration(const nlohmann::json& calibration, Scenario& scenario);
 
 // The shape an "op_rates" section was measured at (calibrate --model-shape).

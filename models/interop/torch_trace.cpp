@@ -898,24 +898,30 @@ double peak_for(const GpuSpec& gpu, const std::string& dtype) {
   return gpu.peak_flops(p);
 }
 
-// `gpu` with the trace's achieved elementwise bandwidth, as apply_calibration sets it from the
-// file's memory_bandwidth_bytes_per_s (the streaming share then 1).
-GpuSpec with_fitted_rates(const GpuSpec& gpu, const TorchTraceFit& fit) {
-  GpuSpec g = gpu;
-  if (fit.elementwise_bytes_per_s > 0) {
-    g.hbm_bandwidth_bytes_per_s = fit.elementwise_bytes_per_s;
-    g.kernel.memory_bandwidth_share = 1;
-  }
-  return g;
-}
-
-// `gpu` with the GEMM sustained share fitted to the trace (the GEMMs' dtype in `precision`).
-GpuSpec with_fitted_gemm_share(const GpuSpec& gpu, const TorchTraceFit& fit, Precision& precision) {
-  GpuSpec fitted = with_fitted_rates(gpu, fit);
-  precision = Precision::kBf16;
-  if (fit.gemm.share > 0 && precision_of_dtype(fit.dtype, precision))
-    gemm_share_of(fitted.kernel, gemm_share_family(fitted, precision)) = fit.gemm.share;
-  return fitted;
+// What the calibration file of a fit holds for the GPU (calibrate_gpu reads these): the nominal
+// peak its efficiencies are shares of, the training-loop share, the GEMM rows, the achieved
+// elementwise bandwidth.
+json gpu_calibration_json(const TorchTraceFit& fit, const std::string& gpu_name) {
+  json c;
+  c["format"] = "trainsim-calibration";
+  c["version"] = 1;
+  json gemm = json::array();
+  for (const auto& s : fit.gemm_shapes)
+    gemm.push_back({{"dtype", s.dtype}, {"label", s.label.empty() ? "other" : s.label}, {"pass", s.pass},
+                    {"m", s.m}, {"n", s.n}, {"k", s.k}, {"calls", s.calls}, {"time_s", s.time_s},
+                    {"flop", s.flop}, {"flop_per_s", s.time_s > 0 ? s.flop / s.time_s : 0.0},
+                    {"efficiency", s.efficiency}});
+  // The efficiencies are shares of the GPU's nominal peak (the trace measures no peak of its own).
+  json peaks = json::object();
+  if (fit.peak_flop_per_s > 0)
+    peaks[fit.dtype] = {{"flop_per_s", fit.peak_flop_per_s},
+                        {"source", "nominal peak of " + gpu_name + ": the efficiencies are shares of it"}};
+  c["peak_flop_per_s"] = peaks;
+  // The trace's kernels ran in the training loop: their rates already hold what the loop costs.
+  c["training_tensor_share"] = 1.0;
+  c["gemm"] = gemm;
+  if (fit.elementwise_bytes_per_s > 0) c["memory_bandwidth_bytes_per_s"] = fit.elementwise_bytes_per_s;
+  return c;
 }
 }  // namespace
 
@@ -988,19 +994,9 @@ TorchTraceFit fit_torch_trace(const TorchTrace& trace, const GpuSpec& gpu) {
   };
   for (const auto& op : trace.ops)
     if (op.cls == TorchOpClass::kGemm || op.cls == TorchOpClass::kAttention) check_rate(op);
-  std::vector<GemmSample> samples;
   for (auto& [key, s] : shapes) {
     s.efficiency = s.time_s > 0 ? s.flop / s.time_s / peak_for(gpu, s.dtype) : 0;
-    if (s.efficiency <= 0) continue;
-    // The same sample apply_calibration (calibration.cpp) makes of this row.
-    GemmSample x;
-    if (s.dtype == fit.dtype && precision_of_dtype(s.dtype, x.precision)) {
-      x.shape = {s.m, s.n, s.k, 1};
-      x.efficiency = s.efficiency;
-      x.weight = x.shape.flop() * s.calls;  // all its calls, as apply_calibration weighs the row
-      samples.push_back(x);
-    }
-    fit.gemm_shapes.push_back(s);
+    if (s.efficiency > 0) fit.gemm_shapes.push_back(s);
   }
   double af = 0, at = 0, bf = 0, bt = 0, eb = 0, et = 0;
   for (const auto& op : trace.ops) {
@@ -1019,22 +1015,23 @@ TorchTraceFit fit_torch_trace(const TorchTrace& trace, const GpuSpec& gpu) {
   fit.attention_efficiency = at + bt > 0 ? (af + bf) / (at + bt) : 0;
   fit.elementwise_bytes_per_s = et > 0 ? eb / et : 0;
 
-  // The share is fitted as apply_calibration fits it from the file this fit writes: on the GPU
-  // with the trace's achieved bandwidth, which bounds the GEMMs' HBM roofline.
-  fit.gemm = fit_gemm_share(with_fitted_rates(gpu, fit), samples);
-  // apply_calibration refuses a share below 1% of the GPU's rate: not a GPU's GEMMs (a trace
-  // with absurd times fits 0).
-  if (!samples.empty() && !(fit.gemm.share >= 0.01)) {
-    char buf[200];
-    std::snprintf(buf, sizeof buf,
-                  "the GEMM sustained share fitted to the trace is %.3g of %s's %s rate, below "
-                  "the 0.01 any GPU reaches: the kernel times are not plausible",
-                  fit.gemm.share, safe_excerpt(gpu.name).c_str(), fit.dtype.c_str());
-    throw ScenarioError(trace.source + ": traceEvents", buf);
-  }
-  // The GPU with the fitted share: every GEMM of the trace timed by the kernel model.
+  // The GPU as the file this fit writes calibrates it (--calibration takes the same route):
+  // the GEMM share fitted with the trace's achieved bandwidth bounding the GEMMs' HBM roofline.
   Precision fit_precision = Precision::kBf16;
-  const GpuSpec fitted = with_fitted_gemm_share(gpu, fit, fit_precision);
+  const bool priced_dtype = precision_of_dtype(fit.dtype, fit_precision);
+  fit.gpu = gpu;
+  std::vector<GemmFamilyFit> family_fits;
+  try {
+    calibrate_gpu(gpu_calibration_json(fit, gpu.name), fit.gpu, &family_fits);
+  } catch (const ScenarioError& e) {
+    // A share below 1% of the GPU's rate: not a GPU's GEMMs (a trace with absurd times).
+    const std::string what = e.what();
+    throw ScenarioError(trace.source + ": traceEvents",
+                        e.path().empty() ? what : what.substr(std::min(what.size(), e.path().size() + 2)));
+  }
+  for (const GemmFamilyFit& f : family_fits)
+    if (priced_dtype && f.family == gemm_share_family(fit.gpu, fit_precision)) fit.gemm = f.fit;
+  const GpuSpec& fitted = fit.gpu;
   for (TorchGemmShape& s : fit.gemm_shapes) {
     Precision p = fit_precision;
     if (fit.gemm.share > 0 && precision_of_dtype(s.dtype, p))
@@ -1173,7 +1170,8 @@ TorchOpRates torch_trace_op_rates(const TorchTrace& trace, const TorchTraceFit& 
     out.gemm[i].time_s += s.time_s;
   }
   Precision fit_precision = Precision::kBf16;
-  const GpuSpec fitted = with_fitted_gemm_share(sc.cluster.gpu, fit, fit_precision);
+  precision_of_dtype(fit.dtype, fit_precision);
+  const GpuSpec& fitted = fit.gpu;
   const double h = static_cast<double>(m.hidden);
   for (int i = 0; i < 4; ++i) {
     TorchGemmPass& g = out.gemm[i];
@@ -1335,31 +1333,10 @@ json torch_trace_op_rates_json(const TorchOpRates& o) {
 }
 
 json torch_trace_calibration_json(const TorchTrace& trace, const TorchTraceFit& fit, const std::string& gpu_name) {
-  json c;
-  c["format"] = "trainsim-calibration";
-  c["version"] = 1;
+  json c = gpu_calibration_json(fit, gpu_name);
   c["backend"] = "torch-trace";
   c["device"] = trace.device_name.empty() ? gpu_name : trace.device_name;
   c["source"] = {{"trace", trace.source}, {"step", trace.step_name}, {"kernels", trace.kernels}};
-  std::set<std::string> dtypes;
-  json gemm = json::array();
-  for (const auto& s : fit.gemm_shapes) {
-    dtypes.insert(s.dtype);
-    gemm.push_back({{"dtype", s.dtype}, {"label", s.label.empty() ? "other" : s.label}, {"pass", s.pass},
-                    {"m", s.m}, {"n", s.n}, {"k", s.k}, {"calls", s.calls}, {"time_s", s.time_s},
-                    {"flop", s.flop}, {"flop_per_s", s.time_s > 0 ? s.flop / s.time_s : 0.0},
-                    {"efficiency", s.efficiency}});
-  }
-  // The efficiencies are shares of the GPU's nominal peak (the trace measures no peak of its own).
-  json peaks = json::object();
-  if (fit.peak_flop_per_s > 0)
-    peaks[fit.dtype] = {{"flop_per_s", fit.peak_flop_per_s},
-                        {"source", "nominal peak of " + gpu_name + ": the efficiencies are shares of it"}};
-  c["peak_flop_per_s"] = peaks;
-  // The trace's kernels ran in the training loop: their rates already hold what the loop costs.
-  c["training_tensor_share"] = 1.0;
-  c["gemm"] = gemm;
-  if (fit.elementwise_bytes_per_s > 0) c["memory_bandwidth_bytes_per_s"] = fit.elementwise_bytes_per_s;
   json ops = json::array();
   const TorchClassTime& attn = trace.of(TorchOpClass::kAttention);
   if (fit.attention_efficiency > 0)

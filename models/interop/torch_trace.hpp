@@ -111,7 +111,10 @@ struct TorchTraceFit {
   std::string dtype;             // of the GEMMs fitted
   double peak_flop_per_s = 0;    // the GPU's nominal peak for dtype
   std::vector<TorchGemmShape> gemm_shapes;
-  GemmShareFit gemm;             // the kernel model's sustained share, as apply_calibration fits it
+  GemmShareFit gemm;             // the kernel model's sustained share of dtype's family (calibrate_gpu)
+  // The GPU as the fit's calibration file makes it (calibrate_gpu): what --calibration with that
+  // file prices the trace's GEMMs with.
+  GpuSpec gpu;
   int gemms_unfitted = 0;        // GEMM ops with no token dim (no weight width), left out
   double attention_forward_efficiency = 0;   // FA2 FLOPs / time / peak
   double attention_backward_efficiency = 0;

@@ -88,6 +88,37 @@ TEST(Calibration, MeasuredFiguresReplaceThePresets) {
   EXPECT_GT(estimate(s).step_time_s, 100 * estimate(base()).step_time_s);
 }
 
+TEST(Calibration, AShareThePeaksSetButNoRowFitsIsStillListed) {
+  // The file measures both peaks but times fp32 GEMMs only: the fp32 share is fitted to the rows
+  // and listed with its fit; the 16-bit share becomes 1 (the measured peak is the best rate) and
+  // must be listed too, among the kernel-level parameters.
+  GpuSpec g = preset_gpu("H100-SXM-80GB");
+  ASSERT_LT(g.kernel.gemm_share_16bit, 1.0);
+  GpuSpec timed = g;
+  timed.peak_flops_fp32 = 6e13;
+  timed.kernel.gemm_share_fp32 = 0.6;
+  json rows = json::array();
+  for (const GemmShape& shape : {GemmShape{8192, 8192, 8192, 1}, GemmShape{4096, 4096, 4096, 1}})
+    rows.push_back({{"dtype", "f32"}, {"m", shape.m}, {"n", shape.n}, {"k", shape.k},
+                    {"efficiency", gemm_efficiency_from_shape(timed, shape, Precision::kFp32)}});
+  const json cal = {{"format", "trainsim-calibration"},
+                    {"version", 1},
+                    {"peak_flop_per_s", {{"bf16", {{"flop_per_s", 9e14}}}, {"f32", {{"flop_per_s", 6e13}}}}},
+                    {"gemm", rows}};
+  std::vector<GemmFamilyFit> fits;
+  const auto applied = calibrate_gpu(cal, g, &fits);
+  ASSERT_EQ(fits.size(), 1u);
+  EXPECT_EQ(fits[0].family, Precision::kFp32);
+  EXPECT_NEAR(fits[0].fit.share, 0.6, 1e-6);
+  EXPECT_NEAR(g.kernel.gemm_share_fp32, 0.6, 1e-6);
+  EXPECT_DOUBLE_EQ(g.kernel.gemm_share_16bit, 1.0);
+  std::string kernel_line;
+  for (const std::string& a : applied)
+    if (a.rfind("kernel-level parameters:", 0) == 0) kernel_line = a;
+  EXPECT_NE(kernel_line.find("GEMM sustained share (16-bit)"), std::string::npos) << kernel_line;
+  EXPECT_EQ(kernel_line.find("(fp32)"), std::string::npos) << kernel_line;
+}
+
 TEST(Calibration, BadFilesNameTheField) {
   Scenario s = base();
   auto error_of = [&](const json& file) {

@@ -130,7 +130,7 @@ TEST(ImporterRanges, TorchTraceWithAbsurdTimesIsRefused) {
   json slow = step_trace();
   scale_kernels(slow, 1e6);
   std::string e = error_of([&] { fit_torch_trace(parse_torch_trace(slow, "t.json", o), s.cluster.gpu); });
-  EXPECT_NE(e.find("t.json: traceEvents: the GEMM sustained share fitted to the trace is"), std::string::npos) << e;
+  EXPECT_NE(e.find("t.json: traceEvents: the GEMM sustained share fitted to the measured shapes is"), std::string::npos) << e;
   // A million times faster: GEMMs above any GPU's peak.
   json fast = step_trace();
   scale_kernels(fast, 1e-6);
@@ -218,7 +218,7 @@ TEST(ImporterRanges, CalibrationValuesAreCheckedForTypeAndRange) {
       {"bandwidth 1e30", {{"memory_bandwidth_bytes_per_s", 1e30}}, "calibration.memory_bandwidth_bytes_per_s: expected a number above 0 and at most 1e+16"},
       {"gemm efficiency absurd",
        {{"gemm", json::array({{{"dtype", "bf16"}, {"m", 4096}, {"n", 4096}, {"k", 4096}, {"efficiency", 1e-300}}})}},
-       "calibration.gemm: the GEMM sustained share fitted to these rows is"},
+       "calibration.gemm: the GEMM sustained share fitted to the measured shapes is"},
       {"gemm without m", {{"gemm", json::array({{{"dtype", "bf16"}, {"n", 4096}, {"k", 4096}, {"efficiency", 0.5}}})}},
        "calibration.gemm[0].m: missing"},
       {"gemm efficiency 1e9",

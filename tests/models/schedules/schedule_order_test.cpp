@@ -28,7 +28,9 @@ TEST(PipeOpSet, RankCountsTheOpsBelowAKeyAsASetDoes) {
       const PipeOp key{PipeOpKind::kForward, mb, chunk, false};
       const auto below = static_cast<std::size_t>(std::distance(reference.begin(), reference.lower_bound(key)));
       EXPECT_EQ(fast.rank(key), below) << "micro-batch " << mb << " chunk " << chunk;
-      if (below < fast.size()) EXPECT_FALSE(fast.ascending(below) < key);
+      if (below < fast.size()) {
+        EXPECT_FALSE(fast.ascending(below) < key);
+      }
     }
   // The first op of direction 1 (micro-batches from 6) is found by its rank.
   const std::size_t i = fast.rank(PipeOp{PipeOpKind::kForward, 6, 0, false});
