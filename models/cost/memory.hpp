@@ -87,5 +87,9 @@ double deepspeed_zero3_gpu_bytes(double params, double largest_layer_params, int
 // Framework reserve per GPU: CUDA context, cuBLAS workspace, NCCL channel buffers, allocator
 // fragmentation. 1.5 GiB is what PyTorch jobs commonly leave unaccounted on 80 GB parts.
 constexpr double kFrameworkReserveBytes = 1.5 * 1024 * 1024 * 1024;
+// The share of HBM above which a plan's peak leaves the caching allocator too little room for
+// fragmentation (blocks of many sizes freed and reused): where allocation retries become likely.
+// A warning, not a price: how much they cost depends on the allocation pattern.
+constexpr double kTightMemoryShare = 0.9;
 
 }  // namespace trainsim

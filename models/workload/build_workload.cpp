@@ -358,6 +358,15 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r, const WorkloadOp
                gib(b.grads_bytes) + ", optimizer " + gib(b.optimizer_bytes) + ", activations " +
                gib(b.activations_bytes) + ", other " + gib(b.other_bytes) + ")";
   }
+  // A plan that fits with little headroom: PyTorch's caching allocator, short of a free block of
+  // the size asked, frees its cache and retries the allocation (the num_alloc_retries counter of
+  // torch.cuda.memory_stats), synchronizing the device each time; steps slow by an amount this
+  // model does not price. kTightMemoryShare marks where that becomes likely.
+  if (r.feasible && r.peak_memory_bytes > kTightMemoryShare * gpu.hbm_capacity_bytes)
+    r.warnings.push_back("memory: the peak (" + gib(r.peak_memory_bytes) + ") is above " +
+                         str(static_cast<int>(100 * kTightMemoryShare)) + "% of " + gpu.name + "'s " +
+                         gib(gpu.hbm_capacity_bytes) +
+                         ": the caching allocator may free and retry allocations, slowing steps (not modelled)");
   if (r.feasible && (p.offload.optimizer || p.offload.params)) {
     double host_per_gpu = 0;
     if (p.offload.optimizer) host_per_gpu += opt_params * (sb.optimizer + sb.grads);

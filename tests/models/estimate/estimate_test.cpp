@@ -53,6 +53,27 @@ TEST(Estimate, OutOfMemoryIsAResultWithTheStageAndBreakdown) {
   EXPECT_GT(r.step_time_s, 0);  // the figures are still there for the user
 }
 
+TEST(Estimate, APeakWithLittleHeadroomIsWarnedAbout) {
+  Scenario sc = make({{"tp", 8}, {"pp", 4}, {"dp", 8}, {"global_batch", 64}});
+  const double peak = estimate(sc).peak_memory_bytes;
+  ASSERT_GT(peak, 0);
+  auto tight_warning = [](const Result& r) {
+    for (const std::string& w : r.warnings)
+      if (w.rfind("memory: the peak", 0) == 0) return w;
+    return std::string();
+  };
+  // The same plan on GPUs holding 1/0.95 and 1/0.8 of its peak: both fit, only the first warns.
+  sc.cluster.gpu.hbm_capacity_bytes = peak / 0.95;
+  Result r = estimate(sc);
+  ASSERT_TRUE(r.feasible) << r.reason;
+  EXPECT_DOUBLE_EQ(r.peak_memory_bytes, peak);
+  EXPECT_NE(tight_warning(r).find("above 90%"), std::string::npos) << tight_warning(r);
+  sc.cluster.gpu.hbm_capacity_bytes = peak / 0.8;
+  r = estimate(sc);
+  ASSERT_TRUE(r.feasible) << r.reason;
+  EXPECT_EQ(tight_warning(r), "");
+}
+
 TEST(Estimate, OneF1BBubbleFractionIsPMinusOneOverMPlusPMinusOne) {
   // Uniform stages (a vocabulary so small that the embedding and the output layer cost nothing
   // beside a layer): every stage idles (p-1)/(m+p-1) of the makespan.
