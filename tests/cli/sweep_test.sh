@@ -59,7 +59,13 @@ cmp -s ref.rows.jsonl again.rows.jsonl && ok || bad "rows differ between two ide
 # SIGKILL mid-way, then --resume: every plan once.
 "$T" sweep "$SWEEP" --out killed --quiet --slow-ms 10 >/dev/null 2>&1 &
 pid=$!
-sleep 0.6
+# Killed once its first rows are on disk, not after a fixed delay: an instrumented (sanitizer)
+# build under load can take longer than any fixed delay to start, and the rest of the sweep
+# (--slow-ms) then still takes over a second.
+for _ in $(seq 1500); do
+  [ "$(grep -c '"index"' killed.rows.jsonl 2>/dev/null || true)" -gt 0 ] 2>/dev/null && break
+  sleep 0.02
+done
 kill -9 $pid 2>/dev/null
 wait $pid 2>/dev/null
 partial=$(rows_of killed.rows.jsonl 2>/dev/null || echo 0)
