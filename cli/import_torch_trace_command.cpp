@@ -15,6 +15,7 @@
 #include "cli/command_registry.hpp"
 #include "cli/output_file.hpp"
 #include "models/cost/calibration.hpp"
+#include "models/core/piecewise.hpp"
 #include "models/core/scenario_error.hpp"
 #include "models/scenario/scenario_loader.hpp"
 #include "models/interop/torch_trace.hpp"
@@ -78,6 +79,34 @@ GpuSpec gpu_preset(const std::string& name, const LoadOptions& load, const std::
   }
   const nlohmann::json cluster = {{"name", "trace"}, {"gpu", name}, {"nodes", 1}, {"gpus_per_node", 1}};
   return parse_cluster(resolve_cluster_json(cluster, load), path).gpu;
+}
+
+// The FlashAttention kernel model the trace's attention calls set (fit.gpu), next to the preset's.
+void print_attention_fit(const TorchTraceFit& fit, const GpuSpec& preset) {
+  for (const char* kernel : {"flash2", "flash3"}) {
+    int shapes = 0;
+    double head_dim = 0;
+    for (const auto& x : fit.attention_shapes)
+      if (x.kernel == kernel) ++shapes, head_dim = x.shape.head_dim;
+    if (shapes == 0) continue;
+    const bool v3 = std::string(kernel) == "flash3";
+    const AttentionKernelParams& now = v3 ? fit.gpu.kernel.flash3 : fit.gpu.kernel.flash2;
+    const AttentionKernelParams& before = v3 ? preset.kernel.flash3 : preset.kernel.flash2;
+    if (!now.present() || now == before) continue;
+    std::printf("  %s kernel model, fitted to %d call shapes (head dim %.0f):\n",
+                v3 ? "FlashAttention-3" : "FlashAttention-2", shapes, head_dim);
+    for (int b = 0; b < 2; ++b) {
+      const AttentionPassParams& p = b ? now.backward : now.forward;
+      const AttentionPassParams& q = b ? before.backward : before.forward;
+      const auto share = [&](const AttentionPassParams& x) {
+        return x.present() ? piecewise_linear(x.share_by_head_dim, head_dim, [](double d) { return std::log2(d); })
+                           : 0.0;
+      };
+      std::printf("    %-8s share %.3f (preset %.3f), overhead %.2f blocks (preset %.2f), causal factor %.3f\n",
+                  b ? "backward" : "forward", share(p), share(q), p.overhead_blocks, q.overhead_blocks,
+                  p.causal_factor);
+    }
+  }
 }
 
 double pct(double predicted, double measured) {
@@ -213,6 +242,7 @@ int run(ImportTraceOptions& o) {
     }
     std::printf("attention: %.3f of peak (forward %.3f, backward %.3f; FlashAttention-2 FLOPs)\n",
                 fit.attention_efficiency, fit.attention_forward_efficiency, fit.attention_backward_efficiency);
+    print_attention_fit(fit, gpu);
     std::printf("elementwise: %.1f GB/s achieved (%.0f%% of HBM)\n", fit.elementwise_bytes_per_s / 1e9,
                 100 * fit.elementwise_bytes_per_s / gpu.hbm_bandwidth_bytes_per_s);
     if (with_scenario)

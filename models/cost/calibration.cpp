@@ -1,11 +1,15 @@
 #include "models/cost/calibration.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
+#include <set>
 #include <sstream>
 
+#include "models/core/piecewise.hpp"
 #include "models/core/scenario_error.hpp"
 #include "models/cost/collectives/collective_cost.hpp"
 #include "models/cost/compression.hpp"
@@ -151,31 +155,61 @@ bool parse_attention_shape(const std::string& text, AttentionShape& a) {
     const double v = std::atof(part.c_str() + eq + 1);
     if (!(v > 0 && v <= 1e9)) return false;  // a shape's sizes, not "inf" or 1e300
     if (key == "batch") a.batch = v, ++found;
-    else if (key == "seq") a.seq_q = a.seq_kv = v, ++found;
+    else if (key == "seq") a.seq_q = v, ++found;
+    else if (key == "seq_kv") a.seq_kv = v;
     else if (key == "heads") a.heads = a.kv_heads = v, ++found;
     else if (key == "head_dim") a.head_dim = v, ++found;
   }
+  if (!(a.seq_kv > 0)) a.seq_kv = a.seq_q;
   return found == 4;
 }
 
-// One pass's (share, overhead_blocks) from its points: for each overhead on a grid the share
-// has a closed form (least squares in relative error); the best pair wins.
-bool fit_attention_pass(const std::vector<std::pair<AttentionShape, double>>& points, bool backward,
-                        const GpuKernelParams& base, AttentionPassParams& out) {
+using AttentionPoints = std::vector<std::pair<AttentionShape, double>>;  // (shape, FLOP/s over the peak)
+
+// The points at the head dim most of them have (the fit has one share to find).
+AttentionPoints at_one_head_dim(const AttentionPoints& points) {
+  std::map<double, int> count;
+  for (const auto& p : points) ++count[p.first.head_dim];
+  double head_dim = 0;
+  int most = 0;
+  for (const auto& [d, n] : count)
+    if (n > most) most = n, head_dim = d;
+  AttentionPoints out;
+  for (const auto& p : points)
+    if (p.first.head_dim == head_dim) out.push_back(p);
+  return out;
+}
+
+// One pass's parameters from its points, all at one head dim: for each overhead on a grid the
+// share has a closed form (least squares in relative error); the best pair wins. Without a
+// prior the causal factor is 1 (the share absorbs it). With `prior` (the preset's parameters of
+// the kernel measured, from its kernel benchmarks) the causal factor stays, the overhead is
+// fitted only where the points span two sequence lengths or more (at one length a per-CTA cost
+// and the share cannot be told apart) and is the prior's otherwise, and the prior's shares at
+// other head dims keep their ratio to the one measured.
+bool fit_attention_pass(const AttentionPoints& all_points, bool backward, const GpuKernelParams& base,
+                        const AttentionPassParams* prior, AttentionPassParams& out) {
+  const AttentionPoints points = at_one_head_dim(all_points);
   if (points.empty()) return false;
+  const double head_dim = points.front().first.head_dim;
+  std::set<double> lengths;
+  for (const auto& p : points) lengths.insert(p.first.seq_kv);
+  const bool fit_overhead = !prior || lengths.size() >= 2;
   double best_err = HUGE_VAL;
-  for (int i = 0; i <= 400; ++i) {
+  for (int i = 0; i <= (fit_overhead ? 400 : 0); ++i) {
     AttentionPassParams unit;
-    unit.share_by_head_dim = {{points.front().first.head_dim, 1.0}};
-    unit.overhead_blocks = 0.05 * i;
-    unit.causal_factor = 1;
+    unit.share_by_head_dim = {{head_dim, 1.0}};
+    unit.overhead_blocks = fit_overhead ? 0.05 * i : prior->overhead_blocks;
+    unit.causal_factor = prior ? prior->causal_factor : 1;
     GpuSpec g;
     g.kernel = base;
     g.kernel.flash2 = {unit, unit};
     double num = 0, den = 0;
     std::vector<double> x;
     for (const auto& [a, eff] : points) {
-      x.push_back(fused_attention_efficiency(g, a, backward));
+      AttentionShape v2 = a;
+      v2.kernel = AttentionKernel::kFlash2;
+      x.push_back(fused_attention_efficiency(g, v2, backward));
       num += x.back() / eff;
       den += x.back() * x.back() / (eff * eff);
     }
@@ -185,10 +219,24 @@ bool fit_attention_pass(const std::vector<std::pair<AttentionShape, double>>& po
     if (err < best_err) {
       best_err = err;
       out = unit;
-      out.share_by_head_dim = {{points.front().first.head_dim, share}};
+      out.share_by_head_dim = {{head_dim, share}};
     }
   }
-  return out.share_by_head_dim.front().second > 0 && out.share_by_head_dim.front().second <= 1;
+  const double share = out.share_by_head_dim.front().second;
+  if (!(share > 0 && share <= 1)) return false;
+  if (prior && prior->present()) {
+    const double before = piecewise_linear(prior->share_by_head_dim, head_dim, [](double d) { return std::log2(d); });
+    if (before > 0) {
+      out.share_by_head_dim = prior->share_by_head_dim;
+      for (auto& [d, s] : out.share_by_head_dim) s = d == head_dim ? share : std::min(1.0, s * share / before);
+      if (std::none_of(out.share_by_head_dim.begin(), out.share_by_head_dim.end(),
+                       [&](const auto& e) { return e.first == head_dim; })) {
+        out.share_by_head_dim.emplace_back(head_dim, share);
+        std::sort(out.share_by_head_dim.begin(), out.share_by_head_dim.end());
+      }
+    }
+  }
+  return true;
 }
 
 }  // namespace
@@ -213,7 +261,10 @@ GpuKernelParams fit_kernel_params(const json& cal, const GpuKernelParams& base) 
   if (!cal.contains("ops") || !cal["ops"].is_array()) return k;
   // Fixed kernel time: intercept of time = t0 + bytes / bandwidth over the copies.
   double n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0, smallest = HUGE_VAL;
-  std::vector<std::pair<AttentionShape, double>> fwd, bwd;
+  AttentionPoints fwd, bwd;
+  // Points of a named FlashAttention generation (a profiler trace's: the kernel the plan runs,
+  // timed at the model's own shapes), per generation and pass.
+  std::map<std::string, std::array<AttentionPoints, 2>> named;
   for (std::size_t i = 0; i < cal["ops"].size(); ++i) {
     const json& op = cal["ops"][i];
     if (!op.is_object()) continue;
@@ -227,9 +278,22 @@ GpuKernelParams fit_kernel_params(const json& cal, const GpuKernelParams& base) 
       smallest = std::min(smallest, bytes);
     } else if ((name == "attention_fwd" || name == "attention_bwd") && flop > 0 && peak16 > 0) {
       AttentionShape a;
-      a.causal = true;  // the calibration times causal attention (FLOPs 2 b h s^2 d)
+      a.causal = true;  // calibrate times causal attention (FLOPs 2 b h s^2 d)
+      if (const json* causal = member(op, "causal")) {
+        if (!causal->is_boolean()) throw ScenarioError(path + ".causal", "expected true or false");
+        a.causal = causal->get<bool>();
+      }
       if (!parse_attention_shape(string_of(op, "shape", path), a)) continue;
-      (name == "attention_fwd" ? fwd : bwd).emplace_back(a, flop / t / peak16);
+      const bool backward = name == "attention_bwd";
+      if (member(op, "kernel")) {
+        const std::string kernel = string_of(op, "kernel", path);
+        if (kernel != "flash2" && kernel != "flash3")
+          throw ScenarioError(path + ".kernel", "expected \"flash2\" or \"flash3\" (the FlashAttention generation "
+                                                "timed), got \"" + safe_excerpt(kernel) + "\"");
+        named[kernel][backward].emplace_back(a, flop / t / peak16);
+      } else {
+        (backward ? bwd : fwd).emplace_back(a, flop / t / peak16);
+      }
     }
   }
   const double det = n * sxx - sx * sx;
@@ -249,9 +313,29 @@ GpuKernelParams fit_kernel_params(const json& cal, const GpuKernelParams& base) 
   // hundreds), and the preset's FlashAttention tables stay.
   AttentionKernelParams measured;
   const bool attention_is_the_plans = peak16 > 0 && peak32 > 0 && peak16 <= peak32;
-  if (attention_is_the_plans && fit_attention_pass(fwd, false, base, measured.forward) &&
-      fit_attention_pass(bwd, true, base, measured.backward))
+  if (attention_is_the_plans && fit_attention_pass(fwd, false, base, nullptr, measured.forward) &&
+      fit_attention_pass(bwd, true, base, nullptr, measured.backward))
     k.flash2 = k.flash3 = measured;
+  // A named generation's points set that generation's parameters, on top of the preset's (its
+  // causal factor, its overhead unless two sequence lengths or more were timed, its ratios
+  // between head dims); a pass not timed keeps the preset's (or, with none, the other pass's).
+  for (const auto& [kernel, passes] : named) {
+    AttentionKernelParams& target = kernel == "flash3" ? k.flash3 : k.flash2;
+    AttentionKernelParams fitted = target;
+    bool any = false;
+    for (int b = 0; b < 2; ++b) {
+      AttentionPassParams& pass = b ? fitted.backward : fitted.forward;
+      AttentionPassParams result;
+      if (fit_attention_pass(passes[b], b == 1, base, pass.present() ? &pass : nullptr, result)) {
+        pass = result;
+        any = true;
+      }
+    }
+    if (!any) continue;
+    if (!fitted.forward.present()) fitted.forward = fitted.backward;
+    if (!fitted.backward.present()) fitted.backward = fitted.forward;
+    target = fitted;
+  }
   return k;
 }
 

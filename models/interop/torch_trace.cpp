@@ -12,6 +12,7 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "models/cost/compute/attention_model.hpp"
 #include "models/cost/compute/gemm_model.hpp"
 #include "models/cost/compute/launch_model.hpp"
 #include "models/cost/compute_cost.hpp"
@@ -413,7 +414,25 @@ bool attention_flop(const AttentionSig& sig, const OpArgs& a, TorchTraceOp& out)
   if (out.causal) flop /= 2;
   if (sig.backward) flop *= 2.5;
   out.flop = flop;
+  AttentionShape& shape = out.attention;
+  shape.batch = b;
+  shape.heads = heads;
+  shape.kv_heads = sig.bshd ? (*k)[2] : (*k)[1];
+  shape.seq_q = sq;
+  shape.seq_kv = sk;
+  shape.head_dim = d;
+  shape.causal = out.causal;
   return true;
+}
+
+// The FlashAttention generation of an attention kernel: FlashAttention-3's kernels are built
+// for Hopper ("...Sm90..." in their template arguments), FlashAttention-2's (flash-attn and
+// PyTorch's copy, pytorch_flash::) are not. "" for the memory-efficient (fmha_cutlass) and cuDNN
+// kernels.
+std::string flash_generation(const std::string& kernel) {
+  const std::string l = lower(kernel);
+  if (!contains(l, "flash")) return "";
+  return contains(l, "sm90") ? "flash3" : "flash2";
 }
 
 // is_causal from "Concrete Inputs": 1 causal, 0 not, -1 not recorded.
@@ -740,6 +759,7 @@ TorchTrace parse_torch_trace(const json& trace, const std::string& source, const
                                                                     std::to_string(p.hosts[up].index) + "]"));
           if (causal < 0) causal_assumed = true;
           op.causal = causal != 0;
+          op.attention_kernel = flash_generation(op.kernel);
           if (!attention_flop(*sig, a, op))
             out.warnings.push_back(op.name + " (traceEvents[" + std::to_string(host.index) +
                                    "]) has no [b, h, s, d] shapes: timed, not fitted");
@@ -921,6 +941,19 @@ json gpu_calibration_json(const TorchTraceFit& fit, const std::string& gpu_name)
   c["training_tensor_share"] = 1.0;
   c["gemm"] = gemm;
   if (fit.elementwise_bytes_per_s > 0) c["memory_bandwidth_bytes_per_s"] = fit.elementwise_bytes_per_s;
+  // The FlashAttention calls, one point per shape, named by the kernel that ran: the kernel the
+  // plan prices (fit_kernel_params fits its share to them), unlike calibrate's own attention.
+  json ops = json::array();
+  for (const TorchAttentionShape& x : fit.attention_shapes) {
+    const AttentionShape& a = x.shape;
+    char shape[160];
+    std::snprintf(shape, sizeof shape, "batch=%.0f seq=%.0f seq_kv=%.0f heads=%.0f head_dim=%.0f", a.batch, a.seq_q,
+                  a.seq_kv, a.heads, a.head_dim);
+    ops.push_back({{"op", x.backward ? "attention_bwd" : "attention_fwd"}, {"kernel", x.kernel}, {"shape", shape},
+                   {"causal", a.causal}, {"calls", x.calls}, {"time_s", x.time_s / x.calls},
+                   {"flop", x.flop / x.calls}});
+  }
+  c["ops"] = ops;
   return c;
 }
 }  // namespace
@@ -999,17 +1032,31 @@ TorchTraceFit fit_torch_trace(const TorchTrace& trace, const GpuSpec& gpu) {
     if (s.efficiency > 0) fit.gemm_shapes.push_back(s);
   }
   double af = 0, at = 0, bf = 0, bt = 0, eb = 0, et = 0;
+  std::map<std::tuple<std::string, bool, double, double, double, double, double, double, bool>, TorchAttentionShape>
+      attention_by_shape;
   for (const auto& op : trace.ops) {
     if (op.cls == TorchOpClass::kAttention && op.flop > 0) {
       const double peak = op.dtype.empty() || peak_for(gpu, op.dtype) <= 0 ? fit.peak_flop_per_s : peak_for(gpu, op.dtype);
       const bool bwd = op.backward || contains(op.name, "backward");
       (bwd ? bf : af) += op.flop / peak;
       (bwd ? bt : at) += op.gpu_time_s;
+      if (!op.attention_kernel.empty() && op.gpu_time_s > 0) {
+        const AttentionShape& a = op.attention;
+        const auto key = std::make_tuple(op.attention_kernel, bwd, a.batch, a.heads, a.kv_heads, a.seq_q, a.seq_kv,
+                                         a.head_dim, a.causal);
+        auto [it, added] = attention_by_shape.try_emplace(key);
+        TorchAttentionShape& x = it->second;
+        if (added) x.kernel = op.attention_kernel, x.backward = bwd, x.shape = a;
+        ++x.calls;
+        x.time_s += op.gpu_time_s;
+        x.flop += op.flop;
+      }
     } else if (op.cls == TorchOpClass::kElementwise && op.bytes > 0) {
       eb += op.bytes;
       et += op.gpu_time_s;
     }
   }
+  for (auto& [key, x] : attention_by_shape) fit.attention_shapes.push_back(x);
   fit.attention_forward_efficiency = at > 0 ? af / at : 0;
   fit.attention_backward_efficiency = bt > 0 ? bf / bt : 0;
   fit.attention_efficiency = at + bt > 0 ? (af + bf) / (at + bt) : 0;
@@ -1048,9 +1095,16 @@ TorchTraceFit fit_torch_trace(const TorchTrace& trace, const GpuSpec& gpu) {
       if (eff > 0) t = op.flop / (fitted.peak_flops(gemm_dtype_on(fitted, p)) * eff);
     } else if (op.cls == TorchOpClass::kAttention && op.flop > 0) {
       const bool bwd = op.backward || contains(op.name, "backward");
-      const double e = bwd ? fit.attention_backward_efficiency : fit.attention_forward_efficiency;
-      const double peak = op.dtype.empty() || peak_for(gpu, op.dtype) <= 0 ? fit.peak_flop_per_s : peak_for(gpu, op.dtype);
-      if (e > 0) t = op.flop / (peak * e);
+      const AttentionKernelParams& fitted_kernel = op.attention_kernel == "flash3" ? fitted.kernel.flash3 : fitted.kernel.flash2;
+      if (!op.attention_kernel.empty() && fitted_kernel.present()) {
+        AttentionShape a = op.attention;
+        a.kernel = op.attention_kernel == "flash3" ? AttentionKernel::kFlash3 : AttentionKernel::kFlash2;
+        t = attention_time_s(fitted, a, bwd ? Pass::kBackwardInput : Pass::kForward, op.flop);
+      } else {
+        const double e = bwd ? fit.attention_backward_efficiency : fit.attention_forward_efficiency;
+        const double peak = op.dtype.empty() || peak_for(gpu, op.dtype) <= 0 ? fit.peak_flop_per_s : peak_for(gpu, op.dtype);
+        if (e > 0) t = op.flop / (peak * e);
+      }
     } else if (op.cls == TorchOpClass::kElementwise && op.bytes > 0 && fit.elementwise_bytes_per_s > 0) {
       t = op.bytes / fit.elementwise_bytes_per_s;
     }
@@ -1337,7 +1391,7 @@ json torch_trace_calibration_json(const TorchTrace& trace, const TorchTraceFit& 
   c["backend"] = "torch-trace";
   c["device"] = trace.device_name.empty() ? gpu_name : trace.device_name;
   c["source"] = {{"trace", trace.source}, {"step", trace.step_name}, {"kernels", trace.kernels}};
-  json ops = json::array();
+  json& ops = c["ops"];
   const TorchClassTime& attn = trace.of(TorchOpClass::kAttention);
   if (fit.attention_efficiency > 0)
     ops.push_back({{"op", "attention"}, {"time_s", attn.gpu_time_s}, {"flop", attn.flop},
@@ -1350,7 +1404,6 @@ json torch_trace_calibration_json(const TorchTrace& trace, const TorchTraceFit& 
   if (fit.elementwise_bytes_per_s > 0)
     ops.push_back({{"op", "elementwise"}, {"time_s", el.gpu_time_s}, {"bytes", el.bytes},
                    {"bytes_per_s", fit.elementwise_bytes_per_s}});
-  c["ops"] = ops;
   json classes = json::object();
   for (int i = 0; i < kTorchOpClasses; ++i) {
     const TorchClassTime& t = trace.classes[i];

@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "models/cost/calibration.hpp"
+#include "models/cost/compute/compute_op.hpp"
 #include "models/core/specs.hpp"
 
 namespace trainsim {
@@ -46,6 +47,11 @@ struct TorchTraceOp {
   std::string pass;   // forward, dgrad, wgrad
   double flop = 0;    // GEMM and attention (FlashAttention-2 counting, see torch_trace.cpp)
   bool causal = false;
+  // Attention: the shape its FLOPs count (batch, heads, sequence lengths, head dim, causal), and
+  // the FlashAttention generation its kernels are ("flash2", "flash3"; "" another kernel: the
+  // memory-efficient or cuDNN attention, whose rates say nothing of FlashAttention's).
+  AttentionShape attention;
+  std::string attention_kernel;
   double bytes = 0;   // elementwise: minimum traffic from Input Dims x dtype size
   // The op_rates seconds_per_element slot the op's time counts in ("layernorm_fwd", "gelu_bwd",
   // "residual_add", "softmax_xent", "embedding_fwd", "copy", "fill_zero", ...; "" none: see
@@ -107,6 +113,15 @@ struct TorchGemmShape {
   double fitted_efficiency = 0;  // the kernel model's at the fitted share
 };
 
+// One attention shape of the trace: calls of the same (kernel, pass, shape, causal), summed.
+struct TorchAttentionShape {
+  std::string kernel;  // "flash2", "flash3"
+  bool backward = false;
+  AttentionShape shape;
+  int calls = 0;
+  double time_s = 0, flop = 0;
+};
+
 struct TorchTraceFit {
   std::string dtype;             // of the GEMMs fitted
   double peak_flop_per_s = 0;    // the GPU's nominal peak for dtype
@@ -119,10 +134,14 @@ struct TorchTraceFit {
   double attention_forward_efficiency = 0;   // FA2 FLOPs / time / peak
   double attention_backward_efficiency = 0;
   double attention_efficiency = 0;           // both
+  // The FlashAttention calls by shape: the calibration file's attention points, from which
+  // calibrate_gpu fits the kernel model's share (and, over two sequence lengths or more, its
+  // per-CTA overhead) for the generation the trace ran; fit.gpu holds the result.
+  std::vector<TorchAttentionShape> attention_shapes;
   double elementwise_bytes_per_s = 0;        // achieved, sum(bytes) / sum(time)
   // Per class, the trace's own ops timed with the fitted tables: GEMMs by the kernel model at the
-  // fitted share, attention at
-  // its fitted efficiency, elementwise at the fitted bandwidth; other classes as measured.
+  // fitted share, FlashAttention by the kernel model fitted to it (other attention kernels at
+  // the pass's fitted efficiency), elementwise at the fitted bandwidth; other classes as measured.
   std::array<double, kTorchOpClasses> predicted_s{};
 };
 

@@ -1,10 +1,12 @@
 // Kernel-level parameters from a calibration's microbenchmarks (fit_kernel_params): recovered
 // from points generated with stated parameters, and reproducing the measurements of a real
 // cpu-backend calibration file (tests/data/cpu, written by `trainsim calibrate --backend cpu`).
+#include <algorithm>
 #include <fstream>
 
 #include <gtest/gtest.h>
 
+#include "models/core/scenario_error.hpp"
 #include "models/cost/calibration.hpp"
 #include "models/cost/compute/attention_model.hpp"
 #include "models/cost/compute/memory_bound_model.hpp"
@@ -113,6 +115,89 @@ TEST(CalibrationKernelParams, AKernelsBlockIsReadOnTopOfThePreset) {
   EXPECT_DOUBLE_EQ(k.kernel_fixed_s, 1.5e-6);
   EXPECT_EQ(k.sm_count, 132);
   EXPECT_EQ(k.gemm_tiles, h100.kernel.gemm_tiles);
+}
+
+// A profiler trace's FlashAttention calls name their kernel ("kernel": "flash2"): on a GPU they
+// are the kernel the plan runs, and they set its parameters. Here the calls are FlashAttention-2's
+// own H100 forward table (head dim 64, causal, 512-16k tokens: attn_h100_fa2_fwd_hd64_causal_*).
+json fa2_h100_forward_points(const std::vector<int>& lengths) {
+  json ops = json::array();
+  for (const json* r : test::records_with_prefix("attn_h100_fa2_fwd_hd64_causal_s")) {
+    const json& c = (*r)["config"];
+    const int s = c["seqlen"].get<int>();
+    if (std::find(lengths.begin(), lengths.end(), s) == lengths.end()) continue;
+    const double b = c["batch"].get<double>(), h = c["nheads"].get<double>();
+    const double flop = 4 * b * h * s * double(s) * 64 / 2;  // FlashAttention's count, causal halved
+    ops.push_back({{"op", "attention_fwd"}, {"kernel", "flash2"}, {"causal", true}, {"flop", flop},
+                   {"shape", "batch=" + std::to_string(int(b)) + " seq=" + std::to_string(s) + " heads=" +
+                                 std::to_string(int(h)) + " head_dim=64"},
+                   {"time_s", flop / ((*r)["measured"]["tflops"].get<double>() * 1e12)}});
+  }
+  return ops;
+}
+
+TEST(CalibrationKernelParams, ANamedFlashAttentionsCallsSetItsParametersOnAGpu) {
+  const GpuSpec h100 = test::gpu_preset("H100-SXM-80GB");
+  const double peak = h100.peak_flops_bf16;
+  json cal = {{"peak_flop_per_s", {{"bf16", {{"flop_per_s", peak}}}}}};
+  cal["ops"] = fa2_h100_forward_points({512, 1024, 2048, 4096, 8192, 16384});
+  ASSERT_EQ(cal["ops"].size(), 6u);
+  // A GPU with no FlashAttention-2 tables: the six lengths set the share and the per-CTA
+  // overhead, and the model then reproduces the table (within 1% at every length).
+  GpuKernelParams bare = h100.kernel;
+  bare.flash2 = {};
+  GpuSpec g = h100;
+  g.kernel = fit_kernel_params(cal, bare);
+  ASSERT_TRUE(g.kernel.flash2.present());
+  EXPECT_GT(g.kernel.flash2.forward.overhead_blocks, 0.0);
+  for (const json& op : cal["ops"]) {
+    AttentionShape a;
+    const std::string shape = op["shape"];
+    a.batch = std::stod(shape.substr(shape.find("batch=") + 6));
+    a.seq_q = a.seq_kv = std::stod(shape.substr(shape.find("seq=") + 4));
+    a.heads = a.kv_heads = std::stod(shape.substr(shape.find("heads=") + 6));
+    a.head_dim = 64;
+    const double predicted = attention_time_s(g, a, Pass::kForward, op["flop"].get<double>());
+    EXPECT_NEAR(predicted, op["time_s"].get<double>(), 0.02 * op["time_s"].get<double>()) << shape;
+  }
+  // The backward pass was not timed: it takes the forward's parameters (no preset to keep).
+  EXPECT_EQ(g.kernel.flash2.backward, g.kernel.flash2.forward);
+
+  // One length on top of the preset's tables: a per-CTA cost and the share cannot be told apart
+  // there, so the preset's overhead and causal factor stay and the share moves to the timed
+  // rate; the shares of other head dims keep their ratio to it, the backward pass its tables.
+  json one = {{"peak_flop_per_s", cal["peak_flop_per_s"]}, {"ops", fa2_h100_forward_points({2048})}};
+  GpuSpec p = h100;
+  p.kernel = fit_kernel_params(one, h100.kernel);
+  const AttentionPassParams& before = h100.kernel.flash2.forward;
+  const AttentionPassParams& after = p.kernel.flash2.forward;
+  EXPECT_DOUBLE_EQ(after.overhead_blocks, before.overhead_blocks);
+  EXPECT_DOUBLE_EQ(after.causal_factor, before.causal_factor);
+  EXPECT_EQ(p.kernel.flash2.backward, h100.kernel.flash2.backward);
+  EXPECT_EQ(p.kernel.flash3, h100.kernel.flash3);
+  const json& timed = one["ops"][0];
+  AttentionShape a;
+  a.batch = 8, a.heads = a.kv_heads = 32, a.seq_q = a.seq_kv = 2048, a.head_dim = 64;
+  EXPECT_NEAR(attention_time_s(p, a, Pass::kForward, timed["flop"].get<double>()), timed["time_s"].get<double>(),
+              1e-3 * timed["time_s"].get<double>());
+  ASSERT_EQ(after.share_by_head_dim.size(), before.share_by_head_dim.size());
+  const double ratio = after.share_by_head_dim[0].second / before.share_by_head_dim[0].second;
+  for (std::size_t i = 0; i < before.share_by_head_dim.size(); ++i)
+    EXPECT_NEAR(after.share_by_head_dim[i].second, std::min(1.0, before.share_by_head_dim[i].second * ratio), 1e-9);
+
+  // A kernel that is not a FlashAttention generation, or a causal flag that is not a boolean,
+  // names the field.
+  json bad = one;
+  bad["ops"][0]["kernel"] = "flash9";
+  try {
+    fit_kernel_params(bad, h100.kernel);
+    ADD_FAILURE() << "an unknown kernel was accepted";
+  } catch (const ScenarioError& e) {
+    EXPECT_EQ(e.path(), "calibration.ops[0].kernel");
+  }
+  bad = one;
+  bad["ops"][0]["causal"] = "yes";
+  EXPECT_THROW(fit_kernel_params(bad, h100.kernel), ScenarioError);
 }
 
 }  // namespace
