@@ -243,8 +243,10 @@ int run(ImportTraceOptions& o) {
     std::printf("attention: %.3f of peak (forward %.3f, backward %.3f; FlashAttention-2 FLOPs)\n",
                 fit.attention_efficiency, fit.attention_forward_efficiency, fit.attention_backward_efficiency);
     print_attention_fit(fit, gpu);
-    std::printf("elementwise: %.1f GB/s achieved (%.0f%% of HBM)\n", fit.elementwise_bytes_per_s / 1e9,
-                100 * fit.elementwise_bytes_per_s / gpu.hbm_bandwidth_bytes_per_s);
+    std::printf("elementwise: %.1f GB/s achieved (%.0f%% of HBM); the kernel model's memory-bound share %.3f of HBM "
+                "(norms and relayouts at their own rates)\n",
+                fit.elementwise_bytes_per_s / 1e9, 100 * fit.elementwise_bytes_per_s / gpu.hbm_bandwidth_bytes_per_s,
+                fit.memory_bandwidth_share);
     if (with_scenario)
       std::printf("  %.1f bytes per hidden per token per layer pass moved\n", bytes_per_hidden);
 

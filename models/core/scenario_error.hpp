@@ -10,12 +10,17 @@ namespace trainsim {
 
 class ScenarioError : public std::runtime_error {
  public:
-  ScenarioError(std::string path, const std::string& message)
-      : std::runtime_error(path.empty() ? message : path + ": " + message), path_(std::move(path)) {}
+  ScenarioError(std::string path, std::string message)
+      : std::runtime_error(path.empty() ? message : path + ": " + message),
+        path_(std::move(path)),
+        message_(std::move(message)) {}
   const std::string& path() const { return path_; }
+  // What was wrong, without the path (to say it again of another field).
+  const std::string& message() const { return message_; }
 
  private:
   std::string path_;
+  std::string message_;
 };
 
 }  // namespace trainsim

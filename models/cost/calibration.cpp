@@ -258,6 +258,10 @@ GpuKernelParams fit_kernel_params(const json& cal, const GpuKernelParams& base) 
     if (peak16 > 0) k.gemm_share_16bit = 1;
   }
   if (cal.contains("memory_bandwidth_bytes_per_s")) k.memory_bandwidth_share = 1;
+  // A share of the GPU's own bandwidth (a profiler trace's: what its memory-bound kernels reach,
+  // priced by the kernel model; the trace measures no bandwidth of its own).
+  if (const json* share = member(cal, "memory_bandwidth_share"))
+    k.memory_bandwidth_share = in_range(share, "calibration.memory_bandwidth_share", kMinMemoryBandwidthShare, 1);
   if (!cal.contains("ops") || !cal["ops"].is_array()) return k;
   // Fixed kernel time: intercept of time = t0 + bytes / bandwidth over the copies.
   double n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0, smallest = HUGE_VAL;
@@ -427,7 +431,8 @@ std::vector<std::string> calibrate_gpu(const json& cal, GpuSpec& g, std::vector<
          "GEMM sustained share (16-bit)");
     note(!fitted[static_cast<int>(Precision::kFp32)] && g.kernel.gemm_share_fp32 != before.gemm_share_fp32,
          "GEMM sustained share (fp32)");
-    note(g.kernel.memory_bandwidth_share != before.memory_bandwidth_share, "achieved bandwidth");
+    note(g.kernel.memory_bandwidth_share != before.memory_bandwidth_share,
+         fmt("achieved bandwidth (%.3f of the HBM bandwidth)", g.kernel.memory_bandwidth_share));
     note(g.kernel.kernel_fixed_s != before.kernel_fixed_s, fmt("kernel fixed time %.3g s", g.kernel.kernel_fixed_s));
     note(g.kernel.flash2.forward.share_by_head_dim != before.flash2.forward.share_by_head_dim, "attention efficiency");
     if (!what.empty()) applied.push_back("kernel-level parameters: " + what);

@@ -59,16 +59,25 @@ double& gemm_share_of(GpuKernelParams& params, Precision precision);
 //   GEMM sustained share 1 for each dtype whose peak was measured (the measured peak is the
 //     best sustained GEMM rate, and it replaces the datasheet peak); apply_calibration then
 //     fits the share to the file's "gemm" rows (fit_gemm_share);
-//   memory bandwidth share 1 (the measured copy bandwidth replaces hbm_bandwidth) and the fixed
-//     kernel time = the intercept of the memory-bound ops' time against their bytes;
+//   memory bandwidth share 1 (the measured copy bandwidth replaces hbm_bandwidth), or the file's
+//     memory_bandwidth_share (a trace's: the GPU's bandwidth stays), and the fixed kernel time =
+//     the intercept of the memory-bound ops' time against their bytes;
 //   attention: share at the measured head dim and overhead_blocks fitted to the attention
 //     points (causal, so causal_factor 1), forward and backward, for both fused kernels, only
 //     where 16-bit runs no faster than fp32 (a CPU, whose trainer runs calibrate's fp32 kernel;
 //     on a GPU the plan's FlashAttention is another kernel); left out when a share would
-//     exceed 1 (emulated 16-bit arithmetic, where op_rates price attention instead).
+//     exceed 1 (emulated 16-bit arithmetic, where op_rates price attention instead). Points
+//     that name their kernel ("kernel": "flash2" | "flash3", a trace's FlashAttention calls)
+//     are that kernel on any device and set its parameters on top of the preset's: the share
+//     at their head dim (the preset's other head dims scaled alike), overhead_blocks where they
+//     span two sequence lengths or more, the preset's causal factor.
 // A file that carries a "kernels" block (written by hand or by a later calibrate) is read as it
 // is, on top of `base`. apply_calibration calls this, so every --calibration run gets them.
 GpuKernelParams fit_kernel_params(const nlohmann::json& calibration, const GpuKernelParams& base = {});
+
+// The least memory-bound bandwidth share a calibration file may give (memory_bandwidth_share):
+// below it the times are not a GPU's kernels.
+constexpr double kMinMemoryBandwidthShare = 0.01;
 
 // One dtype family's GEMM sustained share as a calibration's rows fitted it.
 struct GemmFamilyFit {

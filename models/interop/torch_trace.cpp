@@ -15,6 +15,7 @@
 #include "models/cost/compute/attention_model.hpp"
 #include "models/cost/compute/gemm_model.hpp"
 #include "models/cost/compute/launch_model.hpp"
+#include "models/cost/compute/memory_bound_model.hpp"
 #include "models/cost/compute_cost.hpp"
 #include "models/estimate/estimate.hpp"
 #include "models/cost/flops.hpp"
@@ -182,6 +183,27 @@ OpArgs read_op_args(const Event& e, const std::string& where) {
   return a;
 }
 
+// Whether a tensor input is a permuted view ("Input Strides" not the row-major strides of its
+// "Input Dims"; dimensions of size 1 have no stride to keep). Strides the trace does not record,
+// or records in another shape, say nothing: false.
+bool has_permuted_input(const Event& e, const OpArgs& a) {
+  if (!e.args || !e.args->contains("Input Strides")) return false;
+  const json& strides = (*e.args)["Input Strides"];
+  if (!strides.is_array()) return false;
+  for (std::size_t j = 0; j < strides.size() && j < a.inputs.size(); ++j) {
+    const json& st = strides[j];
+    if (a.inputs[j].size() != 1 || !st.is_array() || st.size() != a.inputs[j][0].size()) continue;
+    const Dims& d = a.inputs[j][0];
+    double expected = 1;
+    for (std::size_t k = d.size(); k-- > 0;) {
+      if (!st[k].is_number()) break;
+      if (d[k] > 1 && st[k].get<double>() != expected) return true;
+      expected *= d[k];
+    }
+  }
+  return false;
+}
+
 const Dims* tensor(const OpArgs& a, std::size_t j) {
   return j < a.inputs.size() && a.inputs[j].size() == 1 ? &a.inputs[j][0] : nullptr;
 }
@@ -233,6 +255,11 @@ const std::set<std::string> kElementwiseOps = {
     "dropout", "native_dropout", "native_dropout_backward", "copy_", "clone", "contiguous", "cat",
     "stack", "fill_", "zero_", "sum", "mean", "_to_copy", "to"};
 const std::set<std::string> kReductions = {"sum", "mean"};
+// Ops the kernel model prices at its norm rate (memory_bound_model.hpp, norm_time_s): the norms,
+// and reductions over the tokens (a linear's bias gradient is a sum).
+bool priced_as_norm(const std::string& n) {
+  return contains(n, "norm") || kReductions.count(n) > 0;
+}
 const std::set<std::string> kConcats = {"cat", "stack"};
 
 bool is_optimizer_name(const std::string& name) {
@@ -766,6 +793,9 @@ TorchTrace parse_torch_trace(const json& trace, const std::string& source, const
         }
       } else {
         op.bytes = elementwise_bytes(op.name, a, 2);
+        const std::string n = strip_aten(op.name);
+        op.relayout = n == "cat" || ((n == "copy_" || n == "clone" || n == "contiguous" || n == "_to_copy") &&
+                                     has_permuted_input(host, a));
         if (const Dims* x = tensor(a, 0)) op.elements = product(*x);
       }
     }
@@ -940,7 +970,7 @@ json gpu_calibration_json(const TorchTraceFit& fit, const std::string& gpu_name)
   // The trace's kernels ran in the training loop: their rates already hold what the loop costs.
   c["training_tensor_share"] = 1.0;
   c["gemm"] = gemm;
-  if (fit.elementwise_bytes_per_s > 0) c["memory_bandwidth_bytes_per_s"] = fit.elementwise_bytes_per_s;
+  if (fit.memory_bandwidth_share > 0) c["memory_bandwidth_share"] = fit.memory_bandwidth_share;
   // The FlashAttention calls, one point per shape, named by the kernel that ran: the kernel the
   // plan prices (fit_kernel_params fits its share to them), unlike calibrate's own attention.
   json ops = json::array();
@@ -1057,6 +1087,24 @@ TorchTraceFit fit_torch_trace(const TorchTrace& trace, const GpuSpec& gpu) {
     }
   }
   for (auto& [key, x] : attention_by_shape) fit.attention_shapes.push_back(x);
+  // The kernel model's memory-bound share: the HBM share the trace's streaming kernels reach
+  // (their minimum traffic over their time, each kernel's fixed time off). Norms, reductions over
+  // the tokens and relayouts are left out: the model prices them at their own rates relative to
+  // this one (the preset's ratios, from their kernel benchmarks).
+  {
+    double bytes = 0, busy_s = 0;
+    for (const auto& op : trace.ops) {
+      if (op.cls != TorchOpClass::kElementwise || !(op.bytes > 0) || op.relayout || priced_as_norm(strip_aten(op.name)))
+        continue;
+      const double busy = op.gpu_time_s - op.kernels * kernel_fixed_s(gpu);
+      if (!(busy > 0)) continue;
+      bytes += op.bytes;
+      busy_s += busy;
+    }
+    const double model_s = gpu.hbm_bandwidth_bytes_per_s > 0 ? bytes / gpu.hbm_bandwidth_bytes_per_s : 0,
+                 measured_s = busy_s;
+    if (model_s > 0 && measured_s > 0) fit.memory_bandwidth_share = std::min(1.0, model_s / measured_s);
+  }
   fit.attention_forward_efficiency = at > 0 ? af / at : 0;
   fit.attention_backward_efficiency = bt > 0 ? bf / bt : 0;
   fit.attention_efficiency = at + bt > 0 ? (af + bf) / (at + bt) : 0;
@@ -1064,17 +1112,27 @@ TorchTraceFit fit_torch_trace(const TorchTrace& trace, const GpuSpec& gpu) {
 
   // The GPU as the file this fit writes calibrates it (--calibration takes the same route):
   // the GEMM share fitted with the trace's achieved bandwidth bounding the GEMMs' HBM roofline.
-  Precision fit_precision = Precision::kBf16;
-  const bool priced_dtype = precision_of_dtype(fit.dtype, fit_precision);
+  const bool priced_dtype = precision_of_dtype(fit.dtype, fit.precision);
+  const Precision fit_precision = fit.precision;
   fit.gpu = gpu;
   std::vector<GemmFamilyFit> family_fits;
   try {
+    // A share below 1% of the bandwidth says the elementwise times are not this GPU's kernels; the
+    // GEMMs' verdict on such a trace comes first, then this one.
+    const double share = fit.memory_bandwidth_share;
+    if (share < kMinMemoryBandwidthShare) fit.memory_bandwidth_share = 0;
     calibrate_gpu(gpu_calibration_json(fit, gpu.name), fit.gpu, &family_fits);
+    if (share > 0 && share < kMinMemoryBandwidthShare) {
+      char what[200];
+      std::snprintf(what, sizeof what,
+                    "the streaming elementwise kernels reach %.3g of the GPU's HBM bandwidth, below the %.2g a "
+                    "GPU's kernels reach: they are not timings of this GPU",
+                    share, kMinMemoryBandwidthShare);
+      throw ScenarioError("", what);
+    }
   } catch (const ScenarioError& e) {
     // A share below 1% of the GPU's rate: not a GPU's GEMMs (a trace with absurd times).
-    const std::string what = e.what();
-    throw ScenarioError(trace.source + ": traceEvents",
-                        e.path().empty() ? what : what.substr(std::min(what.size(), e.path().size() + 2)));
+    throw ScenarioError(trace.source + ": traceEvents", e.message());
   }
   for (const GemmFamilyFit& f : family_fits)
     if (priced_dtype && f.family == gemm_share_family(fit.gpu, fit_precision)) fit.gemm = f.fit;
@@ -1105,8 +1163,12 @@ TorchTraceFit fit_torch_trace(const TorchTrace& trace, const GpuSpec& gpu) {
         const double peak = op.dtype.empty() || peak_for(gpu, op.dtype) <= 0 ? fit.peak_flop_per_s : peak_for(gpu, op.dtype);
         if (e > 0) t = op.flop / (peak * e);
       }
-    } else if (op.cls == TorchOpClass::kElementwise && op.bytes > 0 && fit.elementwise_bytes_per_s > 0) {
-      t = op.bytes / fit.elementwise_bytes_per_s;
+    } else if (op.cls == TorchOpClass::kElementwise && op.bytes > 0 && fit.memory_bandwidth_share > 0) {
+      const std::string n = strip_aten(op.name);
+      t = op.kernels * kernel_fixed_s(fitted) +
+          (op.relayout ? relayout_time_s(fitted, op.bytes)
+           : priced_as_norm(n) ? norm_time_s(fitted, op.bytes)
+                               : memory_bound_time_s(fitted, op.bytes));
     }
     fit.predicted_s[static_cast<int>(op.cls)] += t;
   }
@@ -1223,8 +1285,7 @@ TorchOpRates torch_trace_op_rates(const TorchTrace& trace, const TorchTraceFit& 
     out.gemm[i].flop += s.flop;
     out.gemm[i].time_s += s.time_s;
   }
-  Precision fit_precision = Precision::kBf16;
-  precision_of_dtype(fit.dtype, fit_precision);
+  const Precision fit_precision = fit.precision;
   const GpuSpec& fitted = fit.gpu;
   const double h = static_cast<double>(m.hidden);
   for (int i = 0; i < 4; ++i) {

@@ -53,6 +53,9 @@ struct TorchTraceOp {
   AttentionShape attention;
   std::string attention_kernel;
   double bytes = 0;   // elementwise: minimum traffic from Input Dims x dtype size
+  // Elementwise: a copy between layouts (a copy of a permuted view) or a cat, which the kernel
+  // model prices at its relayout rate (memory_bound_model.hpp).
+  bool relayout = false;
   // The op_rates seconds_per_element slot the op's time counts in ("layernorm_fwd", "gelu_bwd",
   // "residual_add", "softmax_xent", "embedding_fwd", "copy", "fill_zero", ...; "" none: see
   // torch_trace_op_rates), the aten op that named it (the innermost ancestor with a slot), and
@@ -124,6 +127,8 @@ struct TorchAttentionShape {
 
 struct TorchTraceFit {
   std::string dtype;             // of the GEMMs fitted
+  // That dtype as the model computes in it (bf16 for a name no plan computes in: int8, tf32).
+  Precision precision = Precision::kBf16;
   double peak_flop_per_s = 0;    // the GPU's nominal peak for dtype
   std::vector<TorchGemmShape> gemm_shapes;
   GemmShareFit gemm;             // the kernel model's sustained share of dtype's family (calibrate_gpu)
@@ -139,6 +144,11 @@ struct TorchTraceFit {
   // per-CTA overhead) for the generation the trace ran; fit.gpu holds the result.
   std::vector<TorchAttentionShape> attention_shapes;
   double elementwise_bytes_per_s = 0;        // achieved, sum(bytes) / sum(time)
+  // The kernel model's memory-bound bandwidth share (of the GPU's HBM bandwidth) that prices the
+  // trace's elementwise ops at their measured time: norms and reductions over the tokens at the
+  // norm rate, relayouts at the relayout rate, the rest streaming, each kernel's fixed time off;
+  // at most 1. What the calibration file says instead of a bandwidth (the trace measures none).
+  double memory_bandwidth_share = 0;
   // Per class, the trace's own ops timed with the fitted tables: GEMMs by the kernel model at the
   // fitted share, FlashAttention by the kernel model fitted to it (other attention kernels at
   // the pass's fitted efficiency), elementwise at the fitted bandwidth; other classes as measured.
@@ -218,8 +228,9 @@ TorchOpRates torch_trace_op_rates(const TorchTrace& trace, const TorchTraceFit& 
 nlohmann::json torch_trace_op_rates_json(const TorchOpRates& rates);
 
 // The calibration file (calibration.hpp, kernels/README.md format version 1): peak_flop_per_s,
-// gemm (one row per shape), memory_bandwidth_bytes_per_s, ops (attention, elementwise), plus
-// "torch_trace": what was measured and the fits.
+// gemm (one row per shape), memory_bandwidth_share, ops (the FlashAttention calls by shape as
+// named attention points; the attention and elementwise classes' totals), plus "torch_trace":
+// what was measured and the fits.
 nlohmann::json torch_trace_calibration_json(const TorchTrace& trace, const TorchTraceFit& fit,
                                             const std::string& gpu_name);
 

@@ -41,6 +41,24 @@ TorchTrace trace_with_scenario(const Scenario& s) {
   return read_torch_trace(test::data_path(kTrace), o);
 }
 
+// A real step: GPT 125M (12 layers, hidden 768, micro-batch 16 x 2048) trained in eager PyTorch
+// on one H200 (validate/gpu/torch_training.py --profile; data/measured/h200-2026-12-04), and its
+// scenario.
+struct H200Step {
+  Scenario s;
+  TorchTrace t;
+};
+H200Step h200_step() {
+  LoadOptions lo;
+  lo.preset_dirs = default_preset_dirs();
+  H200Step r{load_scenario_file(test::data_path("torch/h200_gpt125m.json"), lo), {}};
+  TorchTraceOptions o;
+  o.tokens = 16.0 * 2048;
+  o.model = &r.s.model;
+  r.t = read_torch_trace(test::data_path("torch/h200_gpt125m_step.json"), o);
+  return r;
+}
+
 TEST(TorchTrace, ReadsTheStepOfTheGeneratedTrace) {
   const TorchTrace t = read_torch_trace(test::data_path(kTrace));
   EXPECT_EQ(t.step_name, "ProfilerStep#7");
@@ -97,12 +115,21 @@ TEST(TorchTrace, FitRecoversTheGeneratorsCurves) {
   EXPECT_NEAR(f.attention_backward_efficiency, kAttentionBackwardEff, 0.01 * kAttentionBackwardEff);
   EXPECT_NEAR(f.elementwise_bytes_per_s, kElementwiseBytesPerS, 0.01 * kElementwiseBytesPerS);
   // The trace's own ops, timed with the fitted tables, give back the measured class times:
-  // attention and elementwise exactly (one rate each), the GEMMs within 5%.
-  for (TorchOpClass c : {TorchOpClass::kGemm, TorchOpClass::kAttention, TorchOpClass::kElementwise}) {
+  // attention exactly (its FlashAttention-2 share is fitted at its one shape), the GEMMs within 5%.
+  for (TorchOpClass c : {TorchOpClass::kGemm, TorchOpClass::kAttention}) {
     SCOPED_TRACE(to_string(c));
     const double measured = t.of(c).gpu_time_s;
-    EXPECT_NEAR(f.predicted_s[static_cast<int>(c)], measured, (c == TorchOpClass::kGemm ? 0.05 : 0.02) * measured);
+    EXPECT_NEAR(f.predicted_s[static_cast<int>(c)], measured, (c == TorchOpClass::kGemm ? 0.05 : 0.002) * measured);
   }
+  // The generator times an elementwise kernel as its bytes at kElementwiseBytesPerS and nothing
+  // else, where a kernel also takes the GPU's fixed time (2 us on A100, launch.kernel): the share
+  // its streaming kernels reach once that time is off is above the generator's 0.80 (its kernels
+  // are 4-8 us), and the model, which adds the fixed time back, prices the class above the
+  // generator's time (its cat also runs at the relayout rate, not the generator's streaming one).
+  EXPECT_GT(f.memory_bandwidth_share, kElementwiseBytesPerS / s.cluster.gpu.hbm_bandwidth_bytes_per_s + 0.05);
+  const double elementwise = t.of(TorchOpClass::kElementwise).gpu_time_s;
+  EXPECT_GT(f.predicted_s[static_cast<int>(TorchOpClass::kElementwise)], elementwise);
+  EXPECT_LT(f.predicted_s[static_cast<int>(TorchOpClass::kElementwise)], 1.25 * elementwise);
 }
 
 TEST(TorchTrace, GemmsAreMatchedToTheModelsOpsByShape) {
@@ -142,7 +169,9 @@ TEST(TorchTrace, TheFittedKernelModelPricesTheTracesGemmsAndItsStep) {
   const json cal = torch_trace_calibration_json(t, f, s.cluster.gpu.name);
   const auto applied = apply_calibration(cal, s);
   EXPECT_NEAR(s.cluster.gpu.kernel.gemm_share_16bit, f.gemm.share, 1e-9);  // the same fit, on the same GPU
-  EXPECT_NEAR(s.cluster.gpu.hbm_bandwidth_bytes_per_s, kElementwiseBytesPerS, 0.01 * kElementwiseBytesPerS);
+  // The trace measures no bandwidth: the GPU's stays, and the fitted share of it is the model's.
+  EXPECT_EQ(s.cluster.gpu.hbm_bandwidth_bytes_per_s, scenario().cluster.gpu.hbm_bandwidth_bytes_per_s);
+  EXPECT_DOUBLE_EQ(s.cluster.gpu.kernel.memory_bandwidth_share, f.memory_bandwidth_share);
   const ModelStepClasses m = model_step_classes(s);
   ASSERT_TRUE(m.feasible) << m.reason;
   // The class split is the workload's compute, op for op (the loss and the embedding are "other").
@@ -162,12 +191,11 @@ TEST(TorchTrace, TheFittedKernelModelPricesTheTracesGemmsAndItsStep) {
   // The attention class is the trace's: its FlashAttention-2 calls set the kernel model's share.
   const double attention_s = t.of(TorchOpClass::kAttention).gpu_time_s;
   EXPECT_NEAR(m.class_s[static_cast<int>(TorchOpClass::kAttention)], attention_s, 0.002 * attention_s);
-  // Measured 11.30 ms, estimate 13.45 ms (+19.0%): the rest of the step is priced by the kernel
-  // model's memory-bound ops, which this synthetic trace's kernels do not follow (it times every
-  // elementwise op at one bandwidth and its optimizer moves 22 bytes a parameter, not 28), and
-  // the launch overhead the asynchronous GPU hid. With the trace's op rates instead:
-  // OpRatesPredictTheStep.
-  EXPECT_LT(std::fabs(m.step_s - t.step_time_s) / t.step_time_s, 0.25)
+  // Measured 11.30 ms, estimate 12.42 ms (+9.9%): the rest of the step is priced by the kernel
+  // model's memory-bound ops and loss, which this synthetic trace's kernels do not follow (no
+  // fixed kernel time, norms and cat at the streaming rate), and the launch overhead the
+  // asynchronous GPU hid. With the trace's op rates instead: OpRatesPredictTheStep.
+  EXPECT_LT(std::fabs(m.step_s - t.step_time_s) / t.step_time_s, 0.12)
       << "predicted " << m.step_s << " s, measured " << t.step_time_s << " s";
 }
 
@@ -217,13 +245,7 @@ TEST(TorchTrace, ARealH200StepIsReadWholeAndItsGemmsAreTheModels) {
 // FlashAttention-2 share for the file the trace writes: priced with it, the model's attention
 // takes the measured time, where the preset's tables are 0.5% off.
 TEST(TorchTrace, ARealStepsFlashAttentionCallsSetTheKernelModel) {
-  LoadOptions lo;
-  lo.preset_dirs = default_preset_dirs();
-  Scenario s = load_scenario_file(test::data_path("torch/h200_gpt125m.json"), lo);
-  TorchTraceOptions o;
-  o.tokens = 16.0 * 2048;
-  o.model = &s.model;
-  const TorchTrace t = read_torch_trace(test::data_path("torch/h200_gpt125m_step.json"), o);
+  auto [s, t] = h200_step();
   const TorchTraceFit f = fit_torch_trace(t, s.cluster.gpu);
   ASSERT_EQ(f.attention_shapes.size(), 2u);
   for (const TorchAttentionShape& x : f.attention_shapes) {
@@ -258,6 +280,24 @@ TEST(TorchTrace, ARealStepsFlashAttentionCallsSetTheKernelModel) {
   const double attention_after = after.class_s[static_cast<int>(TorchOpClass::kAttention)];
   EXPECT_GT(std::fabs(attention_before - measured), 0.003 * measured);
   EXPECT_NEAR(attention_after, measured, 0.002 * measured);
+}
+
+// The file the real H200 step writes, without op rates (the kernel-level route: every shape of
+// every plan is priced by the kernel model with the fitted parameters), predicts the step it was
+// fitted to: 106.7 ms against the measured 108.5. Its streaming kernels reach 0.69 of the HBM
+// bandwidth (768-wide rows, fp32/bf16 casts), the share the model takes; its norms, reductions
+// and QKV relayouts keep their own rates. Read as a bandwidth instead (their average, 2.38 TB/s,
+// with the norm and relayout rates on top of it) the file predicted 128 ms (+18%).
+TEST(TorchTrace, ARealStepsKernelFitPredictsItsStep) {
+  auto [s, t] = h200_step();
+  const TorchTraceFit f = fit_torch_trace(t, s.cluster.gpu);
+  EXPECT_GT(f.memory_bandwidth_share, 0.6);
+  EXPECT_LT(f.memory_bandwidth_share, 0.75);
+  EXPECT_EQ(f.gpu.hbm_bandwidth_bytes_per_s, s.cluster.gpu.hbm_bandwidth_bytes_per_s);
+  apply_calibration(torch_trace_calibration_json(t, f, s.cluster.gpu.name), s);
+  const ModelStepClasses m = model_step_classes(s);
+  ASSERT_TRUE(m.feasible) << m.reason;
+  EXPECT_NEAR(m.step_s, t.step_time_s, 0.04 * t.step_time_s);
 }
 
 // make_trace.py's model and step (independent of the code under test): GPT, B 2, S 1024, hidden
