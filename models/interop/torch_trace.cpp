@@ -970,7 +970,8 @@ json gpu_calibration_json(const TorchTraceFit& fit, const std::string& gpu_name)
   // The trace's kernels ran in the training loop: their rates already hold what the loop costs.
   c["training_tensor_share"] = 1.0;
   c["gemm"] = gemm;
-  if (fit.memory_bandwidth_share > 0) c["memory_bandwidth_share"] = fit.memory_bandwidth_share;
+  // A share below the least a GPU's kernels reach is not written: fit_torch_trace refuses it.
+  if (fit.memory_bandwidth_share >= kMinMemoryBandwidthShare) c["memory_bandwidth_share"] = fit.memory_bandwidth_share;
   // The FlashAttention calls, one point per shape, named by the kernel that ran: the kernel the
   // plan prices (fit_kernel_params fits its share to them), unlike calibrate's own attention.
   json ops = json::array();
@@ -1111,17 +1112,16 @@ TorchTraceFit fit_torch_trace(const TorchTrace& trace, const GpuSpec& gpu) {
   fit.elementwise_bytes_per_s = et > 0 ? eb / et : 0;
 
   // The GPU as the file this fit writes calibrates it (--calibration takes the same route):
-  // the GEMM share fitted with the trace's achieved bandwidth bounding the GEMMs' HBM roofline.
+  // the GEMM share fitted with the fitted memory-bound share bounding the GEMMs' HBM roofline.
   const bool priced_dtype = precision_of_dtype(fit.dtype, fit.precision);
   const Precision fit_precision = fit.precision;
   fit.gpu = gpu;
   std::vector<GemmFamilyFit> family_fits;
   try {
-    // A share below 1% of the bandwidth says the elementwise times are not this GPU's kernels; the
-    // GEMMs' verdict on such a trace comes first, then this one.
-    const double share = fit.memory_bandwidth_share;
-    if (share < kMinMemoryBandwidthShare) fit.memory_bandwidth_share = 0;
     calibrate_gpu(gpu_calibration_json(fit, gpu.name), fit.gpu, &family_fits);
+    // A share below 1% of the bandwidth says the elementwise times are not this GPU's kernels; the
+    // GEMMs' verdict on such a trace (calibrate_gpu's) comes first, then this one.
+    const double share = fit.memory_bandwidth_share;
     if (share > 0 && share < kMinMemoryBandwidthShare) {
       char what[200];
       std::snprintf(what, sizeof what,

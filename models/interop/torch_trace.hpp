@@ -144,14 +144,15 @@ struct TorchTraceFit {
   // per-CTA overhead) for the generation the trace ran; fit.gpu holds the result.
   std::vector<TorchAttentionShape> attention_shapes;
   double elementwise_bytes_per_s = 0;        // achieved, sum(bytes) / sum(time)
-  // The kernel model's memory-bound bandwidth share (of the GPU's HBM bandwidth) that prices the
-  // trace's elementwise ops at their measured time: norms and reductions over the tokens at the
-  // norm rate, relayouts at the relayout rate, the rest streaming, each kernel's fixed time off;
-  // at most 1. What the calibration file says instead of a bandwidth (the trace measures none).
+  // The kernel model's memory-bound bandwidth share: the share of the GPU's HBM bandwidth the
+  // trace's streaming elementwise kernels reach (norms, reductions over the tokens and relayouts
+  // left out: the model prices them at their own ratios to it), each kernel's fixed time off; at
+  // most 1. What the calibration file says instead of a bandwidth (the trace measures none).
   double memory_bandwidth_share = 0;
   // Per class, the trace's own ops timed with the fitted tables: GEMMs by the kernel model at the
   // fitted share, FlashAttention by the kernel model fitted to it (other attention kernels at
-  // the pass's fitted efficiency), elementwise at the fitted bandwidth; other classes as measured.
+  // the pass's fitted efficiency), elementwise by the kernel model at the fitted memory-bound
+  // share; other classes as measured.
   std::array<double, kTorchOpClasses> predicted_s{};
 };
 
