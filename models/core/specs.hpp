@@ -165,6 +165,10 @@ struct GpuSpec {
   // Share of the isolated-benchmark tensor-core rate a training loop sustains (0 = the fitted
   // default, models/workload/layer_program.hpp).
   double training_tensor_share = 0;
+  // Spread of the sustained tensor-core rate from one GPU of a fleet to the next (standard
+  // deviation over the mean; < 0 = the default, models/workload/layer_program.hpp). A
+  // synchronous job runs at its slowest GPU's pace.
+  double speed_spread = -1;
   // Measured per-op rates (a calibration file's op_rates); when present they replace the
   // kernel model op by op (models/cost/compute_cost.hpp).
   OpRates op_rates;

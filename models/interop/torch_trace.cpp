@@ -1196,7 +1196,11 @@ ModelStepClasses model_step_classes(const Scenario& sc) {
   ModelStepClasses out;
   Workload w;
   Result r;
-  if (!build_workload(sc, w, r) || !r.feasible) {
+  // The profiled rank's kernels run at its own pace; the job's wait for its slowest GPU
+  // (slowest_gpu_slowdown) is in the step, not in that rank's kernels.
+  Scenario own = sc;
+  own.cluster.gpu.speed_spread = 0;
+  if (!build_workload(own, w, r) || !r.feasible) {
     out.feasible = false;
     out.reason = r.reason;
   }

@@ -158,6 +158,7 @@ GpuSpec parse_gpu(const json& j, const std::string& path) {
   }
   if (const json* k = r.raw("kernels")) g.kernel = parse_gpu_kernel_params(*k, r.child_path("kernels"));
   g.training_tensor_share = r.number_or("training_tensor_share", 0, 0.2, 1.0);
+  g.speed_spread = r.number_or("speed_spread", -1, 0, 0.2);
   g.compute_capability = r.number_or("compute_capability", 0, 0, 99);
   r.finish(kDocKeys);
   return g;
@@ -801,6 +802,7 @@ json to_json(const Scenario& s) {
               {"hbm_bandwidth", c.gpu.hbm_bandwidth_bytes_per_s}};
   if (c.gpu.kernel.present()) gpu["kernels"] = to_json(c.gpu.kernel);
   if (c.gpu.training_tensor_share > 0) gpu["training_tensor_share"] = c.gpu.training_tensor_share;
+  if (c.gpu.speed_spread >= 0) gpu["speed_spread"] = c.gpu.speed_spread;
   if (c.gpu.compute_capability > 0) gpu["compute_capability"] = c.gpu.compute_capability;
   json cluster = {{"name", c.name},
                   {"gpu", gpu},

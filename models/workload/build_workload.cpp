@@ -421,6 +421,7 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r, const WorkloadOp
   ctx.memo_env = env;
   // The step's tensor-busy share, from the layer kind most of the model is made of.
   ctx.power_share = memo_layer_power_share(ctx, m.moe.has_value() && 2 * m.moe->dense_layers < m.layers);
+  ctx.slowest_gpu = slowest_gpu_slowdown(gpu, tp * cp * dp * pp);
 
   double traffic_per_gpu[kCommPurposes][2] = {};  // [purpose][0: first stage's GPU, 1: all GPUs]
   const double stage_gpus = static_cast<double>(tp) * cp * dp;

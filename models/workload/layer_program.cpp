@@ -20,6 +20,17 @@ double training_tensor_share(const GpuSpec& gpu) {
   return gpu.training_tensor_share > 0 ? gpu.training_tensor_share : kDefaultTrainingTensorShare;
 }
 
+double gpu_speed_spread(const GpuSpec& gpu) {
+  if (gpu.speed_spread >= 0) return gpu.speed_spread;
+  // Measured op rates are the measured device's (the cpu backend's ranks share one machine):
+  // no fleet spread unless the scenario states one.
+  return gpu.op_rates.present() ? 0.0 : kDefaultGpuSpeedSpread;
+}
+
+double slowest_gpu_slowdown(const GpuSpec& gpu, int gpus) {
+  return 1 + gpu_speed_spread(gpu) * expected_max_of_normals(gpus);
+}
+
 namespace {
 
 const GroupShape& shape_of(const LayerContext& c, CommGroup g) { return c.shape[static_cast<int>(g)]; }
@@ -218,11 +229,13 @@ class BlockBuilder {
 
   // Under the board's power limit the tensor-core ops run at the share the step's mix allows
   // (LayerContext::power_share): the power controller averages over much longer than a block,
-  // so a block of GEMMs alone (a zero-bubble W pass) runs at the clock of the whole mix.
+  // so a block of GEMMs alone (a zero-bubble W pass) runs at the clock of the whole mix. The
+  // job's slowest GPU sets the pace of them all (LayerContext::slowest_gpu).
   void apply_power_limit() {
-    if (!(ctx_.power_share > 0)) return;
+    const double factor = ctx_.slowest_gpu / (ctx_.power_share > 0 ? ctx_.power_share : 1.0);
+    if (factor == 1) return;
     for (std::size_t i = 0; i < b_.compute.size(); ++i)
-      if (tensor_op(b_.compute[i])) b_.compute_s[i] /= ctx_.power_share;
+      if (tensor_op(b_.compute[i])) b_.compute_s[i] *= factor;
   }
 
   // Each collective issued after an op waits for the group's last member: the segment is the

@@ -21,8 +21,24 @@ namespace trainsim {
 // neighbouring kernels, stream and allocator gaps. One value for every GPU and framework,
 // fitted on the published runs (validate --published --fit-tensor-share, docs/compute-model.md
 // "Training-loop share"); a GPU preset or a calibration may set its own.
-constexpr double kDefaultTrainingTensorShare = 0.92;
+constexpr double kDefaultTrainingTensorShare = 0.94;
 double training_tensor_share(const GpuSpec& gpu);
+
+// GPUs of one model differ in the tensor-core rate they sustain under the power limit
+// (manufacturing variability meeting power management): Sinha et al., "Not All GPUs Are Created
+// Equal" (SC'22), ran SGEMM and other benchmarks on over 90% of the GPUs of large clusters and
+// report 8% performance variation on average between GPUs of one model, outliers aside; read
+// as the range between box-plot whiskers (+-2.7 sigma of a normal spread), sigma = 8% / 5.4 =
+// 1.5% (docs/compute-model.md "The slowest GPU sets the pace"). A synchronous job
+// waits for its slowest GPU at every collective, so its tensor-core ops run at the pace of the
+// slowest of its n GPUs: time x (1 + sigma x E[max of n standard normals]) (arrival_wait.hpp).
+// Outliers (up to 1.5x slower in the same study) are left to the straggler model.
+constexpr double kDefaultGpuSpeedSpread = 0.015;
+// The GPU's speed_spread, else the default; 0 for a GPU on measured op rates (the measured
+// device's own rates) unless it states one.
+double gpu_speed_spread(const GpuSpec& gpu);
+// The slowdown of the slowest of `gpus` GPUs against the fleet's mean (1 for one GPU).
+double slowest_gpu_slowdown(const GpuSpec& gpu, int gpus);
 
 // The SMs DeepEP's dispatch and combine kernels take from compute (both hops together): the
 // DeepSeek-V3 report, sec. 3.2.2, "only 20 SMs are sufficient to fully utilize the bandwidths
@@ -74,6 +90,9 @@ struct LayerContext {
   // The share of the benchmark tensor-core rate GEMMs and attention run at under the GPU's power
   // curve, for the step's mix (layer_power_share); 0: the GPU has no curve (training_tensor_share).
   double power_share = 0;
+  // The slowest GPU of the job against the mean (slowest_gpu_slowdown): every tensor-core op's
+  // time is multiplied by it.
+  double slowest_gpu = 1;
   bool vocab_parallel = true;  // plan.vocab_parallel: embedding and output layer split over TP
   bool attention_relayout = true;  // plan.attention_relayout
   bool fused_loss = false;         // plan.fused_loss

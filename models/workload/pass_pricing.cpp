@@ -73,7 +73,7 @@ struct ContextKey {
   int32_t tp, cp, ep, etp;
   int32_t micro_batches;
   uint32_t shapes;
-  double micro_batch, activation_bytes, param_bytes, grad_bytes, zero3_prefetch_params, power_share;
+  double micro_batch, activation_bytes, param_bytes, grad_bytes, zero3_prefetch_params, power_share, slowest_gpu;
   char algo[24];
   uint8_t protocol, sp, precision, recompute, flash, kernel, overlap_tp, zero3, gaf, pass, vocab_parallel, dispatcher,
       autocast, relayout, early_stop, qwz, qgz, fused_loss;
@@ -126,6 +126,7 @@ void context_ids(const LayerContext& ctx, const PassKind* kinds, int count, uint
   k.relayout = ctx.attention_relayout;
   k.fused_loss = ctx.fused_loss;
   k.power_share = ctx.power_share;
+  k.slowest_gpu = ctx.slowest_gpu;
   thread_local uint32_t next_id = 1;
   // 2048 slots of ~180 bytes.
   thread_local memo::Table<ContextKey, Id, 2048> table;

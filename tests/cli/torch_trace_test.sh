@@ -18,17 +18,18 @@ check step_row 0 'step ProfilerStep#7: measured 11\.297 ms' -- \
   "$T" calibrate --from-torch-trace "$trace" --scenario "$scen"
 # The presets' kernel model (tile and wave quantised GEMMs at the training-loop tensor share,
 # FlashAttention-2 tables, fp32 loss) against this synthetic trace's own kernel rates: +16.9%,
-# the training-loop share (0.92: the trace's kernels run at their benchmark rates), the loss's
+# the training-loop share (0.94: the trace's kernels run at their benchmark rates), the loss's
 # fp32 passes as PyTorch's kernels move them (48 bytes a logit; the trace times fewer) and the
 # optimizer's 28 bytes a parameter at the achieved streaming rate (the trace's 22 at peak).
 check presets_row 0 'estimate with the GPU presets +13\.[0-9]{3} ms +\+1[67]\.[0-9]%' -- \
   "$T" calibrate --from-torch-trace "$trace" --scenario "$scen"
 # The fitted GEMM share, FlashAttention-2 share and memory-bound share, no training-loop share on
-# top of the loop's own rates: the GEMM class within 3% (the row below), the step +9.9% (the
-# model's memory-bound ops, loss and optimizer bytes, which this synthetic trace does not follow).
+# top of the loop's own rates: the GEMM class within 3% (the row below), the step +11.3% (the
+# model's memory-bound ops, loss and optimizer bytes, which this synthetic trace does not follow,
+# and the 8-GPU job's slowest GPU: its tensor-core ops 2.1% slower than the profiled rank's).
 check kernel_fit_gemm 0 'gemm +51 +6\.716 +6\.9[0-9]{2} +3\.[0-9] +6\.8[0-9]{2} +2\.[0-9]' -- \
   "$T" calibrate --from-torch-trace "$trace" --scenario "$scen"
-check kernel_fit_row 0 'estimate with the kernel fit +12\.[0-9]{3} ms +\+9\.[0-9]%' -- \
+check kernel_fit_row 0 'estimate with the kernel fit +12\.[0-9]{3} ms +\+11\.[0-9]%' -- \
   "$T" calibrate --from-torch-trace "$trace" --scenario "$scen"
 # Op rates measured from the trace's own ops: the GEMMs and attention come back exactly; what is
 # left (-6.4%) is unmodelled elementwise time (dropout, bias-gradient sums, cat) and the DP

@@ -369,6 +369,45 @@ TEST(OpGraph, ZeroThreeThroughputPerGpuFallsAsGpusGrowAtAFixedBatch) {
   EXPECT_GT(last_exposed, first_exposed);
 }
 
+// A synchronous job runs at its slowest GPU's pace: tensor-core ops take 1 + sigma e_n times
+// their time, with sigma the fleet's spread (Sinha et al. SC'22: 1.5%) and e_n the expected
+// maximum of n standard normals (e_2 = 1/sqrt(pi); e_10 = 1.53875, e_100 = 2.50759 in Tippett's
+// 1925 table). Memory-bound ops keep their time; one GPU, or a spread of 0, pays nothing.
+TEST(OpGraph, TheJobsSlowestGpuPacesItsTensorCoreOps) {
+  GpuSpec gpu;
+  EXPECT_DOUBLE_EQ(slowest_gpu_slowdown(gpu, 1), 1.0);
+  EXPECT_NEAR(slowest_gpu_slowdown(gpu, 2), 1 + 0.015 / std::sqrt(M_PI), 1e-7);
+  EXPECT_NEAR(slowest_gpu_slowdown(gpu, 10), 1 + 0.015 * 1.53875, 1e-6);
+  EXPECT_NEAR(slowest_gpu_slowdown(gpu, 100), 1 + 0.015 * 2.50759, 1e-6);
+  gpu.speed_spread = 0.03;
+  EXPECT_NEAR(slowest_gpu_slowdown(gpu, 2), 1 + 0.03 / std::sqrt(M_PI), 1e-7);
+
+  // The same replica alone and as one of two data-parallel replicas on one node.
+  const json plan = {{"tp", 1}, {"pp", 1}, {"micro_batch", 1}, {"recompute", "none"}};
+  auto layer = [&](int gpus, const json& spread) {
+    json c = {{"base", "dgx-a100-superpod"}, {"gpus_per_node", gpus}};
+    if (!spread.is_null()) c["gpu"] = {{"base", "A100-SXM4-80GB"}, {"speed_spread", spread}};
+    json p = plan;
+    p["global_batch"] = gpus;
+    Result r;
+    const Workload w = build(make(p, "gpt-1.7b", 1, c), r);
+    return layer_block(w, PassKind::kForward);
+  };
+  const OpBlock one = layer(1, nullptr), two = layer(2, nullptr), flat = layer(2, 0.0);
+  ASSERT_EQ(one.compute.size(), two.compute.size());
+  int tensor = 0, other = 0;
+  for (std::size_t i = 0; i < one.compute.size(); ++i) {
+    SCOPED_TRACE(i);
+    const ComputeKind k = one.compute[i].kind;
+    const bool tensor_op = k == ComputeKind::kGemm || k == ComputeKind::kAttention;
+    (tensor_op ? tensor : other) += 1;
+    EXPECT_NEAR(two.compute_s[i] / one.compute_s[i], tensor_op ? 1 + 0.015 / std::sqrt(M_PI) : 1.0, 1e-9);
+    EXPECT_NEAR(flat.compute_s[i] / one.compute_s[i], 1.0, 1e-9);
+  }
+  EXPECT_GT(tensor, 2);
+  EXPECT_GT(other, 2);
+}
+
 // FSDP's HYBRID_SHARD (plan.dp_shard) on 4 nodes: a layer's parameters are gathered over its
 // node's 8 GPUs (an NVLink group), its gradients reduce-scattered there and the 1/8 shard then
 // all-reduced across the 4 nodes; the model states take 1/8 of the layer, not 1/32. The bytes a
