@@ -384,17 +384,21 @@ double activation_bytes(const Dims& d, bool swiglu, bool bwd) {
 // log_softmax 3.7 ps and its backward 4.1-4.2 ps per logit, 16-17 bytes at 0.9 of 4.8 TB/s.
 // Megatron's unfused vocab-parallel loss moves about as much (a cast, max, subtract, exp and
 // sum, normalise, then scale its saved softmax and cast back: 38 + 14 bytes).
-double loss_forward_bytes(double A) { return A + 20; }
-double loss_backward_bytes(double A) { return A + 24; }
+// The casts (the logits to fp32, their gradient back: A + 4 each) are ops of their own, copies
+// as a calibration's copy rate prices them; 16-bit logits only (fp32 logits need none). The loss
+// kernels themselves move 16 bytes a logit forward and 20 backward.
+constexpr double kLossForwardBytes = 16, kLossBackwardBytes = 20;
+double loss_cast_bytes(double A) { return A + 4; }
+bool loss_casts(const LayerContext& c, double A) { return !c.fused_loss && A < 4; }
 // A fused softmax cross-entropy kernel (plan.fused_loss; Apex's and flash-attn's xentropy) reads
 // a row of 16-bit logits twice, once for its maximum and once for the sum of exponentials, and
 // writes a loss and a log-sum-exp per token; its backward reads the row and writes the gradient
 // in its place: 2A forward, 2A backward, one kernel each.
 double fused_loss_forward_bytes(double A) { return 2 * A; }
 double fused_loss_backward_bytes(double A) { return 2 * A; }
-// The loss's kernels per pass: one fused, else a cast, log_softmax (or its backward) and the
-// gather or scatter of the targets' entries.
-int loss_kernels(const LayerContext& c) { return c.fused_loss ? 1 : 3; }
+// The loss's kernels per pass besides its cast: one fused, else log_softmax (or its backward)
+// and the gather or scatter of the targets' entries.
+int loss_kernels(const LayerContext& c) { return c.fused_loss ? 1 : 2; }
 OpRole loss_role(const LayerContext& c) { return c.fused_loss ? OpRole::kFusedSoftmaxXent : OpRole::kSoftmaxXent; }
 
 // The forward ops of the attention half of a layer (norm, QKV, attention, projection, residual),
@@ -935,14 +939,16 @@ OpBlock head_block(const LayerContext& c, PassKind pass) {
     // all-reduces max and sum over TP): read the 16-bit logits and write them in fp32, a max and
     // a sum-exp pass over them, write the log-probabilities.
     if (c.vocab_parallel) b.inline_comm(CollectiveOp::kAllReduce, CommPurpose::kTp, CommGroup::kTp, 2 * 4 * d.T);
-    const double bytes = c.fused_loss ? fused_loss_forward_bytes(d.A) : loss_forward_bytes(d.A);
+    if (loss_casts(c, d.A)) b.mem(OpRole::kCast, Pass::kForward, loss_cast_bytes(d.A) * d.T * v, d.T * v);
+    const double bytes = c.fused_loss ? fused_loss_forward_bytes(d.A) : kLossForwardBytes;
     b.mem(loss_role(c), Pass::kForward, bytes * d.T * v, d.T * v, loss_kernels(c));
     return b.finish();
   }
   if (has_input_grad(pass)) zero3_gathers(b, c, Pass::kBackwardInput, params);
   if (has_input_grad(pass)) {
-    const double bytes = c.fused_loss ? fused_loss_backward_bytes(d.A) : loss_backward_bytes(d.A);
+    const double bytes = c.fused_loss ? fused_loss_backward_bytes(d.A) : kLossBackwardBytes;
     b.mem(loss_role(c), Pass::kBackwardInput, bytes * d.T * v, d.T * v, loss_kernels(c));
+    if (loss_casts(c, d.A)) b.mem(OpRole::kCast, Pass::kBackwardInput, loss_cast_bytes(d.A) * d.T * v, d.T * v);
   }
   linear_backward(b, OpRole::kLmHead, pass, d.T, v, d.h);
   if (pass != PassKind::kBackwardInput) weight_casts(b, c, Pass::kBackwardWeight, v * d.h);

@@ -31,10 +31,12 @@ check kernel_fit_gemm 0 'gemm +51 +6\.716 +6\.9[0-9]{2} +3\.[0-9] +6\.8[0-9]{2} 
   "$T" calibrate --from-torch-trace "$trace" --scenario "$scen"
 check kernel_fit_row 0 'estimate with the kernel fit +12\.[0-9]{3} ms +\+11\.[0-9]%' -- \
   "$T" calibrate --from-torch-trace "$trace" --scenario "$scen"
-# Op rates measured from the trace's own ops: the GEMMs and attention come back exactly; what is
-# left (-6.4%) is unmodelled elementwise time (dropout, bias-gradient sums, cat) and the DP
-# all-reduce DDP exposed after the backward (see tests/models/interop/torch_trace_test.cpp).
-check op_rates_row 0 'estimate with op rates +1[01]\.[0-9]{3} ms +-[4-7]\.[0-9]%' -- \
+# Op rates measured from the trace's own ops: the GEMMs and attention come back exactly; the
+# step -1.7%: unmodelled elementwise time (dropout, bias-gradient sums, cat) and the DP
+# all-reduce DDP exposed after the backward, less the loss's two casts to and from fp32, which
+# the model counts (PyTorch's path) and this synthetic trace's bf16 log_softmax does not run
+# (see tests/models/interop/torch_trace_test.cpp).
+check op_rates_row 0 'estimate with op rates +11\.[0-9]{3} ms +-[0-3]\.[0-9]%' -- \
   "$T" calibrate --from-torch-trace "$trace" --scenario "$scen"
 check op_rates_table 0 'residual_add +17 +3\.565e\+07 +0\.130 +3\.64[0-9]  trace' -- \
   "$T" calibrate --from-torch-trace "$trace" --scenario "$scen"
@@ -48,10 +50,10 @@ check no_op_rates_without_scenario 0 '^op_rates sections: 0$' -- bash -c \
 check alias 0 'elementwise: 1631\.[0-9] GB/s' -- "$T" import-torch-trace "$trace"
 check help 0 'from-torch-trace' -- "$T" import-torch-trace --help
 # The calibration file drives `trainsim run`, which predicts what calibrate printed: with its
-# op_rates (prediction.step_time_s is the op-rates step, the 10.5xx ms of the op-rates row).
+# op_rates (prediction.step_time_s is the op-rates step, the 11.1xx ms of the op-rates row).
 predicted=$(python3 -c "import json,sys; print('%.3f' % (1e3*json.load(open(sys.argv[1]))['torch_trace']['prediction']['step_time_s']))" "$tmp/cal.json" 2>/dev/null || echo none)
 check run_uses_it 0 "step time +$predicted ms" -- "$T" run --fidelity estimate --calibration "$tmp/cal.json" "$scen"
-check run_op_rates_step 0 'step time +10\.[0-9]{3} ms' -- "$T" run --fidelity estimate --calibration "$tmp/cal.json" "$scen"
+check run_op_rates_step 0 'step time +11\.[0-9]{3} ms' -- "$T" run --fidelity estimate --calibration "$tmp/cal.json" "$scen"
 check run_applies_op_rates 0 'per-op rates \(op_rates, measured at hidden 1024, seq 1024, micro-batch 2, tp 1\)' -- \
   "$T" run --fidelity estimate --calibration "$tmp/cal.json" "$scen" --json
 check op_rates_in_file 0 '"softmax_xent": 7\.4[0-9]*e-12' -- cat "$tmp/cal.json"

@@ -95,6 +95,8 @@ double measured_time_s(const OpRates& r, const ComputeOp& op) {
     case OpRole::kEmbedding:
       return op.elements * (bwd ? r.embedding_bwd_s_per_element : r.embedding_fwd_s_per_element);
     case OpRole::kGradAccum: return op.elements * r.fill_zero_s_per_element;
+    // Casts (the loss's logits, autocast's weights, fp8's) at the measured copy's rate per element.
+    case OpRole::kCast: return op.elements * r.copy_s_per_element;
     default: return -1.0;
   }
 }

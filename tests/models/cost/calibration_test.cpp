@@ -287,19 +287,26 @@ TEST(CalibrationOpRates, LayerTimesAreTheClosedFormSumOfOps) {
 namespace trainsim {
 namespace {
 
-TEST(CalibrationOpRates, TheEstimateTierUsesThemOpByOp) {
-  // Every efficiency 1 and every per-element / per-parameter rate 0: the step's compute is then
-  // FLOPs / peak in the calibration's conventions, a closed form to check the wiring against:
-  //   GEMMs 3 x forward (forward, input grad, weight grad); causal attention half the forward
-  //   score FLOPs, 1 + 2.5 x that; the LM head 3 GEMMs of 2 T h V.
+// base() on op rates with every efficiency 1 at a 1e12 peak and every per-element /
+// per-parameter rate 0, without the ops op rates have no slot for (bias gradients, relayout
+// copies: they keep the roofline).
+Scenario unit_op_rates_scenario() {
   Scenario s = base();
-  s.model.linear_bias = false;     // bias gradients have no op-rate slot: they keep the roofline
-  s.plan.attention_relayout = false;  // nor have relayout copies
-  OpRates r;
+  s.model.linear_bias = false;
+  s.plan.attention_relayout = false;
+  OpRates& r = s.cluster.gpu.op_rates;
   r.peak_flop_per_s = 1e12;
   r.gemm_forward_efficiency = r.gemm_backward_input_efficiency = r.gemm_backward_weight_efficiency = 1;
   r.lm_head_gemm_efficiency = r.attention_forward_efficiency = r.attention_backward_efficiency = 1;
-  s.cluster.gpu.op_rates = r;
+  return s;
+}
+
+TEST(CalibrationOpRates, TheEstimateTierUsesThemOpByOp) {
+  // The step's compute is then FLOPs / peak in the calibration's conventions, a closed form to
+  // check the wiring against: GEMMs 3 x forward (forward, input grad, weight grad); causal
+  // attention half the forward score FLOPs, 1 + 2.5 x that; the LM head 3 GEMMs of 2 T h V.
+  const Scenario s = unit_op_rates_scenario();
+  const OpRates& r = s.cluster.gpu.op_rates;
   const Result res = estimate(s);
   ASSERT_TRUE(res.feasible) << res.reason;
   const ModelSpec& m = s.model;
@@ -328,6 +335,27 @@ TEST(CalibrationOpRates, TheEstimateTierUsesThemOpByOp) {
   bool noted = false;
   for (const auto& a : applied) noted = noted || a.find("per-op rates") != std::string::npos;
   EXPECT_TRUE(noted);
+}
+
+// Unfused cross-entropy on 16-bit logits casts them to fp32 and the gradient back, one copy each
+// way (PyTorch runs log_softmax and nll_loss in float32; Megatron's vocab-parallel loss casts
+// too): with op rates each cast runs at the measured copy rate per logit, beside the loss slot's
+// fp32 kernels. Raising the copy rate alone adds 2 x T x V x rate a micro-batch.
+TEST(CalibrationOpRates, TheLossCastsRunAtTheCopyRate) {
+  Scenario s = unit_op_rates_scenario();
+  s.plan.precision = Precision::kBf16;
+  const Result without = estimate(s);
+  s.cluster.gpu.op_rates.copy_s_per_element = 1e-12;
+  const Result with = estimate(s);
+  ASSERT_TRUE(without.feasible && with.feasible) << with.reason;
+  const double T = static_cast<double>(s.plan.micro_batch) * s.model.seq_len;
+  const double casts = 2 * T * s.model.vocab * 1e-12;
+  EXPECT_NEAR((with.breakdown.compute_s - without.breakdown.compute_s) / with.micro_batches, casts, 1e-9 * casts);
+  // fp32 logits need no cast.
+  s.plan.precision = Precision::kFp32;
+  const Result fp32 = estimate(s);
+  s.cluster.gpu.op_rates.copy_s_per_element = 0;
+  EXPECT_DOUBLE_EQ(estimate(s).breakdown.compute_s, fp32.breakdown.compute_s);
 }
 
 }  // namespace

@@ -227,17 +227,18 @@ TEST(TorchTrace, ARealH200StepIsReadWholeAndItsGemmsAreTheModels) {
   // GEMM-busy share (H200 preset power.tensor_share_by_busy, clock_h200_gemm_bf16_duty), not the
   // back-to-back clock (0.88 of a burst). Attention within 12%: the model's FlashAttention-2
   // backward is faster than PyTorch's measured alone (AttentionModel.MatchesTheKernelsMeasuredOnH200
-  // bounds that miss). The memory-bound kernels: 37.8 ms measured against 23.9 modelled with
+  // bounds that miss). The memory-bound kernels: 37.8 ms measured against 29.7 modelled with
   // autocast's weight casts, fp32 residual stream and norms, the bias gradients, the QKV relayout
-  // copies (plan.autocast, model.linear_bias, plan.attention_relayout); the rest is the norms
-  // of a 768-wide row running at half the rate of wider ones, and small kernels.
+  // copies (plan.autocast, model.linear_bias, plan.attention_relayout) and the loss's casts of
+  // the logits to fp32 and back (copies, as the trace runs them); the rest is the norms of a
+  // 768-wide row running at half the rate of wider ones, and small kernels.
   const auto measured = [&](TorchOpClass c) { return t.of(c).gpu_time_s; };
   const auto model = [&](TorchOpClass c) { return m.class_s[static_cast<int>(c)]; };
   EXPECT_NEAR(model(TorchOpClass::kGemm), measured(TorchOpClass::kGemm), 0.10 * measured(TorchOpClass::kGemm));
   EXPECT_NEAR(model(TorchOpClass::kAttention), measured(TorchOpClass::kAttention),
               0.12 * measured(TorchOpClass::kAttention));
-  EXPECT_LT(model(TorchOpClass::kElementwise), 0.7 * measured(TorchOpClass::kElementwise));
-  EXPECT_GT(model(TorchOpClass::kElementwise), 0.6 * measured(TorchOpClass::kElementwise));
+  EXPECT_LT(model(TorchOpClass::kElementwise), 0.85 * measured(TorchOpClass::kElementwise));
+  EXPECT_GT(model(TorchOpClass::kElementwise), 0.75 * measured(TorchOpClass::kElementwise));
 }
 
 // The same real step's FlashAttention-2 calls (PyTorch's pytorch_flash kernels, 12 forward and
@@ -453,10 +454,16 @@ TEST(TorchTrace, OpRatesPredictTheStep) {
     EXPECT_NEAR(cls(c), t.of(c).gpu_time_s, 0.005 * t.of(c).gpu_time_s);
   }
   // Elementwise: what the op rates have slots for comes back (the final LayerNorm is counted
-  // here, the model's norms, residual adds and GELUs are the trace's).
-  const double modelled = t.of(TorchOpClass::kElementwise).gpu_time_s - o.unmodelled_elementwise_s;
+  // here, the model's norms, residual adds and GELUs are the trace's), and the loss's two casts
+  // to and from fp32 at the copy rate, which the model counts (PyTorch's fp32 loss) and this
+  // synthetic trace, whose log_softmax reads the bf16 logits, does not run.
+  const double micro_batches = static_cast<double>(s.plan.global_batch) / (s.plan.dp * s.plan.micro_batch);
+  const double loss_casts = micro_batches * 2 * static_cast<double>(s.plan.micro_batch) * s.model.seq_len *
+                            s.model.vocab * s.cluster.gpu.op_rates.copy_s_per_element;
+  const double modelled = t.of(TorchOpClass::kElementwise).gpu_time_s - o.unmodelled_elementwise_s + loss_casts;
   EXPECT_NEAR(cls(TorchOpClass::kElementwise), modelled, 0.03 * modelled);
-  // Measured 11.297 ms; op rates 10.575 ms (-6.4%), where the GEMMs and attention are exact:
+  // Measured 11.297 ms; op rates 11.105 ms (-1.7%), where the GEMMs and attention are exact and
+  // the loss's casts (above) add 0.5 ms the trace does not have:
   //  - 0.262 ms of elementwise time the model does not count (dropout, bias-gradient sums, the
   //    attention backward's cat: unmodelled elementwise);
   //  - DDP's last bucket (the tied 51M-parameter embedding) all-reduces after the backward, 1.06

@@ -213,8 +213,9 @@ TEST(OpGraph, AReplicatedOutputLayerHoldsTheVocabularyWholeAndSendsNothingForIt)
 TEST(OpGraph, AFusedLossReadsTheLogitsTwiceAWayAndKeepsNoFp32Copy) {
   // plan.fused_loss: the loss is one kernel a pass over the 16-bit logits (2 bytes): the forward
   // reads them twice (maximum, then the sum of exponentials), the backward reads them and writes
-  // the gradient in their place, 4 x 2 bytes a logit against PyTorch's fp32 path, (2 + 20) +
-  // (2 + 24), in three kernels a pass; and the last stage keeps the 16-bit logits, not an fp32
+  // the gradient in their place, 4 x 2 bytes a logit against PyTorch's fp32 path, (2 + 4 + 16)
+  // + (20 + 4 + 2) with its casts, in three kernels a pass (the cast one of them, an op of its
+  // own); and the last stage keeps the 16-bit logits, not an fp32
   // copy: 2 bytes a logit fewer. The step gets shorter by the bytes no longer moved.
   const int t = 2, mb = 2;
   json plan = {{"tp", t}, {"pp", 1}, {"dp", 4}, {"micro_batch", mb}, {"global_batch", 4 * mb},
@@ -229,7 +230,7 @@ TEST(OpGraph, AFusedLossReadsTheLogitsTwiceAWayAndKeepsNoFp32Copy) {
       for (const PassProgram& p : ch.pass)
         for (const OpBlock& b : p.blocks)
           for (const ComputeOp& op : b.compute)
-            if ((op.role == OpRole::kSoftmaxXent || op.role == OpRole::kFusedSoftmaxXent) &&
+            if ((op.role == OpRole::kSoftmaxXent || op.role == OpRole::kFusedSoftmaxXent || op.role == OpRole::kCast) &&
                 (op.pass == Pass::kForward || op.pass == Pass::kBackwardInput)) {
               l.bytes += op.bytes * b.repeat;
               l.kernels += op.kernels * b.repeat;
@@ -243,7 +244,7 @@ TEST(OpGraph, AFusedLossReadsTheLogitsTwiceAWayAndKeepsNoFp32Copy) {
   plan["fused_loss"] = true;
   const Workload wf = build(make(plan, "gpt-1.7b", 1), rf);
   const Loss lu = loss(wu), lf = loss(wf);
-  EXPECT_NEAR(lu.bytes, (2 + 20 + 2 + 24) * logits, 1e-9 * lu.bytes);
+  EXPECT_NEAR(lu.bytes, (2 + 4 + 16 + 20 + 4 + 2) * logits, 1e-9 * lu.bytes);
   EXPECT_NEAR(lf.bytes, 4 * 2 * logits, 1e-9 * lf.bytes);
   EXPECT_EQ(lu.kernels, 6);
   EXPECT_EQ(lf.kernels, 2);
@@ -831,11 +832,12 @@ TEST(OpGraph, AutocastCastsTheWeightsEveryMicroBatchAndKeepsTheResidualStreamInF
     double cast_fwd = 0, cast_fwd_elems = 0, cast_w = 0, cast_w_elems = 0;
     double norm_fwd = 0, norm_fwd_elems = 0, norm_bwd = 0, norm_bwd_elems = 0;
     double res_fwd = 0, res_fwd_elems = 0, res_bwd = 0, res_bwd_elems = 0;
-    double params_bytes = 0;
+    double params_bytes = 0, loss_cast_elems = 0;
   };
   auto measure = [](bool autocast) {
     const Scenario sc = make({{"tp", 1}, {"pp", 1}, {"dp", 64}, {"micro_batch", 1}, {"global_batch", 128},
                               {"precision", "bf16"}, {"recompute", "none"}, {"autocast", autocast}});
+    const double logits = static_cast<double>(sc.model.seq_len) * sc.model.vocab;
     Result r;
     const Workload w = build(sc, r);
     Bytes x;
@@ -845,7 +847,9 @@ TEST(OpGraph, AutocastCastsTheWeightsEveryMicroBatchAndKeepsTheResidualStreamInF
           for (const auto& op : b.compute) {
             const double by = op.bytes * b.repeat, el = op.elements * b.repeat;
             const bool fwd = op.pass == Pass::kForward;
-            if (op.role == OpRole::kCast) {
+            if (op.role == OpRole::kCast && op.elements == logits) {
+              x.loss_cast_elems += el;  // the loss's logits to fp32 and their gradient back
+            } else if (op.role == OpRole::kCast) {
               (fwd ? x.cast_fwd : x.cast_w) += by;
               (fwd ? x.cast_fwd_elems : x.cast_w_elems) += el;
               if (!fwd) {
@@ -872,6 +876,9 @@ TEST(OpGraph, AutocastCastsTheWeightsEveryMicroBatchAndKeepsTheResidualStreamInF
   EXPECT_DOUBLE_EQ(on.cast_fwd, 6 * on.cast_fwd_elems);
   EXPECT_DOUBLE_EQ(on.cast_w, 6 * on.cast_w_elems);
   EXPECT_EQ(off.cast_fwd_elems + off.cast_w_elems, 0);
+  const double logits = static_cast<double>(m.seq_len) * m.vocab;
+  EXPECT_DOUBLE_EQ(on.loss_cast_elems, 2 * logits);
+  EXPECT_DOUBLE_EQ(off.loss_cast_elems, 2 * logits);
   EXPECT_DOUBLE_EQ(on.norm_fwd / on.norm_fwd_elems, 14);
   EXPECT_DOUBLE_EQ(on.norm_bwd / on.norm_bwd_elems, 26);
   EXPECT_DOUBLE_EQ(off.norm_fwd / off.norm_fwd_elems, 4);

@@ -32,12 +32,17 @@ TEST(ComputeModel, MeasuredOpRatesReplaceTheModelOpByOp) {
   norm.elements = 1e6;
   norm.bytes = 4e6;
   EXPECT_DOUBLE_EQ(compute_op_time_s(g, norm), 1e-3);
-  // No measured rate for a cast: the model prices it.
+  // A cast at the measured copy rate per element.
+  g.op_rates.copy_s_per_element = 2e-12;
   ComputeOp cast = norm;
   cast.role = OpRole::kCast;
+  EXPECT_DOUBLE_EQ(compute_op_time_s(g, cast), 2e-6);
+  // No measured rate for a relayout copy: the model prices it.
+  ComputeOp relayout = norm;
+  relayout.role = OpRole::kRelayout;
   GpuSpec model = g;
   model.op_rates = OpRates{};
-  EXPECT_DOUBLE_EQ(compute_op_time_s(g, cast), compute_op_time_s(model, cast));
+  EXPECT_DOUBLE_EQ(compute_op_time_s(g, relayout), compute_op_time_s(model, relayout));
   // The loss: the measured (unfused PyTorch) rate per logit prices the unfused loss; a fused
   // loss kernel is not what was measured and is priced by its bytes.
   g.op_rates.softmax_xent_s_per_element = 7e-12;
