@@ -882,7 +882,10 @@ double layer_power_share(const LayerContext& ctx, bool moe_layer) {
   const GpuSpec& gpu = *ctx.gpu;
   if (gpu.op_rates.present() || !follows_power_curve(gpu)) return 0;
   LayerContext c = ctx;
-  c.power_share = 1;  // the benchmark rate: the busy share is the curve's input
+  // The benchmark rate of one GPU: the busy share is the curve's input, whatever the job's
+  // slowest GPU does to the step's times.
+  c.power_share = 1;
+  c.slowest_gpu = 1;
   double gemm_s = 0, attention_s = 0, other_s = 0;
   for (PassKind pass : {PassKind::kForward, PassKind::kBackward}) {
     const OpBlock b = layer_block(c, moe_layer, pass, 1);

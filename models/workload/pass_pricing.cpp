@@ -240,6 +240,7 @@ double memo_layer_power_share(const LayerContext& ctx, bool moe_layer) {
   if (ctx.memo_env == 0) return layer_power_share(ctx, moe_layer);
   LayerContext c = ctx;
   c.power_share = 1;  // what layer_power_share prices the layer at
+  c.slowest_gpu = 1;
   const PassKind kinds[2] = {PassKind::kForward, PassKind::kBackward};
   uint32_t ids[2] = {0, 0};
   context_ids(c, kinds, 2, ids);
