@@ -69,8 +69,8 @@ void declare(CLI::App& app, ValidateOptions& o) {
       "measured step time and components (compute, TP comm, pipeline p2p + bubble, DP comm, optimizer)\n"
       "with the median and 95% interval of each over the undisturbed steps after warm-up. Exit 4 when\n"
       "the prediction is outside the limits, and also when the run cannot be judged: too noisy (steps\n"
-      "disturbed by other processes, a wide interval), the machine changed between the calibrations,\n"
-      "or more ranks than cores (docs/validation.md).");
+      "disturbed by other processes, a wide interval), the machine changed between the calibrations\n"
+      "or its ranks' cores ran at different speeds, or more ranks than cores (docs/validation.md).");
   const std::string pub = "published runs (--published)";
   o.published_opt = app.add_option("--published", o.published,
                                    "the runs to predict (default: data/published_runs.json, shipped with trainsim)")

@@ -37,6 +37,31 @@ std::string op_class(const ComputeOp& op) {
   }
 }
 
+bool layer_op_class(const std::string& cls) {
+  return std::any_of(std::begin(kLayerOpClasses), std::end(kLayerOpClasses), [&](const char* c) { return cls == c; });
+}
+
+// Per rank: the median over the used steps of its layer ops' measured time over the prediction
+// for its stage; empty when a stage predicts none.
+std::vector<double> rank_layer_speed(const CpuPrediction& p, const MeasuredRun& run, const std::vector<int>& used) {
+  std::vector<double> out;
+  if (used.empty()) return out;
+  for (int r = 0; r < run.ranks; ++r) {
+    std::vector<double> ratio;
+    for (int st : used) {
+      const RankStep& rs = run.steps[st][r];
+      if (rs.pp_rank < 0 || rs.pp_rank >= static_cast<int>(p.layer_ops_s.size()) || !(p.layer_ops_s[rs.pp_rank] > 0))
+        return {};
+      double t = 0;
+      for (const auto& [cls, sec] : rs.compute_class_s)
+        if (layer_op_class(cls)) t += sec;
+      ratio.push_back(t / p.layer_ops_s[rs.pp_rank]);
+    }
+    out.push_back(median_ci(std::move(ratio)).median);
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string check_cpu_job(const CpuJob& j) {
@@ -172,6 +197,14 @@ CpuPrediction predict_cpu_job(const CpuJob& j, const json& cal) {
       for (const OpBlock& b : ch.pass[k].blocks)
         for (std::size_t i = 0; i < b.compute.size(); ++i)
           out.compute_class_s[op_class(b.compute[i])] += b.compute_s[i] * b.repeat * w.micro_batches;
+  out.layer_ops_s.assign(w.programs.size(), 0.0);
+  for (std::size_t st = 0; st < w.programs.size(); ++st)
+    for (const ChunkProgram& ch : w.programs[st].chunks)
+      for (int k = 0; k < kPassKinds; ++k)
+        for (const OpBlock& b : ch.pass[k].blocks)
+          for (std::size_t i = 0; i < b.compute.size(); ++i)
+            if (layer_op_class(op_class(b.compute[i])))
+              out.layer_ops_s[st] += b.compute_s[i] * b.repeat * w.micro_batches;
   const MemoryBreakdown& mb = r.per_stage[out.critical_stage].breakdown;
   out.model_state_bytes = mb.params_bytes + mb.grads_bytes + mb.optimizer_bytes;
   return out;
@@ -267,6 +300,22 @@ Comparison compare(const CpuJob& j, const CpuPrediction& p, const CpuPrediction*
       c.verdict = Verdict::kMachineChanged;
       c.reasons.push_back("the calibration after the run predicts a step " + pct(c.calibration_drift) +
                           " away from the one before it (limit " + pct(lim.max_calibration_drift) + ")");
+    }
+  }
+  // One calibration of the machine predicts every core alike: ranks whose cores ran at different
+  // speeds (another tenant on one core, a core's clock) wait for each other in ways the
+  // prediction cannot hold, whatever its error.
+  c.rank_layer_speed = rank_layer_speed(p, run, used);
+  if (c.rank_layer_speed.size() > 1) {
+    const auto [lo, hi] = std::minmax_element(c.rank_layer_speed.begin(), c.rank_layer_speed.end());
+    c.rank_speed_spread = *lo > 0 ? *hi / *lo - 1 : 0;
+    if (c.rank_speed_spread > lim.max_rank_speed_spread) {
+      c.verdict = Verdict::kMachineChanged;
+      c.reasons.push_back("the ranks' cores ran at different speeds: the layers' attention and GELU, the same ops on "
+                          "every rank, took " + pct(c.rank_speed_spread) + " longer on rank " +
+                          std::to_string(hi - c.rank_layer_speed.begin()) + " than on rank " +
+                          std::to_string(lo - c.rank_layer_speed.begin()) + " against the prediction (limit " +
+                          pct(lim.max_rank_speed_spread) + ")");
     }
   }
   const int after_warmup = static_cast<int>(run.steps.size()) - c.selection.warmup;

@@ -52,6 +52,9 @@ struct CpuPrediction {
   int critical_stage = 0;  // the stage whose breakdown the Result reports (largest F + B)
   double component_s[kComponents] = {0, 0, 0, 0, 0, 0};   // measured_run.hpp definitions
   std::map<std::string, double> compute_class_s;          // critical stage, per step, op_class
+  // Per pipeline stage, per step: the time of the ops only the transformer layers run
+  // (kLayerOpClasses), the same ops at the same shapes on every rank of a stage.
+  std::vector<double> layer_ops_s;
   double model_state_bytes = 0;  // params + grads + optimizer states of the critical stage
   std::vector<std::string> calibration_applied;
 };
@@ -83,13 +86,22 @@ struct Limits {
   double min_used_share = 0.5;       // of the steps after warm-up, undisturbed
   int min_used_steps = 10;
   double max_calibration_drift = 0.03;  // |step predicted from the calibration after / before - 1|
+  double max_rank_speed_spread = 0.05;  // fastest / slowest rank on the layers' ops - 1
 };
+
+// The op classes only the transformer layers run (attention, GELU): every rank runs them at the
+// same shapes, so their measured / predicted time compares the ranks' cores, whatever the model.
+inline constexpr const char* kLayerOpClasses[] = {"attention", "gelu"};
 
 struct Comparison {
   StepSelection selection;
   std::vector<Row> rows;                 // step first, then the components, then memory
   std::vector<Row> compute_classes;      // the compute component by op class (critical stage)
   double calibration_drift = 0;          // predicted step after / before - 1 (0 without "after")
+  // Per rank, the median over the used steps of the layers' ops measured / predicted; and the
+  // fastest rank against the slowest (max / min - 1; 0 with one rank or no layer ops).
+  std::vector<double> rank_layer_speed;
+  double rank_speed_spread = 0;
   bool oversubscribed = false;
   Verdict verdict = Verdict::kPass;
   std::vector<std::string> reasons;      // why not kPass

@@ -178,7 +178,10 @@ json comparison_json(const CpuJob& j, const CpuPrediction& p, const Comparison& 
                 {"micro_batches", j.micro_batches}, {"steps", j.steps},
                 {"zero", j.zero},            {"schedule", j.schedule},
                 {"compression", j.compression}, {"precision", "fp32"}};
-  out["machine"] = {{"cores", ctx.cores}, {"binding", ctx.binding}};
+  out["machine"] = {{"cores", ctx.cores},
+                    {"binding", ctx.binding},
+                    {"rank_layer_speed", c.rank_layer_speed},
+                    {"rank_speed_spread", c.rank_speed_spread}};
   out["calibration"] = {{"file", ctx.calibration_file.empty() ? "measured before the run" : ctx.calibration_file},
                         {"device", ctx.calibration.value("device", "")},
                         {"applied", p.calibration_applied},
@@ -219,6 +222,11 @@ std::string comparison_text(const CpuJob& j, const CpuPrediction& p, const Compa
     << (ctx.calibration_file.empty() ? "measured before the run" : ctx.calibration_file) << " ("
     << ctx.calibration.value("device", std::string("?")) << ")";
   if (!ctx.calibration_after.is_null()) o << ", again after it: predicted step " << pct(c.calibration_drift);
+  if (c.rank_layer_speed.size() > 1) {
+    o << "; layer ops measured / predicted per rank:";
+    for (double v : c.rank_layer_speed) o << " " << fmt("%.3f", v);
+    o << " (" << pct(c.rank_speed_spread) << " apart)";
+  }
   o << "\n";
   std::snprintf(line, sizeof line,
                 "steps: %d run, %d warm-up%s, %zu disturbed by other processes, %zu used; components on pipeline "

@@ -37,6 +37,13 @@ assert step["name"] == "step_time_s", step
 lo, hi = step["measured_ci95"]
 assert lo <= step["measured_median"] <= hi, step      # the 95% interval is reported with the figure
 err = step["error"]  # null when no step could be used
+speeds = out["machine"]["rank_layer_speed"]   # the same layer ops on both ranks: their cores compared
+if out["steps"]["used"] > 0:
+    assert len(speeds) == 2 and all(v > 0 for v in speeds), speeds
+    spread = max(speeds) / min(speeds) - 1
+    assert abs(out["machine"]["rank_speed_spread"] - spread) < 1e-9, out["machine"]
+    if spread > 0.05:
+        assert verdict == "machine changed during the run", (verdict, speeds)
 print("verdict:", verdict, "step error", "n/a" if err is None else "%+.1f%%" % (100 * err), "reasons:", out["reasons"])
 if verdict == "pass":
     assert rc == 0, rc

@@ -163,6 +163,39 @@ TEST(CpuValidation, VerdictJudgesTheMeasurementBeforeThePrediction) {
   EXPECT_EQ(c.verdict, Verdict::kOversubscribed);
 }
 
+TEST(CpuValidation, RanksWhoseCoresRanAtDifferentSpeedsAreNotJudged) {
+  const CpuJob j;
+  MeasuredRun run = flat_run(40, 0.100, 0.080);
+  // Both stages run the same two layers: 20 ms of attention and GELU predicted on each.
+  CpuPrediction p = prediction(0.097, 0.075);
+  p.layer_ops_s = {0.020, 0.020};
+  auto layer_ops = [&](double rank0_s, double rank1_s) {
+    for (auto& step : run.steps) {
+      step[0].compute_class_s = {{"attention", 0.75 * rank0_s}, {"gelu", 0.25 * rank0_s}, {"embedding", 0.004}};
+      step[1].compute_class_s = {{"attention", 0.75 * rank1_s}, {"gelu", 0.25 * rank1_s}, {"softmax_xent", 0.01}};
+    }
+  };
+  // Both ranks 4% over the prediction (the model's error, not the cores'): judged, a pass.
+  layer_ops(0.0208, 0.0208);
+  Comparison c = compare(j, p, nullptr, run, Limits{}, false);
+  EXPECT_EQ(c.verdict, Verdict::kPass) << (c.reasons.empty() ? "" : c.reasons[0]);
+  ASSERT_EQ(c.rank_layer_speed.size(), 2u);
+  EXPECT_NEAR(c.rank_layer_speed[0], 1.04, 1e-9);
+  EXPECT_NEAR(c.rank_speed_spread, 0.0, 1e-9);
+  // Rank 0's core 10% slower than rank 1's on the same ops: refused, whatever the step error.
+  layer_ops(0.0220, 0.0200);
+  c = compare(j, p, nullptr, run, Limits{}, false);
+  EXPECT_EQ(c.verdict, Verdict::kMachineChanged);
+  EXPECT_NEAR(c.rank_speed_spread, 0.10, 1e-9);
+  ASSERT_FALSE(c.reasons.empty());
+  EXPECT_NE(c.reasons[0].find("longer on rank 0 than on rank 1"), std::string::npos) << c.reasons[0];
+  // An uneven split of the layers is in the prediction: 3 layers on stage 0, 1 on stage 1.
+  p.layer_ops_s = {0.030, 0.010};
+  layer_ops(0.0300, 0.0100);
+  c = compare(j, p, nullptr, run, Limits{}, false);
+  EXPECT_EQ(c.verdict, Verdict::kPass) << (c.reasons.empty() ? "" : c.reasons[0]);
+}
+
 TEST(CpuValidation, AWideIntervalIsTooNoisy) {
   const CpuJob j;
   MeasuredRun run = flat_run(40, 0.100, 0.080);
