@@ -366,12 +366,25 @@ Dims dims(const LayerContext& c) {
 // one per element (SwiGLU reads two, writes one; backward reads gate, up, dy and writes both
 // gradients). Under autocast the residual stream and the norms are fp32 (R bytes), a residual
 // add reads the fp32 stream and the 16-bit branch, and a norm's output is cast to 16 bits for
-// the GEMM after it (read R, write A), its gradient back (read A, write R): the H200 autocast
-// steps' mixed-dtype adds, fp32 LayerNorm kernels and cast copies (data/measured).
-double norm_bytes(const Dims& d, bool bwd) { return (bwd ? 5 : 2) * d.R + (d.R != d.A ? d.R + d.A : 0); }
+// the GEMM after it (read R, write A), its gradient back (read A, write R), a copy kernel of its
+// own (norm_op): the H200 autocast steps' mixed-dtype adds, fp32 LayerNorm kernels and cast
+// copies (data/measured).
+double norm_bytes(const Dims& d, bool bwd) { return (bwd ? 5 : 2) * d.R; }
 double residual_bytes(const Dims& d, bool bwd) { return bwd ? 2 * d.R : 2 * d.R + d.A; }
 double activation_bytes(const Dims& d, bool swiglu, bool bwd) {
   return (swiglu ? (bwd ? 5 : 3) : (bwd ? 3 : 2)) * d.A;
+}
+
+// A norm over `cols` features of each token: its kernel, and under autocast (fp32 stream, 16-bit
+// GEMM inputs) the cast of its output for the GEMM after it, or of that GEMM's input gradient
+// back to fp32 before the norm's backward.
+void norm_op(BlockBuilder& b, const Dims& d, Pass pass, double cols) {
+  const bool bwd = pass == Pass::kBackwardInput;
+  const double n = d.Te * cols;
+  const bool cast = d.R != d.A;
+  if (cast && bwd) b.mem(OpRole::kCast, pass, (d.A + d.R) * n, n);
+  b.mem(OpRole::kNorm, pass, norm_bytes(d, bwd) * n, n);
+  if (cast && !bwd) b.mem(OpRole::kCast, pass, (d.R + d.A) * n, n);
 }
 
 
@@ -412,7 +425,7 @@ void mla_projections_forward(BlockBuilder& b, const LayerContext& c, const Dims&
   const double rope = c.model->mla->qk_rope_head_dim;
   if (q_latent) b.gemm(OpRole::kQkv, pass, d.Te, d.q_rank, d.h);
   b.gemm(OpRole::kQkv, pass, d.Te, d.kv_rank + rope, d.h);
-  b.mem(OpRole::kNorm, pass, norm_bytes(d, false) * d.Te * d.normed_latents, d.Te * d.normed_latents);
+  norm_op(b, d, pass, d.normed_latents);
   if (c.sp) b.tp_comm(CollectiveOp::kAllGather, d.T * d.latent * d.A);
   b.gemm(OpRole::kQkv, pass, d.T, d.q_up_n, d.q_rank);
   b.gemm(OpRole::kQkv, pass, d.T, d.kv_up_n, d.kv_rank);
@@ -427,7 +440,7 @@ void qkv_relayout(BlockBuilder& b, const LayerContext& c, const Dims& d, Pass pa
 }
 
 void attention_forward(BlockBuilder& b, const LayerContext& c, const Dims& d, Pass pass) {
-  b.mem(OpRole::kNorm, pass, norm_bytes(d, false) * d.Te * d.h, d.Te * d.h);
+  norm_op(b, d, pass, d.h);
   if (c.model->mla) {
     mla_projections_forward(b, c, d, pass);
   } else {
@@ -464,12 +477,12 @@ void dense_mlp_core_forward(BlockBuilder& b, const LayerContext& c, const Dims& 
 // and the residual add after it, no backward op reads. (A MoE layer's combine weights the
 // expert outputs by the router's probabilities, whose gradient reads them: it runs whole.)
 void dense_mlp_recompute_until_last_gemm(BlockBuilder& b, const LayerContext& c, const Dims& d) {
-  b.mem(OpRole::kNorm, Pass::kRecompute, norm_bytes(d, false) * d.Te * d.h, d.Te * d.h);
+  norm_op(b, d, Pass::kRecompute, d.h);
   dense_mlp_up_forward(b, c, d, Pass::kRecompute);
 }
 
 void dense_mlp_forward(BlockBuilder& b, const LayerContext& c, const Dims& d, Pass pass) {
-  b.mem(OpRole::kNorm, pass, norm_bytes(d, false) * d.Te * d.h, d.Te * d.h);
+  norm_op(b, d, pass, d.h);
   dense_mlp_core_forward(b, c, d, pass);
   b.mem(OpRole::kResidual, pass, residual_bytes(d, false) * d.Te * d.h, d.Te * d.h);
 }
@@ -542,7 +555,7 @@ void moe_mlp_forward(BlockBuilder& b, const LayerContext& c, const Dims& d, Pass
   const bool swiglu = c.model->ffn_act == FfnActivation::kSwiglu;
   const MoeSpec& e = *c.model->moe;
   const MoeDims m = moe_dims(c, d);
-  b.mem(OpRole::kNorm, pass, norm_bytes(d, false) * d.Te * d.h, d.Te * d.h);
+  norm_op(b, d, pass, d.h);
   b.gemm(OpRole::kRouter, pass, m.tokens, static_cast<double>(e.experts), d.h);
   b.mem(OpRole::kPermute, pass, 2 * d.A * m.copies * d.h, m.copies * d.h, 2);
   ep_exchange(b, c, d, m);
@@ -597,7 +610,7 @@ void dense_mlp_backward(BlockBuilder& b, const LayerContext& c, const Dims& d, P
   bias_gradient(b, c, d, pass, d.T, d.up_n);
   if (dx) {
     b.tp_comm(c.sp ? CollectiveOp::kReduceScatter : CollectiveOp::kAllReduce, d.T * d.h * d.A);
-    b.mem(OpRole::kNorm, Pass::kBackwardInput, norm_bytes(d, true) * d.Te * d.h, d.Te * d.h);
+    norm_op(b, d, Pass::kBackwardInput, d.h);
   }
 }
 
@@ -633,7 +646,7 @@ void moe_mlp_backward(BlockBuilder& b, const LayerContext& c, const Dims& d, Pas
   linear_backward(b, OpRole::kRouter, pass, m.tokens, static_cast<double>(e.experts), d.h);
   if (dx) {
     if (c.tp > 1) b.tp_comm(c.sp ? CollectiveOp::kReduceScatter : CollectiveOp::kAllReduce, d.T * d.h * d.A);
-    b.mem(OpRole::kNorm, Pass::kBackwardInput, norm_bytes(d, true) * d.Te * d.h, d.Te * d.h);
+    norm_op(b, d, Pass::kBackwardInput, d.h);
   }
 }
 
@@ -647,7 +660,7 @@ void mla_projections_backward(BlockBuilder& b, const LayerContext& c, const Dims
   linear_backward(b, OpRole::kQkv, pass, d.T, d.q_up_n, d.q_rank);
   if (dx) {
     b.tp_comm(c.sp ? CollectiveOp::kReduceScatter : CollectiveOp::kAllReduce, d.T * d.latent * d.A);
-    b.mem(OpRole::kNorm, Pass::kBackwardInput, norm_bytes(d, true) * d.Te * d.normed_latents, d.Te * d.normed_latents);
+    norm_op(b, d, Pass::kBackwardInput, d.normed_latents);
   }
   linear_backward(b, OpRole::kQkv, pass, d.Te, d.kv_rank + rope, d.h);
   if (q_latent) linear_backward(b, OpRole::kQkv, pass, d.Te, d.q_rank, d.h);
@@ -677,7 +690,7 @@ void attention_backward(BlockBuilder& b, const LayerContext& c, const Dims& d, P
     bias_gradient(b, c, d, pass, d.T, d.qkv_n);
     if (dx) b.tp_comm(c.sp ? CollectiveOp::kReduceScatter : CollectiveOp::kAllReduce, d.T * d.h * d.A);
   }
-  if (dx) b.mem(OpRole::kNorm, Pass::kBackwardInput, norm_bytes(d, true) * d.Te * d.h, d.Te * d.h);
+  if (dx) norm_op(b, d, Pass::kBackwardInput, d.h);
 }
 
 // Parameters of one layer on one rank: dense part (TP-split), experts (EP x ETP-split).
@@ -821,9 +834,9 @@ void selective_recompute(BlockBuilder& b, const LayerContext& c, const Dims& d, 
   const ModelSpec& m = *c.model;
   if (rc.layernorm) {
     for (int norm = 0; norm < 2; ++norm)
-      b.mem(OpRole::kNorm, Pass::kRecompute, norm_bytes(d, false) * d.Te * d.h, d.Te * d.h);
+      norm_op(b, d, Pass::kRecompute, d.h);
     if (m.mla) {
-      b.mem(OpRole::kNorm, Pass::kRecompute, norm_bytes(d, false) * d.Te * d.normed_latents, d.Te * d.normed_latents);
+      norm_op(b, d, Pass::kRecompute, d.normed_latents);
     }
   }
   if (rc.mla_up_proj && m.mla) {
@@ -934,7 +947,7 @@ OpBlock head_block(const LayerContext& c, PassKind pass) {
   if (pass == PassKind::kForward) {
     zero3_gathers(b, c, Pass::kForward, params);
     weight_casts(b, c, Pass::kForward, v * d.h);
-    b.mem(OpRole::kNorm, Pass::kForward, norm_bytes(d, false) * d.Te * d.h, d.Te * d.h);
+    norm_op(b, d, Pass::kForward, d.h);
     if (c.sp) b.tp_comm(CollectiveOp::kAllGather, d.T * d.h * d.A);
     b.gemm(OpRole::kLmHead, Pass::kForward, d.T, v, d.h);
     // Cross-entropy runs in fp32 (PyTorch autocast lists log_softmax / nll_loss among the ops
@@ -957,7 +970,7 @@ OpBlock head_block(const LayerContext& c, PassKind pass) {
   if (pass != PassKind::kBackwardInput) weight_casts(b, c, Pass::kBackwardWeight, v * d.h);
   if (has_input_grad(pass)) {
     if (c.vocab_parallel) b.tp_comm(c.sp ? CollectiveOp::kReduceScatter : CollectiveOp::kAllReduce, d.T * d.h * d.A);
-    b.mem(OpRole::kNorm, Pass::kBackwardInput, norm_bytes(d, true) * d.Te * d.h, d.Te * d.h);
+    norm_op(b, d, Pass::kBackwardInput, d.h);
   }
   if (pass != PassKind::kBackwardInput) zero3_reduce_scatters(b, c, params, 0);
   return b.finish();

@@ -285,7 +285,7 @@ TEST(TorchTrace, ARealStepsFlashAttentionCallsSetTheKernelModel) {
 
 // The file the real H200 step writes, without op rates (the kernel-level route: every shape of
 // every plan is priced by the kernel model with the fitted parameters), predicts the step it was
-// fitted to: 106.7 ms against the measured 108.5. Its streaming kernels reach 0.69 of the HBM
+// fitted to: 105.6 ms against the measured 108.5. Its streaming kernels reach 0.69 of the HBM
 // bandwidth (768-wide rows, fp32/bf16 casts), the share the model takes; its norms, reductions
 // and QKV relayouts keep their own rates. Read as a bandwidth instead (their average, 2.38 TB/s,
 // with the norm and relayout rates on top of it) the file predicted 128 ms (+18%).

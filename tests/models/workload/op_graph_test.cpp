@@ -824,20 +824,23 @@ TEST(OpGraph, BiasGradientsSumEachBiasedLinearsOutputGradient) {
 // PyTorch autocast over fp32 weights (plan.autocast): every micro-batch casts each weight to
 // bf16 in its forward (read 4, write 2 bytes) and each weight gradient back to fp32 in its
 // weight-gradient pass; the residual stream and the norms run in fp32, a norm's output cast to
-// bf16 (and its gradient back). Per element: norm forward 2 x 4 + 4 + 2 = 14 bytes (6 without
-// autocast: 2 x 2), backward 5 x 4 + 2 + 4 = 26 (10); residual add 2 x 4 + 2 = 10 forward (6),
-// 2 x 4 backward (4). The model states are fp32's: 4 bytes a parameter, no separate master copy.
+// bf16 by a copy of its own (and its gradient back before the norm's backward). Per element:
+// norm forward 2 x 4 = 8 bytes (4 without autocast: 2 x 2), backward 5 x 4 = 20 (10), each cast
+// 4 + 2 = 6; residual add 2 x 4 + 2 = 10 forward (6), 2 x 4 backward (4). The model states are
+// fp32's: 4 bytes a parameter, no separate master copy.
 TEST(OpGraph, AutocastCastsTheWeightsEveryMicroBatchAndKeepsTheResidualStreamInFp32) {
   struct Bytes {
     double cast_fwd = 0, cast_fwd_elems = 0, cast_w = 0, cast_w_elems = 0;
     double norm_fwd = 0, norm_fwd_elems = 0, norm_bwd = 0, norm_bwd_elems = 0;
     double res_fwd = 0, res_fwd_elems = 0, res_bwd = 0, res_bwd_elems = 0;
     double params_bytes = 0, loss_cast_elems = 0;
+    double norm_cast_fwd = 0, norm_cast_fwd_elems = 0, norm_cast_bwd = 0, norm_cast_bwd_elems = 0;
   };
   auto measure = [](bool autocast) {
     const Scenario sc = make({{"tp", 1}, {"pp", 1}, {"dp", 64}, {"micro_batch", 1}, {"global_batch", 128},
                               {"precision", "bf16"}, {"recompute", "none"}, {"autocast", autocast}});
     const double logits = static_cast<double>(sc.model.seq_len) * sc.model.vocab;
+    const double norm_elems = static_cast<double>(sc.model.seq_len) * sc.model.hidden;
     Result r;
     const Workload w = build(sc, r);
     Bytes x;
@@ -849,6 +852,12 @@ TEST(OpGraph, AutocastCastsTheWeightsEveryMicroBatchAndKeepsTheResidualStreamInF
             const bool fwd = op.pass == Pass::kForward;
             if (op.role == OpRole::kCast && op.elements == logits) {
               x.loss_cast_elems += el;  // the loss's logits to fp32 and their gradient back
+            } else if (op.role == OpRole::kCast && op.elements == norm_elems && op.pass != Pass::kBackwardWeight) {
+              // a norm's output to bf16, its gradient back to fp32
+              const bool bwd = op.pass == Pass::kBackwardInput;
+              EXPECT_TRUE(fwd || bwd);
+              (bwd ? x.norm_cast_bwd : x.norm_cast_fwd) += by;
+              (bwd ? x.norm_cast_bwd_elems : x.norm_cast_fwd_elems) += el;
             } else if (op.role == OpRole::kCast) {
               (fwd ? x.cast_fwd : x.cast_w) += by;
               (fwd ? x.cast_fwd_elems : x.cast_w_elems) += el;
@@ -870,6 +879,7 @@ TEST(OpGraph, AutocastCastsTheWeightsEveryMicroBatchAndKeepsTheResidualStreamInF
   const auto [sc_off, off] = measure(false);
   // Every weight but the embedding's (a gather reads the fp32 rows it needs) is cast, once each way.
   const ModelSpec& m = sc.model;
+  auto norm_elems_of = [](const ModelSpec& mm) { return static_cast<double>(mm.seq_len) * mm.hidden; };
   const double embedding = static_cast<double>(m.vocab) * m.hidden;
   EXPECT_NEAR(on.cast_fwd_elems, count_params(m).total - embedding, 0.001 * count_params(m).total);
   EXPECT_DOUBLE_EQ(on.cast_w_elems, on.cast_fwd_elems);
@@ -879,9 +889,17 @@ TEST(OpGraph, AutocastCastsTheWeightsEveryMicroBatchAndKeepsTheResidualStreamInF
   const double logits = static_cast<double>(m.seq_len) * m.vocab;
   EXPECT_DOUBLE_EQ(on.loss_cast_elems, 2 * logits);
   EXPECT_DOUBLE_EQ(off.loss_cast_elems, 2 * logits);
-  EXPECT_DOUBLE_EQ(on.norm_fwd / on.norm_fwd_elems, 14);
-  EXPECT_DOUBLE_EQ(on.norm_bwd / on.norm_bwd_elems, 26);
+  EXPECT_DOUBLE_EQ(on.norm_fwd / on.norm_fwd_elems, 8);
+  EXPECT_DOUBLE_EQ(on.norm_bwd / on.norm_bwd_elems, 20);
   EXPECT_DOUBLE_EQ(off.norm_fwd / off.norm_fwd_elems, 4);
+  EXPECT_DOUBLE_EQ(off.norm_bwd / off.norm_bwd_elems, 10);
+  // One cast per norm each way: two norms a layer and the final one.
+  EXPECT_DOUBLE_EQ(on.norm_cast_fwd_elems, on.norm_fwd_elems);
+  EXPECT_DOUBLE_EQ(on.norm_cast_bwd_elems, on.norm_bwd_elems);
+  EXPECT_DOUBLE_EQ(on.norm_cast_fwd_elems, (2.0 * m.layers + 1) * norm_elems_of(m));
+  EXPECT_DOUBLE_EQ(on.norm_cast_fwd, 6 * on.norm_cast_fwd_elems);
+  EXPECT_DOUBLE_EQ(on.norm_cast_bwd, 6 * on.norm_cast_bwd_elems);
+  EXPECT_EQ(off.norm_cast_fwd_elems + off.norm_cast_bwd_elems, 0);
   // The layers' residual adds and the embedding's sum of token and position rows (2 x 4 in fp32).
   const double layer_res = 2.0 * m.layers * m.seq_len * m.hidden;
   EXPECT_DOUBLE_EQ(on.res_fwd, 10 * layer_res + 8 * m.seq_len * m.hidden);
