@@ -149,6 +149,7 @@ Scenario cpu_job_scenario(const CpuJob& j, const json& cal, std::vector<std::str
   p.flash_attention = true;  // the backend's attention keeps the log-sum-exp, not the s x s scores
   p.grad_accumulation_fusion = true;  // the weight-gradient GEMMs accumulate (beta = 1) into the gradients
   p.vocab_parallel = false;  // gpt_model.hpp: every TP rank holds the embedding and the LM head whole
+  p.attention_relayout = false;  // gpt_model.cpp: Q, K and V come from GEMMs of their own, in the attention's layout
   if (j.compression != "none") {
     CompressionStage st;
     st.method = plan_compression_method(j.compression);

@@ -41,7 +41,8 @@ std::vector<std::string> train_args(const CpuJob& job, const std::string& backen
 // peak, memory bandwidth and per-op rates at the job's shapes), the in-node fabric = the measured
 // all-reduce of the calibration (apply_calibration); fp32, the trainer's ZeRO stage, schedule and
 // compression, blocking TP collectives, DP reduction after the last backward, weight-gradient
-// GEMMs accumulating into the gradient buffer (gradient-accumulation fusion). `applied` gets
+// GEMMs accumulating into the gradient buffer (gradient-accumulation fusion), no QKV relayout
+// (the trainer's Q, K and V GEMMs write the attention's layout). `applied` gets
 // apply_calibration's lines. ScenarioError when the calibration has no op_rates at the job's
 // shapes.
 Scenario cpu_job_scenario(const CpuJob& job, const nlohmann::json& calibration,

@@ -46,6 +46,15 @@ TEST(CpuValidation, ThePredictionPricesTheTrainersOpsAtTheCalibratedRates) {
   EXPECT_NEAR(p.compute_class_s.at("attention"),
               calls * (op_time(cal, "attention_fwd") + op_time(cal, "attention_bwd")),
               1e-3 * p.compute_class_s.at("attention"));
+  // The trainer's Q, K and V GEMMs write the attention's layout, and its weight-gradient GEMMs
+  // accumulate in place: no copies in the prediction (the timeline's "copy" class holds only the
+  // trainer's small uploads).
+  EXPECT_EQ(p.compute_class_s.count("copy"), 0u);
+  // The layer ops per stage, for comparing the ranks' cores: both stages run two layers.
+  ASSERT_EQ(p.layer_ops_s.size(), 2u);
+  EXPECT_NEAR(p.layer_ops_s[0], p.layer_ops_s[1], 1e-9 * p.layer_ops_s[1]);
+  EXPECT_NEAR(p.layer_ops_s[1], p.compute_class_s.at("gelu") + p.compute_class_s.at("attention"),
+              1e-9 * p.layer_ops_s[1]);
   // Model states of the last stage, fp32 AdamW (16 bytes per parameter, ZeRO-1 over dp = 1
   // shards nothing): 2 layers of 12 h^2 + 4 h (no linear biases, two layernorms), the final
   // layernorm 2 h and the untied LM head vocab x h (gpt_model.hpp).
