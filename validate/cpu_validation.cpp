@@ -192,20 +192,19 @@ CpuPrediction predict_cpu_job(const CpuJob& j, const json& cal) {
   out.component_s[static_cast<int>(Component::kPipeline)] = bd.bubble_s + bd.pp_comm_s;
   out.component_s[static_cast<int>(Component::kDp)] = bd.dp_comm_s;
   out.component_s[static_cast<int>(Component::kOptimizer)] = bd.optimizer_s;
-  // The critical stage's compute by op class: its programs' priced ops, m micro-batches.
-  for (const ChunkProgram& ch : w.programs[out.critical_stage].chunks)
-    for (int k = 0; k < kPassKinds; ++k)
-      for (const OpBlock& b : ch.pass[k].blocks)
-        for (std::size_t i = 0; i < b.compute.size(); ++i)
-          out.compute_class_s[op_class(b.compute[i])] += b.compute_s[i] * b.repeat * w.micro_batches;
+  // Every stage's priced ops, m micro-batches: the critical stage's by op class, and each
+  // stage's layer ops.
   out.layer_ops_s.assign(w.programs.size(), 0.0);
   for (std::size_t st = 0; st < w.programs.size(); ++st)
     for (const ChunkProgram& ch : w.programs[st].chunks)
       for (int k = 0; k < kPassKinds; ++k)
         for (const OpBlock& b : ch.pass[k].blocks)
-          for (std::size_t i = 0; i < b.compute.size(); ++i)
-            if (layer_op_class(op_class(b.compute[i])))
-              out.layer_ops_s[st] += b.compute_s[i] * b.repeat * w.micro_batches;
+          for (std::size_t i = 0; i < b.compute.size(); ++i) {
+            const std::string cls = op_class(b.compute[i]);
+            const double t = b.compute_s[i] * b.repeat * w.micro_batches;
+            if (static_cast<int>(st) == out.critical_stage) out.compute_class_s[cls] += t;
+            if (layer_op_class(cls)) out.layer_ops_s[st] += t;
+          }
   const MemoryBreakdown& mb = r.per_stage[out.critical_stage].breakdown;
   out.model_state_bytes = mb.params_bytes + mb.grads_bytes + mb.optimizer_bytes;
   return out;
