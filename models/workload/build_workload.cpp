@@ -1,7 +1,9 @@
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstring>
 #include <string>
+#include <string_view>
 
 #include "models/core/leaf_switch.hpp"
 #include "models/cost/arrival_wait.hpp"
@@ -31,11 +33,38 @@ constexpr double kCpuAdamParamsPerS = 1e9;
 double activation_bytes(Precision p) { return p == Precision::kFp32 ? 4.0 : 2.0; }
 
 std::string str(int64_t v) { return std::to_string(v); }
-// "12.3 GiB" without printf: reasons are built for every infeasible plan of a sweep.
-std::string gib(double bytes) {
-  const long long tenths = std::llround(bytes / (1024.0 * 1024 * 1024) * 10);
-  return std::to_string(tenths / 10) + "." + std::to_string(tenths % 10) + " GiB";
-}
+
+// Reasons are built for every infeasible plan of a search, so they are written into one buffer
+// with std::to_chars (no printf, no temporary strings) and copied out once; a text longer than
+// the buffer (a very long GPU name) is cut at its end.
+class Text {
+ public:
+  Text& operator<<(std::string_view t) {
+    const std::size_t n = std::min(t.size(), sizeof buf_ - size_);
+    std::memcpy(buf_ + size_, t.data(), n);
+    size_ += n;
+    return *this;
+  }
+  Text& operator<<(int64_t v) {
+    char digits[24];
+    return *this << std::string_view(digits, static_cast<std::size_t>(
+                                                 std::to_chars(digits, digits + sizeof digits, v).ptr - digits));
+  }
+  // "12.3 GiB" from bytes.
+  struct Gib {
+    double bytes;
+  };
+  Text& operator<<(Gib g) {
+    const long long tenths = std::llround(g.bytes / (1024.0 * 1024 * 1024) * 10);
+    return *this << static_cast<int64_t>(tenths / 10) << "." << static_cast<int64_t>(tenths % 10) << " GiB";
+  }
+  std::string str() const { return std::string(buf_, size_); }
+
+ private:
+  char buf_[512];
+  std::size_t size_ = 0;
+};
+Text::Gib gib(double bytes) { return {bytes}; }
 
 CollectiveAlgo plan_algo(const ParallelPlan& p) {
   return collective_algo_from_string(p.collective_algorithm, "plan.collective_algorithm");
@@ -353,28 +382,31 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r, const WorkloadOp
       if (r.per_stage[s].total_bytes > r.per_stage[worst].total_bytes) worst = s;
     const MemoryBreakdown& b = r.per_stage[worst].breakdown;
     r.feasible = false;
-    r.reason = "out of memory: pipeline stage " + str(worst) + " needs " + gib(r.peak_memory_bytes) + " but " +
-               gpu.name + " has " + gib(gpu.hbm_capacity_bytes) + " (params " + gib(b.params_bytes) + ", grads " +
-               gib(b.grads_bytes) + ", optimizer " + gib(b.optimizer_bytes) + ", activations " +
-               gib(b.activations_bytes) + ", other " + gib(b.other_bytes) + ")";
+    r.reason = (Text() << "out of memory: pipeline stage " << worst << " needs " << gib(r.peak_memory_bytes) << " but "
+                       << gpu.name << " has " << gib(gpu.hbm_capacity_bytes) << " (params " << gib(b.params_bytes)
+                       << ", grads " << gib(b.grads_bytes) << ", optimizer " << gib(b.optimizer_bytes)
+                       << ", activations " << gib(b.activations_bytes) << ", other " << gib(b.other_bytes) << ")")
+                    .str();
   }
   // A plan that fits with little headroom: PyTorch's caching allocator, short of a free block of
   // the size asked, frees its cache and retries the allocation (the num_alloc_retries counter of
   // torch.cuda.memory_stats), synchronizing the device each time; steps slow by an amount this
   // model does not price. kTightMemoryShare marks where that becomes likely.
   if (r.feasible && r.peak_memory_bytes > kTightMemoryShare * gpu.hbm_capacity_bytes)
-    r.warnings.push_back("memory: the peak (" + gib(r.peak_memory_bytes) + ") is above " +
-                         str(static_cast<int>(100 * kTightMemoryShare)) + "% of " + gpu.name + "'s " +
-                         gib(gpu.hbm_capacity_bytes) +
-                         ": the caching allocator may free and retry allocations, slowing steps (not modelled)");
+    r.warnings.push_back((Text() << "memory: the peak (" << gib(r.peak_memory_bytes) << ") is above "
+                                 << static_cast<int64_t>(100 * kTightMemoryShare) << "% of " << gpu.name << "'s "
+                                 << gib(gpu.hbm_capacity_bytes)
+                                 << ": the caching allocator may free and retry allocations, slowing steps (not modelled)")
+                             .str());
   if (r.feasible && (p.offload.optimizer || p.offload.params)) {
     double host_per_gpu = 0;
     if (p.offload.optimizer) host_per_gpu += opt_params * (sb.optimizer + sb.grads);
     if (p.offload.params) host_per_gpu += max_stage_params * sb.params;
     if (host_per_gpu * gpn > c.host_memory_bytes) {
       r.feasible = false;
-      r.reason = "offload needs " + gib(host_per_gpu * gpn) + " of host memory per node but cluster.host_memory is " +
-                 gib(c.host_memory_bytes);
+      r.reason = (Text() << "offload needs " << gib(host_per_gpu * gpn)
+                         << " of host memory per node but cluster.host_memory is " << gib(c.host_memory_bytes))
+                     .str();
     }
   }
   if (!r.feasible && options.stop_when_infeasible) return false;

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <limits>
 #include <set>
+#include <string_view>
 
 #include "models/core/scenario_error.hpp"
 #include "models/cost/collectives/collective_tuner.hpp"
@@ -42,7 +43,6 @@ std::string joined(const std::vector<std::string>& v) {
   return out;
 }
 
-bool contains(const std::string& hay, const char* needle) { return hay.find(needle) != std::string::npos; }
 
 }  // namespace
 
@@ -110,14 +110,23 @@ GpuArch gpu_arch(const GpuSpec& gpu) {
   if (cc > 0) return cc >= 10 ? GpuArch::kBlackwell : cc >= 9 ? GpuArch::kHopper : cc >= 8 ? GpuArch::kAmpere
                                                                                            : GpuArch::kVolta;
   // The GPU's family, from its marketing name (NVIDIA's naming: V = Volta, A = Ampere,
-  // H = Hopper, B = Blackwell).
+  // H = Hopper, B = Blackwell). Every estimated plan asks (fabric_terms) of the same few names:
+  // the last name's answer is kept.
+  thread_local std::string last_name;
+  thread_local GpuArch last_arch = GpuArch::kAmpere;
+  thread_local bool have = false;
+  if (have && gpu.name == last_name) return last_arch;
   std::string n;
   for (char c : gpu.name) n += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  if (contains(n, "B100") || contains(n, "B200") || contains(n, "B300")) return GpuArch::kBlackwell;
-  if (contains(n, "H100") || contains(n, "H200") || contains(n, "H800") || contains(n, "H20"))
-    return GpuArch::kHopper;
-  if (contains(n, "V100")) return GpuArch::kVolta;
-  return GpuArch::kAmpere;
+  auto has = [&](const char* needle) { return n.find(needle) != std::string::npos; };
+  GpuArch arch = GpuArch::kAmpere;
+  if (has("B100") || has("B200") || has("B300")) arch = GpuArch::kBlackwell;
+  else if (has("H100") || has("H200") || has("H800") || has("H20")) arch = GpuArch::kHopper;
+  else if (has("V100")) arch = GpuArch::kVolta;
+  last_name = gpu.name;
+  last_arch = arch;
+  have = true;
+  return arch;
 }
 
 FabricTerms fabric_terms(const ClusterSpec& c) {
