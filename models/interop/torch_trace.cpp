@@ -1153,10 +1153,14 @@ TorchTraceFit fit_torch_trace(const TorchTrace& trace, const GpuSpec& gpu) {
       if (eff > 0) t = op.flop / (fitted.peak_flops(gemm_dtype_on(fitted, p)) * eff);
     } else if (op.cls == TorchOpClass::kAttention && op.flop > 0) {
       const bool bwd = op.backward || contains(op.name, "backward");
-      const AttentionKernelParams& fitted_kernel = op.attention_kernel == "flash3" ? fitted.kernel.flash3 : fitted.kernel.flash2;
+      const AttentionKernel kernel =
+          fused_attention_kernel(op.attention_kernel) == AttentionKernel::kFlash3 ? AttentionKernel::kFlash3
+                                                                                  : AttentionKernel::kFlash2;
+      const AttentionKernelParams& fitted_kernel =
+          kernel == AttentionKernel::kFlash3 ? fitted.kernel.flash3 : fitted.kernel.flash2;
       if (!op.attention_kernel.empty() && fitted_kernel.present()) {
         AttentionShape a = op.attention;
-        a.kernel = op.attention_kernel == "flash3" ? AttentionKernel::kFlash3 : AttentionKernel::kFlash2;
+        a.kernel = kernel;
         t = attention_time_s(fitted, a, bwd ? Pass::kBackwardInput : Pass::kForward, op.flop);
       } else {
         const double e = bwd ? fit.attention_backward_efficiency : fit.attention_forward_efficiency;

@@ -430,10 +430,7 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r, const WorkloadOp
   ctx.recompute = p.recompute;
   ctx.recompute_modules = piecewise_recompute(p.recompute, p.recompute_modules);
   ctx.flash_attention = p.flash_attention;
-  ctx.attention_kernel = p.attention_kernel == "flash3"   ? AttentionKernel::kFlash3
-                         : p.attention_kernel == "flash1" ? AttentionKernel::kFlash1
-                         : p.attention_kernel == "triton" ? AttentionKernel::kFlashTriton
-                                                          : AttentionKernel::kFlash2;
+  ctx.attention_kernel = fused_attention_kernel(p.attention_kernel);
   ctx.overlap_tp = p.overlap.tp;
   ctx.zero_stage = p.zero_stage;
   ctx.zero3_prefetch_params = p.zero3_prefetch_params;

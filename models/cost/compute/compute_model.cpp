@@ -60,6 +60,12 @@ const char* to_string(AttentionKernel kernel) {
   return "?";
 }
 
+AttentionKernel fused_attention_kernel(std::string_view name) {
+  for (AttentionKernel k : {AttentionKernel::kFlash3, AttentionKernel::kFlash1, AttentionKernel::kFlashTriton})
+    if (name == to_string(k)) return k;
+  return AttentionKernel::kFlash2;
+}
+
 namespace {
 
 bool backward(Pass p) { return p == Pass::kBackwardInput || p == Pass::kBackwardWeight; }

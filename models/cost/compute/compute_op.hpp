@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string_view>
 
 #include "models/core/specs.hpp"
 
@@ -65,6 +66,9 @@ struct GemmShape {
 // (flash_attn_triton.py, from the Triton tutorial's fused attention), a kernel between v1 and v2.
 enum class AttentionKernel : uint8_t { kFlash2, kFlash3, kUnfused, kFlash1, kFlashTriton };
 const char* to_string(AttentionKernel kernel);
+// The fused kernel a name (plan.attention_kernel, a profiled op's kernel) stands for, to_string's
+// inverse over the fused kernels; FlashAttention-2 for any other name.
+AttentionKernel fused_attention_kernel(std::string_view name);
 
 // One rank's attention for one micro-batch: batch sequences of seq_q queries against seq_kv
 // keys, `heads` query heads (kv_heads key/value heads) of head_dim.
