@@ -428,5 +428,20 @@ TEST(StepSimulation, AllToAllsTooCostlyForTheFlowEngineAreAnsweredByTheEstimate)
   EXPECT_NE(why.find("all-to-all"), std::string::npos) << why;
 }
 
+TEST(StepSimulation, GradientReductionsOverTensOfThousandsOfGpusAreAnsweredByTheEstimate) {
+  // ZeRO-1 on 4,096 DGX A100 (TP8 PP16 DP256): the 128 data-parallel groups of the 16 stages
+  // reduce together, 256 flows each: 32,768 flows a level, every completion scanning them all;
+  // two levels of buckets are 2 x 32,768^2 = 2.15e9 scans, beyond the bound of 2e9.
+  const nlohmann::json raw = {
+      {"schema_version", 1},
+      {"name", "gpt3-32k"},
+      {"model", "gpt3-175b"},
+      {"cluster", {{"base", "dgx-a100-superpod"}, {"nodes", 4096}}},
+      {"plan", {{"tp", 8}, {"pp", 16}, {"micro_batch", 1}, {"global_batch", 4096}, {"zero_stage", 1}}}};
+  const std::string why = reason_the_simulation_was_skipped(raw);
+  EXPECT_NE(why.find("2.15e+09 scans"), std::string::npos) << why;
+  EXPECT_NE(why.find("gradient reduction"), std::string::npos) << why;
+}
+
 }  // namespace
 }  // namespace trainsim::sim
