@@ -1,5 +1,7 @@
 #include "sim/step_simulation.hpp"
 
+#include <algorithm>
+#include <array>
 #include <cstdio>
 #include <fstream>
 #include <stdexcept>
@@ -57,7 +59,9 @@ std::vector<double> simulate_variant(const Scenario& sc, const TopologyOptions& 
 
 // The compute ops and collectives the step player would start (every pass of every chunk of
 // every device, every micro-batch), and what its collectives' flows cost the engine
-// (collective_flow_scans, the representative groups alone); empty when within both bounds.
+// (collective_flow_scans over the flows in flight: the representative groups' in-layer
+// collectives, the data-parallel kinds' in every group of their stage, the gradient reduction);
+// empty when within both bounds.
 constexpr double kMaxSimulatedProgramOps = 2e7;
 // About a minute of engine time on a 2-core VM at the measured 3e7 scans a second.
 constexpr double kMaxSimulatedCollectiveScans = 2e9;
@@ -67,21 +71,30 @@ std::string beyond_simulated_op_budget(const Workload& w) {
     for (const ChunkProgram& ch : d.chunks)
       for (const PassProgram& p : ch.pass)
         for (const OpBlock& b : p.blocks) ops += static_cast<double>(b.compute.size() + b.comm.size()) * b.repeat;
-  for (double s : collective_scans_by_group(w)) scans += s;
+  // A data-parallel kind's collective runs in every group of its stage at once (step_player's
+  // plan_groups: their flows share the NICs), so its flows in flight are its group's times the
+  // stage's groups of that kind, and its scans that count squared. A GPT-3 175B ZeRO-3 step on
+  // 16,384 A100 (TP8 PP16, 4 micro-batches: 1.2e9 scans by this count) played in 40 s.
+  const std::array<double, kCommGroups> group_scans = collective_scans_by_group(w);
+  const double stage_gpus = static_cast<double>(w.tp) * w.cp * w.dp;
+  for (int k = 0; k < kCommGroups; ++k) {
+    const double groups =
+        data_parallel_kind(static_cast<CommGroup>(k)) ? stage_gpus / std::max(1, w.group_shapes[k].ranks) : 1;
+    scans += group_scans[k] * groups * groups;
+  }
   ops *= w.micro_batches;
   scans *= w.micro_batches;
-  // The ZeRO-0/1/2 gradient reduction runs in every data-parallel group of every stage and chunk
-  // at once (step_player merges Megatron's buckets, down to two levels a chunk): a level is one
-  // flow per rank of each group, about every GPU's share of the chunks in flight together, and
-  // every completion scans them all (SimGrid 3.32 keeps a detached comm in one list that each
-  // completion walks; 3.34 replaced it with a set). A GPT-3 175B step on 65,536 A100 (TP8 PP16,
-  // ZeRO-1: levels of 65,536 flows by this count, 8.6e9 scans for two) played in 228 s, on
-  // 16,384 (5.4e8) in 13 s.
-  if (w.zero_stage < 3 && w.dp > 1 && !w.programs.empty()) {
-    const double chunks = static_cast<double>(w.programs.front().chunks.size());
-    const double groups = static_cast<double>(w.tp) * w.cp * w.pp * chunks * (w.expert_dp_group.ranks > 1 ? 2 : 1);
-    const double level = collective_flows(CollectiveOp::kAllReduce, w.dp) * groups;
-    scans += 2 * collective_flow_scans(level);
+  // The ZeRO-0/1/2 gradient reduction runs in every data-parallel group of every stage
+  // (step_player: each bucket when its layers' weight gradients are done; a device's chunks one
+  // after another), one flow per rank of each group's ring, so about one flow per GPU in flight
+  // together, and every completion scans them all (SimGrid 3.32 keeps a detached comm in one
+  // list that each completion walks; 3.34 replaced it with a set); ZeRO-1/2 run a reduce-scatter
+  // and an all-gather. Measured (GPT-3 175B, TP8 PP16 ZeRO-1, 1F1B): 16,384 A100 (5.4e8 scans by
+  // this count) played in 13 s, 32,768 (2.1e9) in over a minute, 65,536 (8.6e9) in 228 s.
+  if (w.zero_stage < 3 && w.dp > 1) {
+    const double groups = static_cast<double>(w.tp) * w.cp * w.pp * (w.expert_dp_group.ranks > 1 ? 2 : 1);
+    const double flows = collective_flows(CollectiveOp::kAllReduce, w.dp) * groups;
+    scans += (w.zero_stage >= 1 ? 2 : 1) * collective_flow_scans(flows);
   }
   char buf[400];
   if (ops > kMaxSimulatedProgramOps) {

@@ -430,17 +430,25 @@ TEST(StepSimulation, AllToAllsTooCostlyForTheFlowEngineAreAnsweredByTheEstimate)
 
 TEST(StepSimulation, GradientReductionsOverTensOfThousandsOfGpusAreAnsweredByTheEstimate) {
   // ZeRO-1 on 4,096 DGX A100 (TP8 PP16 DP256): the 128 data-parallel groups of the 16 stages
-  // reduce together, 256 flows each: 32,768 flows a level, every completion scanning them all;
-  // two levels of buckets are 2 x 32,768^2 = 2.15e9 scans, beyond the bound of 2e9.
-  const nlohmann::json raw = {
+  // reduce together, 256 flows each: 32,768 flows in flight, every completion scanning them all;
+  // a reduce-scatter and an all-gather are 2 x 32,768^2 = 2.15e9 scans, beyond the bound of 2e9.
+  nlohmann::json raw = {
       {"schema_version", 1},
       {"name", "gpt3-32k"},
       {"model", "gpt3-175b"},
       {"cluster", {{"base", "dgx-a100-superpod"}, {"nodes", 4096}}},
       {"plan", {{"tp", 8}, {"pp", 16}, {"micro_batch", 1}, {"global_batch", 4096}, {"zero_stage", 1}}}};
-  const std::string why = reason_the_simulation_was_skipped(raw);
+  std::string why = reason_the_simulation_was_skipped(raw);
   EXPECT_NE(why.find("2.15e+09 scans"), std::string::npos) << why;
   EXPECT_NE(why.find("gradient reduction"), std::string::npos) << why;
+  // ZeRO-3 on 2,048 nodes (DP128), 8 micro-batches: each layer's gathers and reduce-scatters run
+  // in the 8 shard groups of the stage at once, 8 x 128 flows in flight: 64 times the scans of
+  // one group's 128, 2.47e9 for the step.
+  raw["cluster"]["nodes"] = 2048;
+  raw["plan"]["zero_stage"] = 3;
+  raw["plan"]["global_batch"] = 1024;
+  why = reason_the_simulation_was_skipped(raw);
+  EXPECT_NE(why.find("2.47e+09 scans"), std::string::npos) << why;
 }
 
 }  // namespace
