@@ -43,7 +43,6 @@ std::string joined(const std::vector<std::string>& v) {
   return out;
 }
 
-
 }  // namespace
 
 const char* to_string(CollectiveOp op) {
