@@ -6,6 +6,7 @@ packages=(
   cmake ninja-build g++ ccache pkg-config python3
   libsimgrid-dev            # sim/: flow-level network simulation (SimGrid 3.32)
   libboost-graph-dev        # sim/: topology graphs, routes, bisection
+  libjemalloc-dev           # the simulating executables' allocator (SimGrid allocates per transfer)
   nlohmann-json3-dev        # scenario files, results, calibration
   libcli11-dev              # cli/: the subcommands' option tables, help, completion
   libgtest-dev              # tests
