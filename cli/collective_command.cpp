@@ -4,7 +4,6 @@
 #include <cmath>
 #include <cstring>
 #include <cstdio>
-#include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -13,6 +12,7 @@
 
 #include "cli/cli_args.hpp"
 #include "cli/command_registry.hpp"
+#include "cli/output_file.hpp"
 #include "models/cost/collectives/collective_cost.hpp"
 #include "models/core/scenario_error.hpp"
 #include "models/scenario/scenario_loader.hpp"
@@ -72,6 +72,7 @@ exit codes: 0 ok, 2 bad input
 constexpr int kMaxRanks = 1 << 17;
 // Step granularity is a validation mode: 2(n-1) steps x n ranks x channels transfers.
 constexpr int kMaxStepRanks = 2048;
+constexpr double kMaxSweepRankRows = 1048576;  // sizes x ranks of one call
 
 // A per-rank buffer beyond 1 TiB fits no GPU (the largest hold 288 GB): such a size is a typo.
 constexpr double kMaxSizeBytes = 1099511627776.0;
@@ -204,6 +205,8 @@ std::vector<int> parse_group(const std::string& text) {
   std::stringstream ss(text);
   for (std::string p; std::getline(ss, p, ',');)
     g.push_back(static_cast<int>(parse_int_option("--group", p, 0, kMaxRanks - 1)));
+  // getline drops what follows a last comma: "0," would be a group of one.
+  if (!text.empty() && text.back() == ',') throw ScenarioError("--group", "a GPU id is missing after the last comma");
   if (g.empty()) throw ScenarioError("--group", "expected a comma-separated list of GPU ids");
   std::vector<int> sorted = g;
   std::sort(sorted.begin(), sorted.end());
@@ -277,6 +280,7 @@ int run(int argc, char** argv) {
                         "unknown ring order \"" + order + "\"; expected topology or rank");
   if (!routing.empty()) sim::routing_policy_from_string(routing, "--routing");
   const std::vector<double> size_list = parse_sizes(sizes);
+  if (!trace_path.empty()) check_output_file(trace_path, "--trace");
 
   options.preset_dirs = default_preset_dirs();
   ClusterSpec cluster = sim::load_cluster(cluster_arg, options);
@@ -293,6 +297,11 @@ int run(int argc, char** argv) {
     throw ScenarioError("--granularity",
                         "step granularity simulates every algorithm step; use it "
                         "for groups of at most 2048 ranks (flow scales to 16k+)");
+  // Each size is one collective over the whole group: bound the sweep's flows, not only each
+  // factor (4,096 sizes over 4,096 ranks would run for minutes).
+  if (static_cast<double>(size_list.size()) * static_cast<double>(group.size()) > kMaxSweepRankRows)
+    throw ScenarioError("--sizes", std::to_string(size_list.size()) + " sizes over " + std::to_string(group.size()) +
+                                       " ranks: at most 1,048,576 sizes x ranks in one call (e.g. 256 sizes over 4,096 ranks)");
   if (op == CollectiveOp::kAllToAll && group.size() > 4096)
     throw ScenarioError("--ranks",
                         "alltoall is simulated pairwise (n^2 flows); at most 4096 ranks");
@@ -360,11 +369,11 @@ int run(int argc, char** argv) {
                   l.bytes, l.busy_share * 100);
   }
   if (!trace_path.empty()) {
-    std::ofstream f(trace_path);
-    if (!f) throw ScenarioError("--trace", "cannot write \"" + trace_path + "\"");
+    std::ostringstream trace;
     std::vector<sim::DirectedLink> links;
     for (const auto& l : hot) links.push_back(l.link);
-    platform.link_stats().write_chrome_trace(f, links);
+    platform.link_stats().write_chrome_trace(trace, links);
+    write_output_file(trace_path, trace.str(), "--trace");
   }
   return kExitOk;
 }

@@ -330,9 +330,22 @@ int run(PlanOptions& o) {
   std::sort(reasons.begin(), reasons.end(), [](const auto& a, const auto& b) {
     return a.first != b.first ? a.first > b.first : a.second < b.second;
   });
+  // No plan that runs is an infeasible answer (exit 3) with its reason, as `run` gives for one plan.
+  std::string none_reason;
+  if (shown.empty()) {
+    if (searched == 0)
+      none_reason = "no plan to search: no tensor-parallel degree (a divisor of the " + std::to_string(m.heads) +
+                    " heads within a node), pipeline degree, context-parallel degree (1, 2, 4 or 8) and "
+                    "micro-batch (1-16) leave a data-parallel degree that divides both the " + std::to_string(gpus) +
+                    " GPUs and the global batch of " + std::to_string(global_batch);
+    else
+      none_reason = "none of the " + std::to_string(searched) + " plans searched can run" +
+                    (reasons.empty() ? std::string() : "; most often: " + reason_label(reasons.front().second));
+  }
   if (as_json) {
     json out = {{"searched", searched}, {"feasible", feasible}, {"search_s", search_s}, {"best", json::array()},
                 {"rejected", json::array()}};
+    if (!none_reason.empty()) out["reason"] = none_reason;
     for (const RankedRow& r : shown) {
       const std::size_t c = static_cast<std::size_t>((*r.row)["index"].get<long long>());
       json row = result_to_json(best[c].result);
@@ -346,14 +359,14 @@ int run(PlanOptions& o) {
       out["rejected"].push_back({{"reason_code", code}, {"label", reason_label(code)}, {"plans", n},
                                  {"example", rejected[code].example}});
     std::cout << out.dump(2) << "\n";
-    return kExitOk;
+    return none_reason.empty() ? kExitOk : kExitInfeasible;
   }
   std::printf("trainsim plan: %s on %lld x %s (%s), global batch %lld, seq %lld\n", m.name.c_str(), gpus,
               base.cluster.gpu.name.c_str(), base.cluster.name.c_str(), global_batch, static_cast<long long>(m.seq_len));
   std::printf("searched %s plans in %.2f s (%s plans/s): %s feasible\n\n", units::format_count(static_cast<double>(searched)).c_str(),
               search_s, units::format_count(searched / std::max(search_s, 1e-9)).c_str(),
               units::format_count(static_cast<double>(feasible)).c_str());
-  if (shown.empty()) std::printf("no feasible plan\n");
+  if (shown.empty()) std::printf("no feasible plan: %s\n", none_reason.c_str());
   if (simulate_top > 0 && !shown.empty())
     std::printf("the best %d by the estimate, simulated and ranked by the simulation:\n", std::min<int>(simulate_top, static_cast<int>(shown.size())));
   bool folded = false;
@@ -396,7 +409,7 @@ int run(PlanOptions& o) {
       std::printf("             e.g. %s\n", rejected[reasons[k].second].example.c_str());
     }
   }
-  return kExitOk;
+  return none_reason.empty() ? kExitOk : kExitInfeasible;
 }
 
 const CommandRegistrar kRegistrar("plan", "search the whole plan space for the best plans", declare, run);

@@ -429,7 +429,10 @@ std::string summarize_rows(SweepTally& tally, bool maximize, const std::string& 
   char line[512];
   std::snprintf(line, sizeof line, "%zu plans: %zu feasible within constraints, %d infeasible, %d outside constraints",
                 tally.rows(), ok.size(), tally.infeasible, tally.constrained);
-  o << line << (tally.invalid ? ", " + std::to_string(tally.invalid) + " invalid" : std::string()) << "\n";
+  o << line << (tally.invalid ? ", " + std::to_string(tally.invalid) + " invalid" : std::string());
+  // Every row in one class: a row whose objective is not a number (a division by zero) ranks nowhere.
+  if (tally.unranked) o << ", " << tally.unranked << " with no number for the objective (not ranked)";
+  o << "\n";
   o << "\nbest plans by " << (maximize ? "maximum " : "minimum ") << objective_text;
   if (simulated_ok > 0)
     o << " (the " << simulated_ok << " simulated plans first, ranked by the simulation; then by the estimate)";

@@ -132,7 +132,7 @@ class SweepTally {
   // A feasible row outside the constraints; `violated` its first violated constraint (or "?").
   void add_constrained(long long index, const std::string& violated);
   // A feasible row within the constraints without a number for objective: a row, nothing else.
-  void add_unranked() { ++rows_; }
+  void add_unranked() { ++rows_, ++unranked; }
   // A row read back as JSON (a resumed or merged sweep): whichever of the above it is.
   void add_json(const nlohmann::json& row);
   // The plan object of a ranked row, as the row holds it.
@@ -143,6 +143,7 @@ class SweepTally {
 
   StringTable strings;
   int infeasible = 0, constrained = 0, invalid = 0;
+  int unranked = 0;  // feasible, within the constraints, the objective not a number (x / 0)
   std::map<std::string, Rejected> reasons;
 
  private:

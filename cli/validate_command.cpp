@@ -389,7 +389,7 @@ int run(ValidateOptions& o) {
     for (const auto& [m, mape] : report.mape) {
       if (m != metric) continue;
       found = true;
-      if (100 * mape > pct) {
+      if (!(100 * mape <= pct)) {  // a NaN error (a figure out of range) fails the gate too
         std::fprintf(stderr, "validate: %s MAPE %.1f%% exceeds the limit %.1f%%\n", m.c_str(), 100 * mape, pct);
         rc = kExitCheckFailed;
       }

@@ -277,9 +277,17 @@ void stack_trampoline() {
 }
 
 void run_on_large_stack(const std::function<void()>& body) {
-  void* stack = mmap(nullptr, kEngineStackBytes, PROT_READ | PROT_WRITE,
-                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
-  if (stack == MAP_FAILED) {  // no address space for it (ulimit -v): the thread's own stack
+  // Where the address space is capped (ulimit -v), the largest of 4 GiB, 1 GiB, 256 MiB and
+  // 64 MiB that maps: SimGrid's constraint updates recurse past the thread's own 8 MiB in a
+  // 65,536-rank collective.
+  std::size_t stack_bytes = kEngineStackBytes;
+  void* stack = MAP_FAILED;
+  for (; stack_bytes >= (std::size_t{64} << 20); stack_bytes /= 4) {
+    stack = mmap(nullptr, stack_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK,
+                 -1, 0);
+    if (stack != MAP_FAILED) break;
+  }
+  if (stack == MAP_FAILED) {  // not even 64 MiB of address space left: the thread's own stack
     body();
     return;
   }
@@ -287,21 +295,21 @@ void run_on_large_stack(const std::function<void()>& body) {
   r.body = body;
   getcontext(&r.callee);
   r.callee.uc_stack.ss_sp = stack;
-  r.callee.uc_stack.ss_size = kEngineStackBytes;
+  r.callee.uc_stack.ss_size = stack_bytes;
   r.callee.uc_link = &r.caller;
   makecontext(&r.callee, stack_trampoline, 0);
   StackRun* outer = g_stack_run;
   g_stack_run = &r;
 #ifdef TRAINSIM_ASAN_FIBERS
   void* fake_stack = nullptr;
-  __sanitizer_start_switch_fiber(&fake_stack, stack, kEngineStackBytes);
+  __sanitizer_start_switch_fiber(&fake_stack, stack, stack_bytes);
 #endif
   swapcontext(&r.caller, &r.callee);
 #ifdef TRAINSIM_ASAN_FIBERS
   __sanitizer_finish_switch_fiber(fake_stack, nullptr, nullptr);
 #endif
   g_stack_run = outer;
-  munmap(stack, kEngineStackBytes);
+  munmap(stack, stack_bytes);
   if (r.error) std::rethrow_exception(r.error);
 }
 

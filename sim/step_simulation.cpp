@@ -145,6 +145,9 @@ Result simulate_step(const Scenario& sc, const SimulateOptions& options, nlohman
   if (!bounds.within) return fall_back_to_estimate(run_sc, bounds.reason, extra);
   Workload w;
   if (!build_workload(run_sc, w, r)) return r;
+  // A plan that cannot run (it does not fit in memory) has no step to play: the estimate's figures
+  // of what it would need, with the reason, in the time of a closed form instead of a simulation.
+  if (!r.feasible) return fall_back_to_estimate(run_sc, "the plan cannot run: " + r.reason, extra);
   if (const std::string beyond = beyond_simulated_op_budget(w); !beyond.empty())
     return fall_back_to_estimate(run_sc, beyond, extra);
   const RankPlacement& placement = w.placement;

@@ -148,7 +148,8 @@ std::optional<double> largest_size_in(const std::string& text) {
   static const std::regex kSize(R"(([0-9]+(\.[0-9]+)?)\s*([KMGT])(i?B)?([^A-Za-z]|$))");
   std::optional<double> best;
   for (auto it = std::sregex_iterator(text.begin(), text.end(), kSize); it != std::sregex_iterator(); ++it) {
-    const double v = std::stod((*it)[1].str());
+    const double v = std::strtod((*it)[1].str().c_str(), nullptr);  // inf past double's range, skipped below
+    if (!std::isfinite(v)) continue;
     const int shift = std::string("KMGT").find((*it)[3].str()[0]) * 10 + 10;
     const double bytes = v * std::ldexp(1.0, shift);
     if (!best || bytes > *best) best = bytes;
@@ -231,7 +232,9 @@ void compare_collective_record(const json& measured, const json& hw, const LoadO
 
 }  // namespace
 
-RunComparison compare_record(const json& rec, const LoadOptions& options) {
+namespace {
+
+RunComparison compare_record_as_read(const json& rec, const LoadOptions& options) {
   RunComparison out;
   out.id = rec.is_object() ? text_field(rec, "id") : "";
   if (!rec.is_object()) {
@@ -256,13 +259,15 @@ RunComparison compare_record(const json& rec, const LoadOptions& options) {
       out.kind = "memory";
       const json model = rec.value("model", json::object());
       const json par = rec.value("parallel", json::object());
-      auto params_b = field(model, "params_b");
-      if (!params_b) {
-        out.skipped_reason = "model.params_b missing";
+      auto params_b = positive(field(model, "params_b"));
+      if (!params_b || *params_b > 1e6) {
+        out.skipped_reason = "model.params_b: expected a positive count of billions of parameters, at most 1e6";
         return out;
       }
       const int stage = small(field(par, "zero_stage").value_or(0));
       const int dp = small(field(par, "dp").value_or(1));
+      if (stage < 0 || stage > 3) throw ScenarioError("parallel.zero_stage", "expected 0, 1, 2 or 3");
+      if (dp < 1) throw ScenarioError("parallel.dp", "expected a positive data-parallel degree");
       const MemoryBreakdown mb = model_state_bytes(*params_b * 1e9, stage, dp, Precision::kFp16);
       out.metrics.push_back({"model_state_bytes", mb.params_bytes + mb.grads_bytes + mb.optimizer_bytes, *gb * 1e9});
       out.predicted = true;
@@ -333,6 +338,24 @@ RunComparison compare_record(const json& rec, const LoadOptions& options) {
     out.predicted = true;
   } catch (const ScenarioError& e) {
     out.skipped_reason = std::string("cannot build a scenario: ") + e.what();
+  }
+  return out;
+}
+
+}  // namespace
+
+RunComparison compare_record(const json& rec, const LoadOptions& options) {
+  RunComparison out = compare_record_as_read(rec, options);
+  // A measured figure read as 0, negative or beyond double's range ("1e308 GB/s" times 1e9)
+  // compares with nothing: the record is skipped with the figure named, not averaged as NaN.
+  for (const MetricComparison& m : out.metrics) {
+    if (std::isfinite(m.measured) && m.measured > 0 && std::isfinite(100 * (m.predicted - m.measured) / m.measured)) continue;
+    char text[32];
+    std::snprintf(text, sizeof text, "%.3g", m.measured);
+    out.skipped_reason = "measured " + m.metric + " is " + text + ": expected a positive finite figure";
+    out.predicted = false;
+    out.metrics.clear();
+    break;
   }
   return out;
 }

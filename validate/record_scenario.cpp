@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <regex>
 
 #include "models/core/scenario_error.hpp"
@@ -18,6 +19,10 @@ std::string lower(std::string s) {
   return s;
 }
 
+// A regex-matched decimal as a double, never throwing: a number beyond double's range is inf
+// (std::stod would throw std::out_of_range, which is no scenario error).
+double decimal(const std::string& digits) { return std::strtod(digits.c_str(), nullptr); }
+
 std::optional<double> number_in(const json& v) {
   if (v.is_number()) {
     const double d = v.get<double>();
@@ -30,7 +35,14 @@ std::optional<double> number_in(const json& v) {
   // "16,384" is sixteen thousand, not 16: thousands separators go before the number is read.
   std::string s = v.get<std::string>();
   for (std::string prev; prev != s;) prev = s, s = std::regex_replace(s, kThousands, "$1$2");
-  if (std::regex_search(s, match, kNumber)) return std::stod(match[1].str());
+  if (std::regex_search(s, match, kNumber)) {
+    // A minus sign not joined to a word ("~-480", not "GPT-3") makes the figure negative, for the
+    // checks to refuse rather than read as 480.
+    const auto at = static_cast<std::size_t>(match.position(1));
+    const bool minus = at > 0 && s[at - 1] == '-' && (at == 1 || !std::isalnum(static_cast<unsigned char>(s[at - 2])));
+    const double d = (minus ? -1 : 1) * decimal(match[1].str());
+    return std::isfinite(d) ? std::optional<double>(d) : std::nullopt;
+  }
   return std::nullopt;
 }
 
@@ -98,18 +110,18 @@ void network_from_text(const std::string& text, json& network, std::vector<std::
     network["nic_bandwidth"] = std::to_string(small(gbps / 8)) + "Gbps";
     notes.push_back("node bandwidth " + said + " taken as 8 NICs");
   };
-  if (std::regex_search(text, m, kTotal)) return total(std::stod(m[1].str()), m[1].str() + " Gb/s");
-  if (std::regex_search(text, m, kTotalTera)) return total(std::stod(m[1].str()) * 1000, m[1].str() + " Tb/s");
-  std::optional<int> count;
+  if (std::regex_search(text, m, kTotal)) return total(decimal(m[1].str()), m[1].str() + " Gb/s");
+  if (std::regex_search(text, m, kTotalTera)) return total(decimal(m[1].str()) * 1000, m[1].str() + " Tb/s");
+  std::optional<double> count;
   std::optional<double> rate_gbps;
-  if (std::regex_search(text, m, kCount)) count = std::stoi(m[2].str());
-  if (std::regex_search(text, m, kRate)) rate_gbps = std::stod(m[1].str());
+  if (std::regex_search(text, m, kCount)) count = decimal(m[2].str());
+  if (std::regex_search(text, m, kRate)) rate_gbps = decimal(m[1].str());
   else if (text.find("XDR") != std::string::npos) rate_gbps = 800;
   else if (text.find("NDR") != std::string::npos) rate_gbps = 400;
   else if (text.find("HDR") != std::string::npos) rate_gbps = 200;
   else if (text.find("EDR") != std::string::npos) rate_gbps = 100;
-  if (count && *count > 0 && *count <= 64) network["nics_per_node"] = *count;
-  if (rate_gbps && *rate_gbps > 0) network["nic_bandwidth"] = std::to_string(small(*rate_gbps)) + "Gbps";
+  if (count && *count > 0 && *count <= 64) network["nics_per_node"] = static_cast<int>(*count);
+  if (rate_gbps && *rate_gbps > 0 && *rate_gbps <= 1e6) network["nic_bandwidth"] = std::to_string(small(*rate_gbps)) + "Gbps";
 }
 
 bool attention_stated(const json& rec) {
@@ -265,7 +277,13 @@ void schedule_from_record(const json& par, json& p, std::vector<std::string>& no
     p["schedule"] = "gpipe";
   } else if (interleaved || (vpp && *vpp > 1)) {
     int v = vpp ? small(*vpp) : 2;
-    if (std::regex_search(sched, m, kV)) v = std::stoi(m[1].str());
+    if (std::regex_search(sched, m, kV)) {
+      const double stated = decimal(m[1].str());
+      if (stated < 1 || stated > 1024)
+        throw ScenarioError("parallel.pipeline_schedule", "interleaving depth v=" + m[1].str().substr(0, 24) +
+                                                              ": expected 1 to 1024");
+      v = static_cast<int>(stated);
+    }
     p["schedule"] = "interleaved";
     p["vpp"] = v;
     if (!vpp && !std::regex_search(sched, m, kV)) notes.push_back("interleaving depth not given: 2 assumed");

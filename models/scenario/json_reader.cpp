@@ -165,7 +165,21 @@ bool JsonReader::boolean_or(const std::string& key, bool fallback) {
 std::string JsonReader::string(const std::string& key) {
   const nlohmann::json& v = require(key);
   if (!v.is_string()) fail(key, "expected a string, got " + describe_json_value(v));
-  return v.get<std::string>();
+  const std::string& s = v.get_ref<const std::string&>();
+  // Strings are names, paths and choices that reports print: control characters (NUL, escape
+  // sequences) and the bidirectional overrides U+202A-U+202E and U+2066-U+2069 (UTF-8 E2 80 AA-AE,
+  // E2 81 A6-A9) would let a scenario rewrite the terminal or disguise a name.
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    const bool bidi = c == 0xE2 && i + 2 < s.size() &&
+                      ((static_cast<unsigned char>(s[i + 1]) == 0x80 && static_cast<unsigned char>(s[i + 2]) >= 0xAA &&
+                        static_cast<unsigned char>(s[i + 2]) <= 0xAE) ||
+                       (static_cast<unsigned char>(s[i + 1]) == 0x81 && static_cast<unsigned char>(s[i + 2]) >= 0xA6 &&
+                        static_cast<unsigned char>(s[i + 2]) <= 0xA9));
+    if (c < 0x20 || c == 0x7F || bidi)
+      fail(key, "control or text-direction character at byte " + std::to_string(i) + ": expected printable text");
+  }
+  return s;
 }
 std::string JsonReader::string_or(const std::string& key, const std::string& fallback) {
   return has(key) ? string(key) : (read_.insert(key), fallback);

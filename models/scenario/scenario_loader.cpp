@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -126,6 +127,24 @@ Recompute parse_recompute(const std::string& s) {
 
 const std::initializer_list<const char*> kDocKeys = {"description", "source", "notes"};
 
+constexpr double kMinPeakFlops = 1e9;
+
+std::string shown_number(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.3g", value);
+  return text;
+}
+
+// A link's latency: 0 (none) or at least a picosecond (light crosses 0.3 mm in it). Smaller
+// positive values are below every clock the simulation resolves, and subnormal ones stop
+// SimGrid's max-min solver.
+double link_latency(JsonReader& n, double fallback) {
+  const double latency_s = n.quantity_or("latency", units::Kind::kTime, fallback, 0, 1);
+  if (latency_s > 0 && latency_s < 1e-12)
+    n.fail("latency", "expected 0 or at least 1e-12 s (a picosecond), got " + shown_number(latency_s));
+  return latency_s;
+}
+
 }  // namespace
 
 GpuSpec parse_gpu(const json& j, const std::string& path) {
@@ -136,11 +155,19 @@ GpuSpec parse_gpu(const json& j, const std::string& path) {
   if (!peaks) r.fail("peak_flops", "missing (required): an object of FLOP rates per dtype");
   JsonReader p(*peaks, r.child_path("peak_flops"));
   using units::Kind;
-  g.peak_flops_bf16 = p.quantity_or("bf16", Kind::kFlops, 0, 0, 1e19);
-  g.peak_flops_fp16 = p.quantity_or("fp16", Kind::kFlops, g.peak_flops_bf16, 0, 1e19);
+  // 0: the GPU has no such rate. A positive rate is at least 1 GFLOP/s (a single CPU core does
+  // more): below it every op's time leaves the range the schedules and the flow engine resolve.
+  auto rate = [&](const char* key, double fallback) {
+    const double flops = p.quantity_or(key, Kind::kFlops, fallback, 0, 1e19);
+    if (flops > 0 && flops < kMinPeakFlops)
+      p.fail(key, "expected 0 (no such rate) or at least 1e9 FLOP/s (\"1 GFLOPS\"), got " + shown_number(flops));
+    return flops;
+  };
+  g.peak_flops_bf16 = rate("bf16", 0);
+  g.peak_flops_fp16 = rate("fp16", g.peak_flops_bf16);
   if (g.peak_flops_bf16 == 0) g.peak_flops_bf16 = g.peak_flops_fp16;
-  g.peak_flops_fp32 = p.quantity_or("fp32", Kind::kFlops, 0, 0, 1e19);
-  g.peak_flops_fp8 = p.quantity_or("fp8", Kind::kFlops, 0, 0, 1e19);
+  g.peak_flops_fp32 = rate("fp32", 0);
+  g.peak_flops_fp8 = rate("fp8", 0);
   p.finish();
   if (g.peak_flops_fp16 <= 0 && g.peak_flops_fp32 <= 0)
     r.fail("peak_flops", "needs at least one positive rate (bf16, fp16 or fp32)");
@@ -257,7 +284,7 @@ ClusterSpec parse_cluster(const json& j, const std::string& path) {
   if (const json* in = r.raw("intra_node")) {
     JsonReader n(*in, r.child_path("intra_node"));
     c.intra_node.bandwidth_bytes_per_s = n.quantity("bandwidth", Kind::kBandwidth, 1, 1e16);
-    c.intra_node.latency_s = n.quantity_or("latency", Kind::kTime, 1e-6, 0, 1);
+    c.intra_node.latency_s = link_latency(n, 1e-6);
     c.intra_node.efficiency = n.number_or("efficiency", 0.8, 0.01, 1.0);
     c.intra_node.fabric = n.choice_or("fabric", {"nvswitch", "nvlink", "pcie"}, "nvswitch");
     if (n.raw("nvls")) c.intra_node.nvls = n.boolean_or("nvls", false) ? 1 : 0;
@@ -272,7 +299,7 @@ ClusterSpec parse_cluster(const json& j, const std::string& path) {
         "fat-tree");
     c.network.nic_bandwidth_bytes_per_s = n.quantity("nic_bandwidth", Kind::kBandwidth, 1, 1e16);
     c.network.nics_per_node = static_cast<int>(n.integer_or("nics_per_node", 1, 1, 1024));
-    c.network.latency_s = n.quantity_or("latency", Kind::kTime, 5e-6, 0, 1);
+    c.network.latency_s = link_latency(n, 5e-6);
     c.network.oversubscription = n.number_or("oversubscription", 1.0, 1.0, 1024.0);
     c.network.efficiency = n.number_or("efficiency", 0.85, 0.01, 1.0);
     c.network.collnet = n.boolean_or("collnet", false);
@@ -440,7 +467,7 @@ ParallelPlan parse_plan(const json& j, const std::string& path) {
   if (const json* lps = r.raw("layers_per_stage")) {
     const std::string lpath = r.child_path("layers_per_stage");
     if (!lps->is_array() || lps->empty() || lps->size() > 65536)
-      throw ScenarioError(lpath, "expected a non-empty list of layer counts, one per stage");
+      throw ScenarioError(lpath, "expected a list of 1 to 65536 layer counts, one per stage (pp x vpp of them)");
     for (std::size_t i = 0; i < lps->size(); ++i)
       p.layers_per_stage.push_back(static_cast<int>(
           json_to_integer((*lps)[i], lpath + "[" + std::to_string(i) + "]", 0, 100000)));

@@ -1,7 +1,9 @@
 #include "models/scenario/sweep_spec.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <functional>
+#include <set>
 
 #include "models/core/result_json.hpp"
 #include "models/scenario/json_reader.hpp"
@@ -111,8 +113,14 @@ SweepSpec parse_sweep(const json& j, const std::string& dir, const LoadOptions& 
     if (const json* deg = a.raw("degrees")) {
       if (!deg->is_array() || deg->size() < 2 || deg->size() > 6)
         a.fail("degrees", "expected a list of 2 to 6 plan paths, e.g. [\"plan.tp\", \"plan.pp\", \"plan.dp\"]");
+      // The degrees whose product is the GPU count, each once.
+      static const std::set<std::string> kDegreePaths = {"plan.tp", "plan.pp", "plan.dp", "plan.cp", "plan.ep"};
       for (const auto& d : *deg) {
-        if (!d.is_string()) a.fail("degrees", "expected plan paths (strings)");
+        if (!d.is_string() || !kDegreePaths.count(d.get<std::string>()))
+          a.fail("degrees", "expected parallel degrees among plan.tp, plan.pp, plan.dp, plan.cp, plan.ep, got " +
+                                describe_json_value(d));
+        if (std::find(axis.degrees.begin(), axis.degrees.end(), d.get<std::string>()) != axis.degrees.end())
+          a.fail("degrees", "\"" + d.get<std::string>() + "\" is listed twice");
         axis.degrees.push_back(d.get<std::string>());
       }
       a.finish({"description"});

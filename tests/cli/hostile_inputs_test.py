@@ -67,6 +67,12 @@ CASES = [
     ("bits for memory", edit("cluster.gpu", {"base": "A100-SXM4-80GB", "hbm_capacity": "80Gb"}), [], "that is bits"),
     ("size for bandwidth", edit("cluster.intra_node", {"bandwidth": "600GB"}), [], "cluster.intra_node.bandwidth"),
     ("negative latency", edit("cluster.network", {"latency": "-5us"}), [], "cluster.network.latency"),
+    # A subnormal latency passed the checks and stopped SimGrid's max-min solver (abort).
+    # Names are printed in reports: no escape sequences, NUL or right-to-left overrides.
+    ("escape sequence in a name", edit("name", "ok\u001b[2Jcleared"), [], "name: control or text-direction character at byte 2"),
+    ("right-to-left override in a name", edit("name", "gpt\u202eexe.json"), [], "name: control or text-direction character at byte 3"),
+    ("subnormal latency", edit("cluster.network", {"latency": "1e-310s"}), ["--fidelity", "simulate"], "cluster.network.latency: expected 0 or at least 1e-12 s"),
+    ("subnormal NVLink latency", None, ["--fidelity", "simulate", "--set", "cluster.intra_node.latency=1e-320"], "cluster.intra_node.latency: expected 0 or at least 1e-12 s"),
     ("unknown topology", edit("cluster.network", {"topology": "ring-of-fire"}), [], "cluster.network.topology"),
     ("oversubscription below 1", edit("cluster.network", {"oversubscription": 0.5}), [], "cluster.network.oversubscription"),
     ("torus dims mismatch", edit("cluster.network", {"topology": "torus", "torus_dims": [3, 3]}), [], "cluster.network.torus_dims"),
@@ -97,6 +103,8 @@ CASES = [
     ("vocab huge", edit("model", {"base": "gpt-1.7b", "vocab": 10**12}), [], "model.vocab"),
     ("peak flops missing", edit("cluster.gpu", {"name": "x", "hbm_capacity": "80GB", "hbm_bandwidth": "2TBps"}), [], "cluster.gpu.peak_flops: missing"),
     ("peak flops bad unit", edit("cluster.gpu", {"base": "A100-SXM4-80GB", "peak_flops": {"bf16": "312 TFLOPS/s"}}), [], "cluster.gpu.peak_flops.bf16"),
+    # A positive rate too small for any op time to be finite (the schedule stalled on inf).
+    ("peak flops 1e-300", edit("cluster.gpu", {"base": "A100-SXM4-80GB", "peak_flops": {"bf16": 1e-300}}), ["--fidelity", "simulate"], "cluster.gpu.peak_flops.bf16: expected 0 (no such rate) or at least 1e9 FLOP/s"),
     ("base not a string", edit("model", {"base": 7}), [], "model.base"),
     ("bad --set path", None, ["--set", "plan..tp=2"], "empty component"),
     ("--set through a number", None, ["--set", "plan.tp.x=1"], "plan.tp: expected an integer"),
@@ -205,6 +213,38 @@ def extra_cases(tmp):
     cases.append(("export-chakra of 1e9 micro-batches", [T, "export-chakra", huge_path, "--out",
                   os.path.join(tmp, "chakra")], 3, "beyond the 5e+05 export-chakra plays", []))
     cases.append(("estimate of 1e9 micro-batches", [T, "run", huge_path, "--fidelity", "estimate"], 0, "", []))
+    # A plan far out of memory is not played by the simulate tier (it took 81 s): exit 3 at once.
+    cases.append(("simulate of a plan that cannot run", [T, "run", os.path.join(S, "default.json"), "--fidelity",
+                  "simulate", "--set", "model.seq_len=16777216", "--set", "plan.cp=64", "--set", "plan.dp=1",
+                  "--set", "cluster.nodes=512"], 3, "simulate tier skipped: the plan cannot run: out of memory", []))
+    # A search with no plan that runs is an infeasible answer with its reason.
+    cases.append(("plan over a prime GPU count", [T, "plan", "--model", "gpt-1.7b", "--cluster", "dgx-a100-superpod",
+                  "--gpus", "7", "--global-batch", "64"], 3, "no feasible plan: no plan to search", []))
+    cases.append(("plan where nothing fits", [T, "plan", "--model", "gpt-1.7b", "--cluster", "dgx-a100-superpod",
+                  "--gpus", "8", "--global-batch", "8", "--seq", "4194304", "--json"], 3, '"reason": "none of the', []))
+    cases.append(("collective --trace /dev/full", [T, "collective", "--cluster", "dgx-a100-superpod", "--ranks", "16",
+                  "--sizes", "1MiB", "--trace", "/dev/full"], 2, '--trace: "/dev/full": cannot write', []))
+    cases.append(("collective --group with a trailing comma", [T, "collective", "--cluster", "dgx-a100-superpod",
+                  "--group", "0,"], 2, "--group: a GPU id is missing after the last comma", []))
+    cases.append(("collective sizes x ranks", [T, "collective", "--cluster", "dgx-h100-superpod", "--ranks", "4096",
+                  "--sizes", "1:4096:+1"], 2, "--sizes: 4096 sizes over 4096 ranks", []))
+    # Published records whose text holds numbers beyond double's or int's range: read as absent or
+    # out of range, never an internal error; a measured figure of inf is skipped with its name.
+    training = {"id": "r", "source": "s", "model": {"name": "GPT 1.7B", "params_b": 1.7, "layers": 24, "hidden": 2304,
+                "heads": 24, "seq_len": 2048, "vocab": 51200},
+                "hardware": {"gpu": "A100 80GB", "num_gpus": 32, "gpus_per_node": 8,
+                             "inter_node": "99999999999x Mellanox 200Gb/s HDR"},
+                "parallel": {"tp": 1, "pp": 1, "dp": 32, "pipeline_schedule": "interleaved 1F1B (v=99999999999999999999)"},
+                "training": {"global_batch": 512, "micro_batch": 4, "precision": "fp16"},
+                "measured": {"throughput_tokens_per_s": 297000}}
+    nccl = {"id": "n", "source": "s", "model": {"name": "n/a"}, "hardware": {"gpu": "H100 SXM", "num_gpus": 8},
+            "parallel": {}, "training": {}, "measured": {"collective": "all_reduce", "peak_busbw_GBps": "~1e400",
+                                                         "peak_algbw_GBps": 1e308}}
+    records = write("records.json", json.dumps([training, nccl]))
+    cases.append(("validate: numbers past double and int", [T, "validate", "--published", records], 0,
+                  "interleaving depth v=99999999999999999999: expected 1 to 1024", ["internal error"]))
+    cases.append(("validate: a measured figure of inf", [T, "validate", "--published", records], 0,
+                  "measured algbw_bytes_per_s is inf: expected a positive finite figure", ["internal error"]))
     for args, expect in [(["--lr", "nan"], "--lr: expected a finite number"), (["--hidden", "4294967360"], "--hidden: Value 4294967360 not in range"),
                          (["--lr", "5"], "--lr must be in (0, 1]")]:
         cases.append(("train " + " ".join(args), [T, "train"] + args + ["--steps", "1"], 2, expect, []))

@@ -295,5 +295,10 @@ printf '{"schema_version": 1, "base": "%s", "axes": [{"path": "plan.tp", "values
 printf '{"schema_version": 1, "base": "%s", "axes": [{"path": "plan.tp", "values": [1], "typo": 1}]}' "$S/default.json" >bad3.json
 "$T" sweep bad3.json --out bad3 >/dev/null 2>err3; [ $? -eq 2 ] && grep -q "axes\[0\].typo: unknown key" err3 && ok || bad "unknown axis key not reported"
 
+# An objective with no number for some plans (a division by zero): those rows are counted as
+# not ranked, so the summary's classes add up to the plans swept.
+printf '{"schema_version": 1, "base": "%s", "axes": [{"path": "plan.micro_batch", "values": [1, 2]}], "objective": {"maximize": "tokens_per_s / (plan.micro_batch - 1)"}}' "$S/default.json" >div0.json
+"$T" sweep div0.json --out div0 >div0.summary 2>/dev/null && grep -q "^2 plans: 1 feasible within constraints, 0 infeasible, 0 outside constraints, 1 with no number for the objective (not ranked)" div0.summary && ok || bad "a row without an objective value is not counted: $(head -1 div0.summary)"
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -45,5 +45,21 @@ TEST(SweepSpec, UnknownNamesInConstraintsAreErrors) {
   EXPECT_EQ(error_of(sweep({"model.moe.experts >= 0"})), "");
 }
 
+// A degrees axis factorises the GPU count over parallel degrees: another path (model.layers) or a
+// degree listed twice would sweep plans that are not factorisations.
+TEST(SweepSpec, DegreesAreDistinctParallelDegrees) {
+  auto with_degrees = [](const json& degrees) {
+    json j = sweep(json::array());
+    j["axes"] = json::array({{{"degrees", degrees}}});
+    return j;
+  };
+  EXPECT_EQ(error_of(with_degrees({"plan.tp", "plan.pp", "plan.dp", "plan.cp"})), "");
+  EXPECT_NE(error_of(with_degrees({"model.layers", "plan.dp"}))
+                .find("axes[0].degrees: expected parallel degrees among plan.tp, plan.pp, plan.dp, plan.cp, plan.ep"),
+            std::string::npos);
+  EXPECT_NE(error_of(with_degrees({"plan.tp", "plan.tp", "plan.dp"})).find("\"plan.tp\" is listed twice"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace trainsim
