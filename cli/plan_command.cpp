@@ -163,6 +163,7 @@ int run(PlanOptions& o) {
   };
   // The search in items of (TP, PP, CP, EP, schedule), in search order.
   constexpr int kCps[] = {1, 2, 4, 8};
+  constexpr long long kMaxMicroBatch = 16;  // micro-batches 1, 2, 4, ... up to it
   const std::size_t schedule_count = schedules.size();
   constexpr std::size_t kCpCount = std::size(kCps);
   const std::size_t items = tps.size() * pps.size() * kCpCount * eps.size() * schedule_count;
@@ -189,7 +190,7 @@ int run(PlanOptions& o) {
       // Without virtual stages an uneven split (plan_structure.hpp's stage_layers); interleaved
       // plans with the layers divided evenly, as Megatron lays out virtual stages.
       if (vpp > 1 ? m.layers % (pp * vpp) != 0 : m.layers < pp) continue;
-      for (long long mb = 1; mb <= 16; mb *= 2) {
+      for (long long mb = 1; mb <= kMaxMicroBatch; mb *= 2) {
         if (global_batch % (mb * dp)) continue;
         // ZeRO-3 sharded over the whole DP group, and where the DP group spans nodes of more
         // than one DP rank: over the DP ranks of one node, replicated across nodes (FSDP's
@@ -333,14 +334,17 @@ int run(PlanOptions& o) {
   // No plan that runs is an infeasible answer (exit 3) with its reason, as `run` gives for one plan.
   std::string none_reason;
   if (shown.empty()) {
-    if (searched == 0)
+    if (searched == 0) {
+      std::string cps;
+      for (int cp : kCps) cps += (cps.empty() ? "" : cp == kCps[kCpCount - 1] ? " or " : ", ") + std::to_string(cp);
       none_reason = "no plan to search: no tensor-parallel degree (a divisor of the " + std::to_string(m.heads) +
-                    " heads within a node), pipeline degree, context-parallel degree (1, 2, 4 or 8) and "
-                    "micro-batch (1-16) leave a data-parallel degree that divides both the " + std::to_string(gpus) +
-                    " GPUs and the global batch of " + std::to_string(global_batch);
-    else
+                    " heads within a node), pipeline degree, context-parallel degree (" + cps + ") and micro-batch (1-" +
+                    std::to_string(kMaxMicroBatch) + ") leave a data-parallel degree that divides both the " +
+                    std::to_string(gpus) + " GPUs and the global batch of " + std::to_string(global_batch);
+    } else {
       none_reason = "none of the " + std::to_string(searched) + " plans searched can run" +
                     (reasons.empty() ? std::string() : "; most often: " + reason_label(reasons.front().second));
+    }
   }
   if (as_json) {
     json out = {{"searched", searched}, {"feasible", feasible}, {"search_s", search_s}, {"best", json::array()},

@@ -148,8 +148,8 @@ std::optional<double> largest_size_in(const std::string& text) {
   static const std::regex kSize(R"(([0-9]+(\.[0-9]+)?)\s*([KMGT])(i?B)?([^A-Za-z]|$))");
   std::optional<double> best;
   for (auto it = std::sregex_iterator(text.begin(), text.end(), kSize); it != std::sregex_iterator(); ++it) {
-    const double v = std::strtod((*it)[1].str().c_str(), nullptr);  // inf past double's range, skipped below
-    if (!std::isfinite(v)) continue;
+    const double v = decimal((*it)[1].str());
+    if (!std::isfinite(v)) continue;  // past double's range
     const int shift = std::string("KMGT").find((*it)[3].str()[0]) * 10 + 10;
     const double bytes = v * std::ldexp(1.0, shift);
     if (!best || bytes > *best) best = bytes;

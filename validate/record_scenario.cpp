@@ -19,8 +19,6 @@ std::string lower(std::string s) {
   return s;
 }
 
-// A regex-matched decimal as a double, never throwing: a number beyond double's range is inf
-// (std::stod would throw std::out_of_range, which is no scenario error).
 double decimal(const std::string& digits) { return std::strtod(digits.c_str(), nullptr); }
 
 std::optional<double> number_in(const json& v) {

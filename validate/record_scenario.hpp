@@ -29,6 +29,9 @@ std::optional<double> field(const nlohmann::json& obj, const char* key);
 std::optional<double> first_field(const nlohmann::json& obj, std::initializer_list<const char*> keys);
 // A measured figure only when above zero (a record's 0 or negative says "not measured").
 std::optional<double> positive(std::optional<double> v);
+// A regex-matched decimal as a double, never throwing: a number beyond double's range is inf
+// (std::stod would throw std::out_of_range, which is no scenario error).
+double decimal(const std::string& digits);
 // A string as is, anything else as its JSON text; "" when absent.
 std::string text_field(const nlohmann::json& obj, const char* key);
 // Published figures are doubles; the scenario wants integers. Out of range is bad input.

@@ -135,14 +135,21 @@ std::string shown_number(double value) {
   return text;
 }
 
+// A quantity that is 0 (absent) or at least `floor`: a smaller positive value is refused, naming
+// what is expected (`expected`).
+double zero_or_at_least(JsonReader& r, const char* key, units::Kind kind, double fallback, double floor, double max,
+                        const char* expected) {
+  const double value = r.quantity_or(key, kind, fallback, 0, max);
+  if (value > 0 && value < floor) r.fail(key, std::string(expected) + ", got " + shown_number(value));
+  return value;
+}
+
 // A link's latency: 0 (none) or at least a picosecond (light crosses 0.3 mm in it). Smaller
 // positive values are below every clock the simulation resolves, and subnormal ones stop
 // SimGrid's max-min solver.
 double link_latency(JsonReader& n, double fallback) {
-  const double latency_s = n.quantity_or("latency", units::Kind::kTime, fallback, 0, 1);
-  if (latency_s > 0 && latency_s < 1e-12)
-    n.fail("latency", "expected 0 or at least 1e-12 s (a picosecond), got " + shown_number(latency_s));
-  return latency_s;
+  return zero_or_at_least(n, "latency", units::Kind::kTime, fallback, 1e-12, 1,
+                          "expected 0 or at least 1e-12 s (a picosecond)");
 }
 
 }  // namespace
@@ -158,10 +165,8 @@ GpuSpec parse_gpu(const json& j, const std::string& path) {
   // 0: the GPU has no such rate. A positive rate is at least 1 GFLOP/s (a single CPU core does
   // more): below it every op's time leaves the range the schedules and the flow engine resolve.
   auto rate = [&](const char* key, double fallback) {
-    const double flops = p.quantity_or(key, Kind::kFlops, fallback, 0, 1e19);
-    if (flops > 0 && flops < kMinPeakFlops)
-      p.fail(key, "expected 0 (no such rate) or at least 1e9 FLOP/s (\"1 GFLOPS\"), got " + shown_number(flops));
-    return flops;
+    return zero_or_at_least(p, key, Kind::kFlops, fallback, kMinPeakFlops, 1e19,
+                            "expected 0 (no such rate) or at least 1e9 FLOP/s (\"1 GFLOPS\")");
   };
   g.peak_flops_bf16 = rate("bf16", 0);
   g.peak_flops_fp16 = rate("fp16", g.peak_flops_bf16);
