@@ -699,6 +699,14 @@ TorchTrace parse_torch_trace(const json& trace, const std::string& source, const
     }
     busy += cur_e - cur_b;
     out.gpu_busy_s = busy * 1e-6;
+    // Kernels that all last 0 us carry no time to fit a rate to (a trace written without CUPTI
+    // timestamps, or edited).
+    if (out.gpu_busy_s <= 0)
+      throw ScenarioError(source + ": traceEvents",
+                          (out.kernels == 1 ? std::string("the one GPU kernel inside ")
+                                            : "all " + std::to_string(out.kernels) + " GPU kernels inside ") +
+                              (out.step_name.empty() ? std::string("the trace") : out.step_name) +
+                              (out.kernels == 1 ? " lasts" : " last") + " 0 us: no GPU time to fit");
     if (steps.empty()) {
       double last = -HUGE_VAL;
       for (const auto& iv : intervals) last = std::max(last, iv.second);

@@ -535,8 +535,10 @@ CheckpointSpec parse_checkpoint(const json& j, const std::string& path) {
   CheckpointSpec c;
   c.interval_s = r.quantity_or("interval", units::Kind::kTime, 0, 0, 1e9);
   c.size_bytes = r.quantity_or("size", units::Kind::kBytes, 0, 0, 1e18);
+  // Absent: the per-node default (goodput.hpp). Given: at least 1 MB/s, below which a
+  // checkpoint of any model outlasts every MTBF the faults accept.
   c.write_bandwidth_bytes_per_s =
-      r.quantity_or("write_bandwidth", units::Kind::kBandwidth, 0, 0, 1e16);
+      r.has("write_bandwidth") ? r.quantity("write_bandwidth", units::Kind::kBandwidth, 1e6, 1e16) : 0;
   c.async = r.boolean_or("async", false);
   c.restart_s = r.quantity_or("restart", units::Kind::kTime, 300, 0, 1e8);
   c.rewarm_s = r.quantity_or("rewarm", units::Kind::kTime, 60, 0, 1e8);
@@ -594,7 +596,8 @@ TrainingSpec parse_training(const json& j, const std::string& path) {
   JsonReader r(j, path);
   TrainingSpec t;
   t.steps = r.integer_or("steps", 1, 1, int64_t{1} << 50);
-  t.tokens = r.number_or("tokens", 0, 0, 1e18);
+  // A count of tokens: whole (1e12 is one), up to 9e15 (a double holds every integer below it).
+  t.tokens = static_cast<double>(r.integer_or("tokens", 0, 0, int64_t{9'000'000'000'000'000}));
   if (const json* faults = r.raw("faults")) t.faults = parse_faults(*faults, r.child_path("faults"));
   r.finish(kDocKeys);
   return t;
@@ -698,7 +701,13 @@ void apply_override(json& raw, const std::string& dotted_path, const std::string
 json resolve_scenario_json(json raw, const LoadOptions& options, const std::string& origin_dir) {
   if (!raw.is_object())
     throw ScenarioError("", "a scenario must be a JSON object, got " + json_type_name(raw));
+  // A GPU that only "--set cluster.gpu.<field>" brings in refines the cluster preset's GPU (a
+  // preset names it: "gpu": "A100-SXM4-80GB"); a GPU object the file writes is the whole GPU.
+  const bool gpu_in_file = raw.contains("cluster") && raw["cluster"].is_object() && raw["cluster"].contains("gpu");
   for (const auto& [path, value] : options.overrides) apply_override(raw, path, value);
+  const bool refine_gpu = !gpu_in_file && raw.contains("cluster") && raw["cluster"].is_object() &&
+                          raw["cluster"].contains("gpu") && raw["cluster"]["gpu"].is_object() &&
+                          !raw["cluster"]["gpu"].contains("base");
   PresetResolver resolver{options, {}};
   if (!origin_dir.empty()) {
     resolver.dirs.push_back(origin_dir);
@@ -724,7 +733,22 @@ json resolve_scenario_json(json raw, const LoadOptions& options, const std::stri
   std::vector<std::string> chain;
   if (raw.contains("model")) raw["model"] = resolver.expand(raw["model"], "models", "model", chain);
   if (raw.contains("cluster")) {
+    json gpu_patch;
+    if (refine_gpu) {
+      gpu_patch = raw["cluster"]["gpu"];
+      raw["cluster"].erase("gpu");
+    }
     json cluster = resolver.expand(raw["cluster"], "clusters", "cluster", chain);
+    if (refine_gpu && cluster.is_object() && cluster.contains("gpu")) {
+      if (cluster["gpu"].is_string()) {
+        gpu_patch["base"] = cluster["gpu"];
+      } else if (cluster["gpu"].is_object()) {
+        json merged = cluster["gpu"];
+        PresetResolver::merge_into(merged, gpu_patch);
+        gpu_patch = merged;
+      }
+    }
+    if (refine_gpu && cluster.is_object()) cluster["gpu"] = gpu_patch;
     if (cluster.is_object() && cluster.contains("gpu"))
       cluster["gpu"] = resolver.expand(cluster["gpu"], "gpus", "cluster.gpu", chain);
     raw["cluster"] = cluster;
@@ -943,8 +967,7 @@ json to_json(const Scenario& s) {
                               {"bandwidth_factor", f.link_degradation.bandwidth_factor}}},
         {"failed_links", f.failed_links},
         {"failed_switch_links", f.failed_switch_links},
-        {"checkpoint", {{"interval", c.interval_s}, {"size", c.size_bytes},
-                        {"write_bandwidth", c.write_bandwidth_bytes_per_s}, {"async", c.async},
+        {"checkpoint", {{"interval", c.interval_s}, {"size", c.size_bytes}, {"async", c.async},
                         {"restart", c.restart_s}, {"rewarm", c.rewarm_s}}},
         {"horizon", f.horizon_s},
         {"spare_nodes", f.spare_nodes},
@@ -953,6 +976,9 @@ json to_json(const Scenario& s) {
         {"seed", f.seed},
         {"rebalance", f.rebalance}};
   }
+  // Absent, the write bandwidth is the per-node default (goodput.hpp); 0 is not a bandwidth.
+  if (s.training.faults.enabled && s.training.faults.checkpoint.write_bandwidth_bytes_per_s > 0)
+    out["training"]["faults"]["checkpoint"]["write_bandwidth"] = s.training.faults.checkpoint.write_bandwidth_bytes_per_s;
   if (!s.description.empty()) out["description"] = s.description;
   return out;
 }

@@ -118,6 +118,8 @@ CASES = [
     ("checkpoint unknown key", edit("training.faults", {"checkpoint": {"every": "1h"}}), [], "training.faults.checkpoint.every"),
     ("checkpoint bandwidth in bits", edit("training.faults", {"checkpoint": {"write_bandwidth": "10Gb"}}), [], "training.faults.checkpoint.write_bandwidth"),
     ("trials huge", edit("training.faults", {"trials": 10**12}), [], "training.faults.trials"),
+    ("checkpoint bandwidth 0", edit("training.faults", {"checkpoint": {"write_bandwidth": 0}}), [], "training.faults.checkpoint.write_bandwidth: expected a value between 1e+06"),
+    ("fractional token count", edit("training.tokens", 0.5), [], "training.tokens: expected an integer"),
     ("horizon too long", edit("training.faults", {"horizon": "1e300s"}), [], "training.faults.horizon"),
     ("failed link unknown", edit("training.faults", {"failed_links": ["leaf9_spine9"]}), ["--fidelity", "simulate"], "training.faults.failed_links[0]"),
     ("failed link not a string", edit("training.faults", {"failed_links": [{}]}), [], "training.faults.failed_links[0]"),

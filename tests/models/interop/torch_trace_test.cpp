@@ -503,8 +503,9 @@ TEST(TorchTrace, BrokenFilesNameTheField) {
   }
 }
 
-TEST(TorchTrace, ABareEventArrayWithoutStepUsesTheGpuSpan) {
-  const json events = json::parse(R"([
+// One aten::addmm, its launch and its kernel (of `kernel_dur_us`), with no ProfilerStep.
+json bare_event_array(double kernel_dur_us) {
+  json events = json::parse(R"([
     {"ph": "X", "cat": "cpu_op", "name": "aten::addmm", "pid": 1, "tid": 1, "ts": 10, "dur": 20,
      "args": {"External id": 5, "Input Dims": [[512], [256, 128], [128, 512], [], []],
               "Input type": ["float", "float", "float", "Scalar", "Scalar"]}},
@@ -514,7 +515,12 @@ TEST(TorchTrace, ABareEventArrayWithoutStepUsesTheGpuSpan) {
      "ts": 40, "dur": 10, "args": {"correlation": 9}},
     {"ph": "i", "name": "Iteration Start", "ts": 0}
   ])");
-  const TorchTrace t = parse_torch_trace(events, "inline");
+  events[2]["dur"] = kernel_dur_us;
+  return events;
+}
+
+TEST(TorchTrace, ABareEventArrayWithoutStepUsesTheGpuSpan) {
+  const TorchTrace t = parse_torch_trace(bare_event_array(10), "inline");
   EXPECT_EQ(t.step_name, "");
   EXPECT_NEAR(t.step_time_s, 10e-6, 1e-12);
   EXPECT_FALSE(t.warnings.empty());
@@ -522,6 +528,19 @@ TEST(TorchTrace, ABareEventArrayWithoutStepUsesTheGpuSpan) {
   EXPECT_EQ(t.ops[0].name, "aten::addmm");
   EXPECT_EQ(t.ops[0].dtype, "f32");
   EXPECT_EQ(t.ops[0].flop, 2.0 * 256 * 512 * 128);
+}
+
+TEST(TorchTrace, KernelsThatAllLastZeroAreRefusedNotFitted) {
+  // The bare trace above with its kernel's duration 0: there is no GPU time to fit a rate to.
+  const json events = bare_event_array(0);
+  try {
+    parse_torch_trace(events, "inline");
+    ADD_FAILURE() << "no error";
+  } catch (const ScenarioError& e) {
+    EXPECT_NE(std::string(e.what()).find("inline: traceEvents: the one GPU kernel inside the trace lasts 0 us: no GPU time to fit"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(TorchTrace, DeviceNamesMatchGpuPresets) {

@@ -91,6 +91,26 @@ TEST(ScenarioLoader, SetOverridesReachThroughPresetNames) {
   EXPECT_EQ(s.plan.schedule, "gpipe");
 }
 
+TEST(ScenarioLoader, SettingOneFieldOfTheClustersGpuPresetKeepsTheOthers) {
+  // The cluster preset names its GPU ("gpu": "A100-SXM4-80GB"); setting one of the GPU's
+  // fields refines that preset instead of replacing it with a GPU of one field.
+  LoadOptions o = options();
+  o.overrides = {{"cluster.gpu.hbm_capacity", "40GiB"}};
+  const Scenario s = load(minimal(), o);
+  EXPECT_DOUBLE_EQ(s.cluster.gpu.hbm_capacity_bytes, 40.0 * 1024 * 1024 * 1024);
+  EXPECT_DOUBLE_EQ(s.cluster.gpu.peak_flops_bf16, 312e12);  // from the A100 preset
+  EXPECT_EQ(s.cluster.gpu.name, "A100-SXM4-80GB");
+  o.overrides = {{"cluster.gpu.base", "H100-SXM-80GB"}, {"cluster.gpu.hbm_capacity", "40GiB"}};
+  const Scenario h = load(minimal(), o);
+  EXPECT_DOUBLE_EQ(h.cluster.gpu.peak_flops_bf16, 989e12);
+  EXPECT_DOUBLE_EQ(h.cluster.gpu.hbm_capacity_bytes, 40.0 * 1024 * 1024 * 1024);
+  // A GPU object written in the file is the whole GPU: one without peak rates is an error, not
+  // an A100 in disguise.
+  json j = minimal();
+  j["cluster"]["gpu"] = {{"hbm_bandwidth", "1TBps"}};
+  EXPECT_NE(error_of(j).find("cluster.gpu.peak_flops: missing"), std::string::npos) << error_of(j);
+}
+
 TEST(ScenarioLoader, DpIsDerivedWhenOmitted) {
   json j = minimal();
   j["plan"].erase("dp");
