@@ -128,6 +128,11 @@ int run_calibrate(CalibrateOptions& o) {
   opts.max_collective_bytes = size_t(max_bytes);
   opts.min_time_per_point_s = min_time;
   opts.tool_version = TRAINSIM_VERSION;
+  // The ranges run_calibration enforces, checked here so that they are bad input (exit 2).
+  if (const std::string err = tk::check_calibration_options(opts); !err.empty()) {
+    std::fprintf(stderr, "trainsim calibrate: %s\n", err.c_str());
+    return kExitBadInput;
+  }
 
   const bool under_mpi = tk::launched_by_mpi();
   // cuda, one process, several GPUs: threads + ncclCommInitAll (no MPI needed).

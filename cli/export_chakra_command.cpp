@@ -46,10 +46,15 @@ int run(ExportOptions& o) {
     return kExitInfeasible;
   }
   create_output_dir(out_dir, "--out");
+  auto file_of = [&](const nlohmann::json& t) { return out_dir + "/et." + std::to_string(t["rank"].get<int>()) + ".json"; };
+  // Every file is checked before the first is written: a failure leaves the folder as it was.
+  for (const auto& t : traces) {
+    check_output_file(file_of(t), "--out");
+    refuse_overwriting_inputs(file_of(t), "--out", {scenario_path});
+  }
   std::size_t nodes = 0;
   for (const auto& t : traces) {
-    const std::string file = out_dir + "/et." + std::to_string(t["rank"].get<int>()) + ".json";
-    write_output_file(file, t.dump(1) + "\n", "--out");
+    write_output_file(file_of(t), t.dump(1) + "\n", "--out");
     nodes += t["nodes"].size();
   }
   std::printf("wrote %zu traces (%zu nodes) to %s\n", traces.size(), nodes, out_dir.c_str());

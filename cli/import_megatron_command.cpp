@@ -49,7 +49,10 @@ int run(ImportMegatronOptions& o) {
   if (!o.file.empty()) text += " " + read_input_file(o.file, "--file (Megatron command line)");
   if (text.find_first_not_of(" \t\n") == std::string::npos)
     throw ScenarioError("ARGS", "missing: the Megatron-LM arguments (quoted) or --file SCRIPT");
-  if (!o.out_path.empty()) check_output_file(o.out_path, "--out");
+  if (!o.out_path.empty()) {
+    check_output_file(o.out_path, "--out");
+    refuse_overwriting_inputs(o.out_path, "--out", {o.file});
+  }
   const std::string& cluster = o.cluster;
   const std::string& out_path = o.out_path;
   const long long gpus = o.gpus;

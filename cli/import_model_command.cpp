@@ -49,7 +49,14 @@ int run(ImportModelOptions& o) {
                              {"plan", {{"global_batch", 1}}}};
   LoadOptions options;
   options.preset_dirs = default_preset_dirs();
-  const Scenario s = parse_scenario(resolve_scenario_json(scenario, options));
+  Scenario s;
+  try {
+    s = parse_scenario(resolve_scenario_json(scenario, options));
+  } catch (const ScenarioError& e) {
+    // The error names trainsim's field (model.moe.groups), not the config's key (n_group): say
+    // which file it came from and that the field is of its conversion.
+    throw ScenarioError(path, "its model as converted to trainsim's fields: " + std::string(e.what()));
+  }
   const ParamCount p = count_params(s.model);
   std::cout << model.dump(2) << "\n";
   std::fprintf(stderr, "%s: %.2fB parameters (%.2fB active per token)\n",

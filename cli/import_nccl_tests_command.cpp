@@ -11,6 +11,7 @@
 
 #include "cli/cli_args.hpp"
 #include "cli/command_registry.hpp"
+#include "cli/output_file.hpp"
 #include "models/cost/collectives/collective_cost.hpp"
 #include "models/interop/nccl_tests_log.hpp"
 #include "models/core/scenario_error.hpp"
@@ -80,6 +81,14 @@ int run(int argc, char** argv) {
   if (paths.empty()) throw ScenarioError("LOG", "missing: one or more nccl-tests logs");
   if (!cluster_out.empty() && cluster_arg.empty())
     throw ScenarioError("--cluster-out", "needs --cluster C: the cluster to fit");
+  // Checked before the fit: a wrong path fails now, and no output replaces an input.
+  std::vector<std::string> inputs = paths;
+  inputs.push_back(cluster_arg);
+  for (const auto& [path, option] : {std::pair{out_path, "--out"}, std::pair{cluster_out, "--cluster-out"}})
+    if (!path.empty()) {
+      check_output_file(path, option);
+      refuse_overwriting_inputs(path, option, inputs);
+    }
 
   LoadOptions load;
   load.preset_dirs = default_preset_dirs();
@@ -191,14 +200,8 @@ int run(int argc, char** argv) {
     }
     if (!fitted.is_null()) std::printf("fitted cluster: %s\n", fitted.dump().c_str());
   }
-  if (!out_path.empty()) {
-    std::ofstream f(out_path);
-    if (!(f << calibration.dump(2) << "\n")) throw ScenarioError(out_path, "cannot write");
-  }
-  if (!cluster_out.empty()) {
-    std::ofstream f(cluster_out);
-    if (!(f << fitted.dump(2) << "\n")) throw ScenarioError(cluster_out, "cannot write");
-  }
+  if (!out_path.empty()) write_output_file(out_path, calibration.dump(2) + "\n", "--out");
+  if (!cluster_out.empty()) write_output_file(cluster_out, fitted.dump(2) + "\n", "--cluster-out");
   return kExitOk;
 }
 

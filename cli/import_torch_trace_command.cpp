@@ -124,7 +124,10 @@ int run(ImportTraceOptions& o) {
   load.overrides = parse_sets(o.sets);
   if (!load.overrides.empty() && scenario_path.empty())
     throw ScenarioError("--set", "needs --scenario FILE: the scenario to override");
-  if (!out_path.empty()) check_output_file(out_path, "--out");
+  if (!out_path.empty()) {
+    check_output_file(out_path, "--out");
+    refuse_overwriting_inputs(out_path, "--out", {trace_path, o.scenario_path});
+  }
   load.preset_dirs = o.preset_dirs;
   for (const auto& d : default_preset_dirs()) load.preset_dirs.push_back(d);
 

@@ -28,6 +28,18 @@ void check_writable_folder(const fs::path& dir, const std::string& option, const
 
 }  // namespace
 
+void refuse_overwriting_inputs(const std::string& path, const std::string& option,
+                               const std::vector<std::string>& inputs) {
+  struct stat out {};
+  if (path.empty() || stat(path.c_str(), &out) != 0 || !S_ISREG(out.st_mode)) return;
+  for (const std::string& input : inputs) {
+    struct stat in {};
+    if (!input.empty() && stat(input.c_str(), &in) == 0 && in.st_dev == out.st_dev && in.st_ino == out.st_ino)
+      throw ScenarioError(option, "cannot write " + quoted(path) + ": it is the input " + quoted(input) +
+                                      ", which the command reads; choose another path");
+  }
+}
+
 void check_output_file(const std::string& path, const std::string& option) {
   if (path.empty()) throw ScenarioError(option, "an empty path");
   struct stat st {};

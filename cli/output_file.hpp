@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <string>
+#include <vector>
 
 namespace trainsim::cli {
 
@@ -12,6 +13,12 @@ namespace trainsim::cli {
 // a character device such as /dev/null) that is writable, or a new file in a writable folder.
 // Creates nothing.
 void check_output_file(const std::string& path, const std::string& option);
+
+// Throws ScenarioError(option, ...) when `path` is one of the files `inputs` names (the same
+// file, by device and inode, whatever the spelling): writing it would destroy what the command
+// reads. Outputs that do not exist yet, and inputs that do not exist, never match.
+void refuse_overwriting_inputs(const std::string& path, const std::string& option,
+                               const std::vector<std::string>& inputs);
 
 // The same for a folder the command will create files in: an existing writable folder, or one
 // whose nearest existing parent is a writable folder. Creates nothing.

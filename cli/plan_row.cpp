@@ -117,7 +117,7 @@ void judge_row(json& row, const json& scenario, const std::vector<Expression>& c
   const auto lookup = row_lookup(row, scenario);
   json violated = json::array();
   for (const auto& c : constraints)
-    if (c.evaluate(lookup) == 0) violated.push_back(c.text());
+    if (!constraint_met(c.evaluate(lookup))) violated.push_back(c.text());
   row["meets_constraints"] = violated.empty();
   row["violated"] = violated;
   row["status"] = violated.empty() ? "ok" : "outside_constraints";

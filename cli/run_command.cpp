@@ -110,6 +110,7 @@ int run(RunOptions& o) {
   if (!o.trace_path.empty()) {
     if (o.fidelity == "estimate") throw ScenarioError("--trace", "a trace needs --fidelity simulate");
     check_output_file(o.trace_path, "--trace");
+    refuse_overwriting_inputs(o.trace_path, "--trace", {o.scenario_path, o.calibration_path});
   }
   LoadOptions options;
   options.overrides = parse_sets(o.sets);

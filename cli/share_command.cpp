@@ -49,7 +49,7 @@ void declare(CLI::App& app, ShareOptions& o) {
       ->default_str(o.placement);
   app.add_option("--nodes", o.nodes, "fabric size in nodes (default: the first scenario's cluster.nodes)")
       ->type_name("N")
-      ->check(CLI::Range(1, 1 << 20));
+      ->check(CLI::Range(1, 16384));
   add_json_flag(app, o.json, "one JSON object on stdout");
   add_presets_option(app, o.preset_dirs);
 }

@@ -187,7 +187,10 @@ int run(SweepOptions& o) {
   const bool merger = shard.count == 1 || (shard.mpi && shard.rank == 0);
   std::unique_ptr<SweepLock> lock;
   if (merger) {
-    for (const char* ext : {".rows.jsonl", ".csv", ".summary.txt", ".simulated.jsonl"}) check_output_file(prefix + ext, "--out");
+    for (const char* ext : {".rows.jsonl", ".csv", ".summary.txt", ".simulated.jsonl"}) {
+      check_output_file(prefix + ext, "--out");
+      refuse_overwriting_inputs(prefix + ext, "--out", {o.sweep_file, calibration_path});
+    }
     lock = std::make_unique<SweepLock>(prefix + ".lock");
   }
   const std::string shard_tag = "rank" + std::to_string(shard.rank) + "of" + std::to_string(shard.count);
@@ -376,6 +379,13 @@ void declare_merge(CLI::App& app, MergeOptions& o) {
 int merge(MergeOptions& o) {
   const std::string& prefix = o.prefix;
   std::vector<std::string> inputs = o.inputs;
+  if (prefix.empty() || fs::path(prefix).filename().empty())
+    throw ScenarioError("PREFIX", "\"" + prefix + "\" names no file; give the --out PREFIX of the sweep, e.g. runs/NAME");
+  for (const auto& in : inputs) {
+    std::error_code ec;
+    if (!fs::is_regular_file(in, ec))
+      throw ScenarioError("ROWS", "\"" + in + "\": " + (fs::exists(in, ec) ? "not a regular file" : "not found"));
+  }
   // The targets, checked and locked before anything is read.
   for (const char* ext : {".rows.jsonl", ".csv"}) check_output_file(prefix + ext, "PREFIX");
   const SweepLock lock(prefix + ".lock");

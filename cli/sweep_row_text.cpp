@@ -173,7 +173,7 @@ RowJudge::Verdict RowJudge::judge(long long index, const Scenario& scenario, con
   const Expression::Lookup lookup = row_lookup(stub_, scenario_json_(plan_part_));
   Verdict v;
   for (std::size_t c = 0; c < spec_.constraints.size(); ++c)
-    if (spec_.constraints[c].evaluate(lookup) == 0) v.violated.push_back(c);
+    if (!constraint_met(spec_.constraints[c].evaluate(lookup))) v.violated.push_back(c);
   // judge_row evaluates the objective after it has added meets_constraints to the row.
   if (with_meets_) stub_["meets_constraints"] = v.violated.empty();
   v.objective = spec_.objective.evaluate(lookup);

@@ -10,11 +10,13 @@
 #include <cstring>
 #include <fstream>
 #include <sstream>
+#include <type_traits>
 
 #include "cli/plan_row.hpp"
 #include "models/core/pareto.hpp"
 #include "models/core/scenario_error.hpp"
 #include "models/core/units.hpp"
+#include "models/scenario/input_file.hpp"
 
 namespace trainsim::cli {
 using nlohmann::json;
@@ -50,19 +52,25 @@ json read_sweep_header(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   std::string line;
   if (!in || !std::getline(in, line)) return nullptr;
-  const json j = json::parse(line, nullptr, false);
+  const json j = parse_json_or_discarded(line);
   if (j.is_discarded() || !j.is_object() || !j.contains("trainsim_sweep") || !j["trainsim_sweep"].is_object())
     return nullptr;
   return j;
 }
 
 std::string header_fingerprint(const json& header) {
-  if (!header.is_object() || !header.contains("trainsim_sweep")) return "";
-  return header["trainsim_sweep"].value("fingerprint", std::string());
+  if (!header.is_object() || !header.contains("trainsim_sweep") || !header["trainsim_sweep"].is_object()) return "";
+  const json& fingerprint = header["trainsim_sweep"].value("fingerprint", json());
+  return fingerprint.is_string() ? fingerprint.get<std::string>() : "";
 }
 
 RowWriter::RowWriter(const std::string& path, bool resume, const json& header) : path_(path) {
   const std::string fingerprint = header_fingerprint(header);
+  const json* plans_field = header.is_object() && header.contains("trainsim_sweep") && header["trainsim_sweep"].is_object() &&
+                                    header["trainsim_sweep"].contains("plans")
+                                ? &header["trainsim_sweep"]["plans"]
+                                : nullptr;
+  const long long plans = plans_field && plans_field->is_number_integer() ? plans_field->get<long long>() : -1;
   bool keep = false;
   if (resume) {
     std::ifstream in(path, std::ios::binary);
@@ -72,7 +80,7 @@ RowWriter::RowWriter(const std::string& path, bool resume, const json& header) :
     while (in && std::getline(in, line)) {
       if (in.eof()) break;  // no newline: a partial row from a kill
       any = true;
-      const json row = json::parse(line, nullptr, false);
+      const json row = parse_json_or_discarded(line);
       if (first) {
         first = false;
         // The rows of another sweep (or of another base, calibration or trainsim version)
@@ -88,8 +96,13 @@ RowWriter::RowWriter(const std::string& path, bool resume, const json& header) :
         good_bytes += static_cast<long long>(line.size()) + 1;
         continue;
       }
-      if (row.is_discarded()) break;  // a damaged row: keep what precedes it
-      if (row.contains("index") && row["index"].is_number_integer()) done_.insert(row["index"].get<long long>());
+      // A damaged row, or one whose index is not a plan of this sweep (an edited file): keep
+      // what precedes it.
+      if (row.is_discarded() || !row.is_object() || !row.contains("index") || !row["index"].is_number_integer())
+        break;
+      const long long index = row["index"].get<long long>();
+      if (index < 0 || (plans >= 0 && index >= plans)) break;
+      done_.insert(index);
       good_bytes += static_cast<long long>(line.size()) + 1;
     }
     in.close();
@@ -146,7 +159,7 @@ std::map<long long, json> read_rows(const std::vector<std::string>& paths) {
     std::string line;
     while (std::getline(in, line)) {
       if (line.empty()) continue;
-      json row = json::parse(line, nullptr, false);
+      json row = parse_json_or_discarded(line);
       // The header, and a partial row from a kill, are no rows.
       if (row.is_discarded() || !row.is_object() || !row.contains("index") || !row["index"].is_number_integer()) continue;
       rows.emplace(row["index"].get<long long>(), std::move(row));
@@ -200,6 +213,14 @@ const json& at(const json& row, const char* a, const char* b = nullptr) {
   return row[a].is_object() && row[a].contains(b) ? row[a][b] : kNull;
 }
 double num(const json& v, double fallback = 0) { return v.is_number() ? v.get<double>() : fallback; }
+// A field of a row read back from a file, or the fallback where the file holds another type:
+// rows of an edited or damaged file never stop the summary.
+template <class T>
+T typed(const json& object, const char* key, T fallback) {
+  const json& v = at(object, key);
+  if constexpr (std::is_same_v<T, bool>) return v.is_boolean() ? v.get<bool>() : fallback;
+  else return v.is_number_integer() ? v.get<T>() : fallback;
+}
 
 const char* const kPlanCols[] = {"tp", "pp", "dp", "cp", "ep", "vpp", "schedule", "micro_batch",
                                  "global_batch", "zero_stage", "recompute", "sp"};
@@ -285,7 +306,7 @@ void SweepTally::add_json(const json& row) {
     add_rejected(index, code, reason);
   } else if (!meets) {
     const json& v = at(row, "violated");
-    add_constrained(index, v.is_array() && !v.empty() ? v[0].get<std::string>() : std::string("?"));
+    add_constrained(index, v.is_array() && !v.empty() && v[0].is_string() ? v[0].get<std::string>() : std::string("?"));
   } else if (at(row, "objective").is_number()) {
     const json& p = at(row, "plan");
     auto str = [&](const json& v) { return strings.id(v.is_string() ? v.get<std::string>() : std::string()); };
@@ -305,13 +326,13 @@ void SweepTally::add_json(const json& row) {
     r.recompute = str(pv("recompute"));
     r.precision = str(pv("precision"));
     if (p.is_object()) {
-      r.tp = p.value("tp", 0), r.pp = p.value("pp", 0), r.dp = p.value("dp", 0), r.cp = p.value("cp", 0);
-      r.ep = p.value("ep", 0), r.vpp = p.value("vpp", 0), r.zero_stage = p.value("zero_stage", -1);
-      r.dp_shard = p.value("dp_shard", 0);
-      r.hpz = p.value("zero_hpz_partition_size", 0);
-      r.qwz = p.value("zero_quantized_weights", false), r.qgz = p.value("zero_quantized_gradients", false);
-      r.micro_batch = p.value("micro_batch", int64_t{0}), r.global_batch = p.value("global_batch", int64_t{0});
-      r.sp = p.value("sp", false), r.offload_optimizer = p.value("offload_optimizer", false);
+      r.tp = typed(p, "tp", 0), r.pp = typed(p, "pp", 0), r.dp = typed(p, "dp", 0), r.cp = typed(p, "cp", 0);
+      r.ep = typed(p, "ep", 0), r.vpp = typed(p, "vpp", 0), r.zero_stage = typed(p, "zero_stage", -1);
+      r.dp_shard = typed(p, "dp_shard", 0);
+      r.hpz = typed(p, "zero_hpz_partition_size", 0);
+      r.qwz = typed(p, "zero_quantized_weights", false), r.qgz = typed(p, "zero_quantized_gradients", false);
+      r.micro_batch = typed(p, "micro_batch", int64_t{0}), r.global_batch = typed(p, "global_batch", int64_t{0});
+      r.sp = typed(p, "sp", false), r.offload_optimizer = typed(p, "offload_optimizer", false);
     } else {
       r.zero_stage = -1;
     }

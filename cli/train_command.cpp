@@ -1,7 +1,11 @@
 // `trainsim train`: train the small GPT on real ranks (kernels/trainer.hpp) and log one JSON
 // line per step: loss, step time, peak memory, bytes sent per group.
 //   trainsim train --tp 2 --pp 2 --dp 2     (starts 8 ranks under mpiexec itself)
+#include <sys/stat.h>
+
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <memory>
 #include <string>
@@ -131,6 +135,27 @@ int run_train(TrainOptions& o) {
   }
   // The log is checked before any work: a wrong path fails now, not after training.
   if (!log_path.empty()) check_output_file(log_path, "--log");
+  if (!cfg.timeline_path.empty()) check_output_file(tk::timeline_file(cfg.timeline_path, 0), "--timeline");
+  // The corpus is read whole before training: a regular file (not a device or a pipe, which
+  // may never end) of at least one sequence (seq + 2 bytes: the byte tokens and their shifted
+  // targets, byte_corpus.cpp) and at most 1 GiB, the generated corpus's bound.
+  if (!corpus.empty()) {
+    struct stat st {};
+    if (stat(corpus.c_str(), &st) != 0) {
+      std::fprintf(stderr, "trainsim train: --corpus: cannot read \"%s\": %s\n", corpus.c_str(), std::strerror(errno));
+      return kExitBadInput;
+    }
+    const long long need = static_cast<long long>(cfg.model.seq) + 2;
+    const char* problem = !S_ISREG(st.st_mode)             ? "is not a regular file"
+                          : st.st_size > (1LL << 30)       ? "is larger than 1 GiB"
+                          : st.st_size < need              ? "is shorter than one sequence"
+                                                           : nullptr;
+    if (problem) {
+      std::fprintf(stderr, "trainsim train: --corpus: \"%s\" %s (it needs --seq + 2 = %lld to 1073741824 bytes)\n",
+                   corpus.c_str(), problem, need);
+      return kExitBadInput;
+    }
+  }
   // Without MPI (or not under mpirun) the world is one rank: check before starting MPI.
   const int ranks = cfg.tp * cfg.pp * cfg.dp;
   // cpu, several ranks, not under mpiexec: start them (as root too: mpi_launch.hpp).

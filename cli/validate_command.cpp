@@ -26,6 +26,9 @@
 #include "cli/output_file.hpp"
 #include "cli/progress.hpp"
 #include "models/core/scenario_error.hpp"
+#include "models/cost/calibration.hpp"
+#include "models/scenario/input_file.hpp"
+#include "models/scenario/scenario_loader.hpp"
 #include "validate/cpu_validation.hpp"
 #include "validate/measured_run.hpp"
 #include "validate/validation_report.hpp"
@@ -98,6 +101,7 @@ void declare(CLI::App& app, ValidateOptions& o) {
   app.add_option("--backend", o.backend, "measure and predict the small GPT train job on this machine's cores (cpu) or GPUs (cuda)")
       ->type_name("cpu|cuda")
       ->check(CLI::IsMember({"cpu", "cuda"}))
+      ->excludes(o.published_opt)  // two modes: measuring this machine does not read published runs
       ->group(cpu);
   app.add_option("--ranks", o.ranks, "MPI ranks; the job's tp x pp x dp must equal it")
       ->type_name("N")->check(CLI::Range(1, 1 << 20))->default_str("2")->group(cpu);
@@ -207,8 +211,17 @@ int usable_cores() {
 }
 
 nlohmann::json read_calibration(const std::string& path, const char* what) {
-  const nlohmann::json cal = nlohmann::json::parse(read_text(path), nullptr, false);
-  if (cal.is_discarded()) throw ScenarioError(what, path + ": malformed JSON");
+  nlohmann::json cal;
+  try {
+    cal = read_json_file(path, "calibration");  // its errors name the path
+  } catch (const ScenarioError& e) {
+    throw ScenarioError(what, e.what());
+  }
+  try {
+    check_calibration_header(cal);
+  } catch (const ScenarioError& e) {
+    throw ScenarioError(what, path + ": " + e.what());
+  }
   return cal;
 }
 

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "models/core/pareto.hpp"
+#include "models/scenario/input_file.hpp"
 
 namespace trainsim::gui {
 namespace {
@@ -144,7 +145,7 @@ SweepTable parse_sweep_text(const QString& text, bool csv) {
         const std::string v = cells[i].trimmed().toStdString();
         if (v.empty()) continue;
         // Cells that parse as JSON (numbers, true/false) keep their type; others are strings.
-        nlohmann::json value = nlohmann::json::parse(v, nullptr, false);
+        nlohmann::json value = parse_json_or_discarded(v);
         f[header[i].trimmed().toStdString()] = value.is_discarded() ? nlohmann::json(v) : value;
       }
       SweepRow row;
@@ -162,7 +163,7 @@ SweepTable parse_sweep_text(const QString& text, bool csv) {
     };
     // `trainsim plan --json`: one object whose "best" array holds the rows.
     const QByteArray all = text.toUtf8();
-    const auto whole = nlohmann::json::parse(all.constBegin(), all.constEnd(), nullptr, false);
+    const auto whole = parse_json_or_discarded(std::string_view(all.constData(), static_cast<std::size_t>(all.size())));
     if (whole.is_object() && whole.contains("best") && whole["best"].is_array()) {
       t.kind = "plan";
       for (const auto& j : whole["best"]) add_row(j);
@@ -173,7 +174,7 @@ SweepTable parse_sweep_text(const QString& text, bool csv) {
     for (const QString& raw_line : lines) {
       const QByteArray line = raw_line.trimmed().toUtf8();
       if (line.isEmpty()) continue;
-      const auto j = nlohmann::json::parse(line.constBegin(), line.constEnd(), nullptr, false);
+      const auto j = parse_json_or_discarded(std::string_view(line.constData(), static_cast<std::size_t>(line.size())));
       if (is_sweep_header(j)) continue;
       add_row(j);
     }

@@ -51,12 +51,23 @@ std::vector<std::vector<int>> place_nodes(const std::vector<int>& need, int fabr
   return nodes;
 }
 
+namespace {
+constexpr int kMaxSharedFabricNodes = 16384;
+}  // namespace
+
 SharedSetup prepare_shared(const std::vector<Scenario>& scenarios, JobPlacement placement,
                            int fabric_nodes) {
   SharedSetup s;
   if (scenarios.empty()) throw ScenarioError("JOBS", "give at least one scenario");
   s.fabric = scenarios.front().cluster;
   if (fabric_nodes > 0) s.fabric.nodes = fabric_nodes;
+  // The shared fabric is built whole (every GPU a SimGrid host, every NVLink, NIC and switch port
+  // a link): about 1 GB and 20 s at 20,000 nodes. 16,384 nodes (131,072 GPUs at 8 a node) is the
+  // largest fabric built; jobs that need more do not share one here.
+  if (s.fabric.nodes > kMaxSharedFabricNodes)
+    throw ScenarioError(fabric_nodes > 0 ? "--nodes" : "cluster.nodes",
+                        "a shared fabric of " + std::to_string(s.fabric.nodes) + " nodes: at most " +
+                            std::to_string(kMaxSharedFabricNodes) + " are built (give --nodes N for a smaller fabric)");
   const int gpn = s.fabric.gpus_per_node;
   std::vector<int> need;
   for (std::size_t j = 0; j < scenarios.size(); ++j) {
@@ -73,6 +84,13 @@ SharedSetup prepare_shared(const std::vector<Scenario>& scenarios, JobPlacement 
       s.warnings.push_back(name + ": its cluster (" + job.cluster.name + ", " + job.cluster.gpu.name +
                            ") is replaced by the shared fabric's (" + s.fabric.name + ", " +
                            s.fabric.gpu.name + ")");
+    // The fabric's faults are the first scenario's (the fabric is its cluster); another job's
+    // failed or degraded links would name links of a fabric that is not built.
+    const FaultSpec& f = job.training.faults;
+    if (j > 0 && f.enabled && (!f.failed_links.empty() || f.failed_switch_links > 0 || f.link_degradation.fraction > 0))
+      throw ScenarioError(name + ": training.faults",
+                          "failed or degraded links of the shared fabric are given in the first scenario, whose "
+                          "cluster the fabric is; this job's would be ignored");
     job.cluster = s.fabric;
     job.cluster.nodes = static_cast<int>(gpus / gpn);
     need.push_back(job.cluster.nodes);

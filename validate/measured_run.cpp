@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "models/core/scenario_error.hpp"
+#include "models/scenario/input_file.hpp"
 
 namespace trainsim::validate {
 using nlohmann::json;
@@ -57,7 +58,7 @@ std::vector<RankStep> parse_timeline(const std::string& text, const std::string&
   while (std::getline(in, line)) {
     ++n;
     if (line.empty()) continue;
-    const json e = json::parse(line, nullptr, false);
+    const json e = parse_json_or_discarded(line);
     if (e.is_discarded() || !e.is_object())
       throw ScenarioError(what, "line " + std::to_string(n) + " is not a JSON object");
     if (e.value("event", std::string()) != "step") continue;

@@ -257,7 +257,7 @@ GpuKernelParams fit_kernel_params(const json& cal, const GpuKernelParams& base) 
     peak16 = rate("bf16") > 0 ? rate("bf16") : rate("f16");
     if (peak16 > 0) k.gemm_share_16bit = 1;
   }
-  if (cal.contains("memory_bandwidth_bytes_per_s")) k.memory_bandwidth_share = 1;
+  if (member(cal, "memory_bandwidth_bytes_per_s")) k.memory_bandwidth_share = 1;
   // A share of the GPU's own bandwidth (a profiler trace's: what its memory-bound kernels reach,
   // priced by the kernel model; the trace measures no bandwidth of its own).
   if (const json* share = member(cal, "memory_bandwidth_share"))
@@ -440,13 +440,22 @@ std::vector<std::string> calibrate_gpu(const json& cal, GpuSpec& g, std::vector<
   return applied;
 }
 
-std::vector<std::string> apply_calibration(const json& cal, Scenario& s) {
+void check_calibration_header(const json& cal) {
   if (!cal.is_object())
     throw ScenarioError("calibration", "expected a calibration object, got " + describe_json_value(cal));
   if (string_of(cal, "format", "calibration") != "trainsim-calibration")
     throw ScenarioError("calibration.format", "expected \"trainsim-calibration\" (a file written by trainsim calibrate)");
   if (!cal.contains("version") || cal["version"] != 1)
     throw ScenarioError("calibration.version", "this trainsim reads calibration version 1");
+  // Present means given: readers take these with json::value, which a null would stop.
+  if (cal.contains("device") && !cal["device"].is_string())
+    throw ScenarioError("calibration.device", "expected the device's name, got " + describe_json_value(cal["device"]));
+  if (cal.contains("ranks") && !(cal["ranks"].is_number_integer() && cal["ranks"].get<int64_t>() >= 1))
+    throw ScenarioError("calibration.ranks", "expected a count of ranks (1 or more), got " + describe_json_value(cal["ranks"]));
+}
+
+std::vector<std::string> apply_calibration(const json& cal, Scenario& s) {
+  check_calibration_header(cal);
   if (const json* wrong = member(cal, "wrong")) {
     if (!wrong->is_number())
       throw ScenarioError("calibration.wrong", "expected a count, got " + describe_json_value(*wrong));

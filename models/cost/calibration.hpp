@@ -95,6 +95,11 @@ struct GemmFamilyFit {
 std::vector<std::string> calibrate_gpu(const nlohmann::json& calibration, GpuSpec& gpu,
                                        std::vector<GemmFamilyFit>* gemm_fits = nullptr);
 
+// Checks what every reader of a calibration reads first: an object, "format"
+// "trainsim-calibration", "version" 1, and where present a string "device" and a count "ranks"
+// (ScenarioError naming "calibration.<field>").
+void check_calibration_header(const nlohmann::json& calibration);
+
 // Reads and checks a calibration file (ScenarioError naming "calibration.<field>" on bad input)
 // and overrides the scenario's GPU (calibrate_gpu, then the per-op rates) and in-node fabric
 // with what it measured. Returns one line per value changed, for the result's "calibration"

@@ -430,6 +430,9 @@ MegatronImport import_megatron_args(const std::vector<std::string>& all_args,
                                                             "\"; expected allgather, alltoall or flex");
   }
   int64_t gpus = options.gpus > 0 ? options.gpus : launcher_gpus;
+  if (options.gpus > 0 && launcher_gpus > 0 && options.gpus != launcher_gpus)
+    note("--gpus " + std::to_string(options.gpus) + " is used; the launcher line (torchrun --nnodes x "
+         "--nproc_per_node) starts " + std::to_string(launcher_gpus));
   // The world size is not a Megatron flag: it comes from the launcher or the caller. Without it
   // the data-parallel degree (and the cluster) would be a guess; the other flags are still
   // checked first so one run reports their errors, then this (at the end).
@@ -475,6 +478,8 @@ MegatronImport import_megatron_args(const std::vector<std::string>& all_args,
     if (first_given) split.front() = first;
     if (last_given) split.back() = last;
     plan["layers_per_stage"] = split;
+  } else if (first_given || last_given) {
+    note("--decoder-first/last-pipeline-num-layers with one pipeline stage have no effect (every layer is on it)");
   }
   plan["sp"] = flags.has("sequence-parallel") && tp > 1;
   if (flags.has("sequence-parallel") && tp == 1)

@@ -21,6 +21,9 @@
 namespace trainsim {
 namespace {
 
+// The most ranks a log may state: the largest cluster a scenario describes (2^24 GPUs).
+constexpr long long kMaxLogRanks = 1LL << 24;
+
 // A row no GPU can produce: times below nccl-tests' printed resolution (0.01 us) or above a
 // day, sizes above 1 TiB, or an algbw that is not size / time (nccl-tests prints size / time;
 // allowing for its two decimals).
@@ -128,8 +131,14 @@ NcclTestsLog parse_nccl_tests_text(const std::string& text, const std::string& s
         log.program = safe_excerpt(t[3], 80);
         if (nccl_op_from_name(t[3], log.op)) log.op_known = true;
       } else if (t[0] == "nThread" && t.size() >= 4 && t[2] == "nGpus") {
-        threads = std::max(1, std::atoi(t[1].c_str()));
-        gpus = std::max(0, std::atoi(t[3].c_str()));
+        // Each a count from 1 to 2^24, their product (the ranks) at most 2^24: no overflow.
+        const long long th = std::strtoll(t[1].c_str(), nullptr, 10), gp = std::strtoll(t[3].c_str(), nullptr, 10);
+        if (th < 1 || gp < 1 || th > kMaxLogRanks || gp > kMaxLogRanks || th * gp > kMaxLogRanks)
+          throw ScenarioError(source, "\"nThread " + safe_excerpt(t[1], 24) + " nGpus " + safe_excerpt(t[3], 24) +
+                                          "\": expected counts of at least 1, at most " +
+                                          std::to_string(kMaxLogRanks) + " ranks in all");
+        threads = static_cast<int>(th);
+        gpus = static_cast<int>(gp);
       } else if (t[0] == "Rank" && t.size() >= 2 && is_unsigned_integer(t[1])) {
         rank_ids.insert(std::atoi(t[1].c_str()));
         for (std::size_t i = 0; i + 1 < t.size(); ++i)
@@ -237,7 +246,11 @@ NcclTestsLog parse_nccl_tests_json(const json& report, const std::string& source
       }
     }
   }
-  log.ranks = threads * gpus * procs;
+  const long long ranks = static_cast<long long>(threads) * gpus * procs;  // each <= 2^20: no overflow
+  if (ranks > kMaxLogRanks)
+    throw ScenarioError(source + ": config", "nthreads x ngpus x processes = " + std::to_string(ranks) +
+                                                 " ranks; at most " + std::to_string(kMaxLogRanks));
+  log.ranks = static_cast<int>(ranks);
   log.nodes = static_cast<int>(hosts.size());
   if (!report.contains("results"))
     throw ScenarioError(source + ": results", "missing (an nccl-tests -J report has a results list)");

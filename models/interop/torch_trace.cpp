@@ -682,6 +682,29 @@ TorchTrace parse_torch_trace(const json& trace, const std::string& source, const
       unlinked.push_back(Group{-1, {d}});
     }
   }
+  {
+    // A stream runs one kernel at a time: kernels of one stream that overlap (beyond the
+    // exporters' nanosecond rounding) mean times that were edited or merged from several runs.
+    std::map<std::string, std::vector<std::pair<double, double>>> by_stream;
+    for (const Event& dev : p.devices) by_stream[dev.thread].emplace_back(dev.ts_us, dev.end_us());
+    int overlapping = 0;
+    double worst_us = 0;
+    for (auto& [stream, spans] : by_stream) {
+      std::sort(spans.begin(), spans.end());
+      double end = -HUGE_VAL;
+      for (const auto& [b, e] : spans) {
+        if (b < end - 1e-3) ++overlapping, worst_us = std::max(worst_us, end - b);
+        end = std::max(end, e);
+      }
+    }
+    if (overlapping > 0) {
+      char text[200];
+      std::snprintf(text, sizeof text, "%d %s before the previous kernel of %s stream ends (by up to %.3g us): "
+                    "a stream runs one kernel at a time, so the trace's kernel times are suspect", overlapping,
+                    overlapping == 1 ? "kernel starts" : "kernels start", overlapping == 1 ? "its" : "their", worst_us);
+      out.warnings.push_back(text);
+    }
+  }
   if (out.kernels == 0)
     throw ScenarioError(source + ": traceEvents", "no GPU kernels inside " +
                                                       (out.step_name.empty() ? std::string("the trace") : out.step_name));

@@ -6,6 +6,7 @@
 // parse time when a validator is given, else at evaluation.
 #pragma once
 
+#include <cmath>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -32,5 +33,9 @@ class Expression {
   std::string path_;
   std::shared_ptr<const Node> root_;
 };
+
+// A constraint's value holds when it is a finite number other than 0 (a comparison's 1): an
+// arithmetic that overflows or divides 0 by 0 (inf, NaN) is no evidence the plan qualifies.
+inline bool constraint_met(double value) { return std::isfinite(value) && value != 0; }
 
 }  // namespace trainsim

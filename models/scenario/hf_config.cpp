@@ -131,10 +131,13 @@ json hf_config_to_model_json(const json& config, const std::string& path, int64_
 
   json m = json::object();
   int64_t max_context = 0;  // the longest context the model supports, when the config says
+  // The last component of the repository id or path ("meta-llama/Llama-3.1-8B", "/ckpt/run7/"),
+  // else the model type.
   std::string name = f.string_or("_name_or_path", "");
-  if (name.empty()) name = type;
+  while (!name.empty() && name.back() == '/') name.pop_back();
   const auto slash = name.find_last_of('/');
-  m["name"] = slash == std::string::npos ? name : name.substr(slash + 1);
+  if (slash != std::string::npos) name = name.substr(slash + 1);
+  m["name"] = name.empty() ? type : name;
   m["source"] = "Hugging Face config.json (" + path + "), model_type " + type;
 
   if (type == "gpt2") {

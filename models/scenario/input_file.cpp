@@ -225,7 +225,12 @@ JsonSyntaxError::JsonSyntaxError(const std::string& where, std::size_t line, std
       field_(field),
       number_overflow_(number_overflow) {}
 
-std::size_t json_depth_violation(const std::string& text, int max_depth) {
+json parse_json_or_discarded(std::string_view text) {
+  if (json_depth_violation(text) != std::string::npos) return json(json::value_t::discarded);
+  return json::parse(text.begin(), text.end(), nullptr, false);
+}
+
+std::size_t json_depth_violation(std::string_view text, int max_depth) {
   int depth = 0;
   bool in_string = false;
   for (std::size_t i = 0; i < text.size(); ++i) {

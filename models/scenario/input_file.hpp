@@ -12,6 +12,7 @@
 
 #include <cstddef>
 #include <string>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -67,6 +68,12 @@ nlohmann::json parse_json_text(const std::string& text, const std::string& where
 
 // Offset of the first '[' or '{' that opens nesting level max_depth + 1 outside strings, or
 // std::string::npos when the text never nests deeper than max_depth.
-std::size_t json_depth_violation(const std::string& text, int max_depth = kMaxJsonDepth);
+std::size_t json_depth_violation(std::string_view text, int max_depth = kMaxJsonDepth);
+
+// nlohmann::json::parse(text, nullptr, false) under the depth cap: a discarded value when the
+// text is not JSON or nests deeper than the cap (nlohmann's parser recurses once per level, so a
+// line of a hundred thousand '[' overflows the stack). For lines of machine-written files
+// (sweep rows, timelines) whose readers skip or name a bad line themselves.
+nlohmann::json parse_json_or_discarded(std::string_view text);
 
 }  // namespace trainsim

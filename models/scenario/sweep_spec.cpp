@@ -61,6 +61,27 @@ int64_t resolve_integer(const json& v, const json& base_resolved, const std::str
   return json_to_integer(v, path, 1, int64_t{1} << 40);
 }
 
+// An axis path must name a field of the scenario: one that does not (a typo) would make every
+// plan an invalid row and the sweep report that as its result. The base with the axis's first
+// value is loaded; a loader error that the path is an unknown key (or not a path at all) is the
+// axis's error. Other errors (a value out of range) stay the rows' own.
+void check_axis_path(const SweepSpec& s, const SweepAxis& axis, const std::string& apath, const LoadOptions& options) {
+  json raw = s.base_raw;
+  try {
+    apply_override(raw, axis.path, axis.values.front().dump());
+  } catch (const ScenarioError& e) {
+    throw ScenarioError(apath + ".path", e.message());
+  }
+  try {
+    parse_scenario(resolve_scenario_json(raw, options, s.base_dir));
+  } catch (const ScenarioError& e) {
+    const bool on_path = e.path() == axis.path || axis.path.rfind(e.path() + ".", 0) == 0;
+    if (on_path && e.message().rfind("unknown key", 0) == 0)
+      throw ScenarioError(apath + ".path", "\"" + safe_excerpt(axis.path) + "\" is not a scenario field (" +
+                                               safe_excerpt(e.path()) + ": " + e.message() + ")");
+  }
+}
+
 }  // namespace
 
 SweepSpec parse_sweep(const json& j, const std::string& dir, const LoadOptions& options) {
@@ -121,6 +142,9 @@ SweepSpec parse_sweep(const json& j, const std::string& dir, const LoadOptions& 
                                 describe_json_value(d));
         if (std::find(axis.degrees.begin(), axis.degrees.end(), d.get<std::string>()) != axis.degrees.end())
           a.fail("degrees", "\"" + d.get<std::string>() + "\" is listed twice");
+        for (std::size_t k = 0; k < s.axes.size(); ++k)
+          if (s.axes[k].path == d.get<std::string>())
+            a.fail("degrees", "\"" + d.get<std::string>() + "\" is already varied by axes[" + std::to_string(k) + "]");
         axis.degrees.push_back(d.get<std::string>());
       }
       a.finish({"description"});
@@ -160,6 +184,17 @@ SweepSpec parse_sweep(const json& j, const std::string& dir, const LoadOptions& 
     }
     if (forms != 1)
       a.fail("values", "give exactly one of values, divisors_of, powers_of_two, range (or use degrees)");
+    // A value written twice, or two axes over one field, would list the same plans again (the
+    // later axis overriding the earlier one's values). Values are compared as written: 1 and
+    // 1.0 are two spellings the loader reads alike (a sweep may probe both).
+    for (std::size_t k = 0; k < axis.values.size(); ++k)
+      for (std::size_t m = 0; m < k; ++m)
+        if (axis.values[k].dump() == axis.values[m].dump())
+          throw ScenarioError(apath, safe_excerpt(axis.values[k].dump()) + " is listed twice");
+    for (std::size_t k = 0; k < s.axes.size(); ++k)
+      if (s.axes[k].path == axis.path || (s.axes[k].path.empty() && std::find(s.axes[k].degrees.begin(), s.axes[k].degrees.end(), axis.path) != s.axes[k].degrees.end()))
+        a.fail("path", "\"" + safe_excerpt(axis.path) + "\" is already varied by axes[" + std::to_string(k) + "]");
+    check_axis_path(s, axis, apath, options);
     a.finish({"description"});
     s.axes.push_back(std::move(axis));
   }
@@ -218,9 +253,19 @@ void for_each_plan(const SweepSpec& spec, const LoadOptions& options, std::size_
     if (!axis.degrees.empty()) {
       // The GPU count of the scenario as the axes so far make it.
       json raw = spec.base_raw;
-      for (const auto& [p, v] : cur) apply_override(raw, p, v.dump());
-      const Scenario s = parse_scenario(resolve_scenario_json(raw, options, spec.base_dir));
-      for (const auto& f : factorisations(s.cluster.total_gpus(), static_cast<int>(axis.degrees.size()))) {
+      int gpus = 0;
+      try {
+        for (const auto& [p, v] : cur) apply_override(raw, p, v.dump());
+        gpus = parse_scenario(resolve_scenario_json(raw, options, spec.base_dir)).cluster.total_gpus();
+      } catch (const ScenarioError&) {
+        // The earlier axes' values make no scenario: one plan (its degrees 1), which becomes an
+        // invalid row naming the error, as it would without a degrees axis.
+        for (const std::string& d : axis.degrees) cur.emplace_back(d, 1);
+        rec(axis_index + 1);
+        cur.resize(cur.size() - axis.degrees.size());
+        return;
+      }
+      for (const auto& f : factorisations(gpus, static_cast<int>(axis.degrees.size()))) {
         for (std::size_t k = 0; k < f.size(); ++k) cur.emplace_back(axis.degrees[k], f[k]);
         rec(axis_index + 1);
         cur.resize(cur.size() - f.size());

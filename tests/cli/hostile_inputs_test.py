@@ -247,9 +247,88 @@ def extra_cases(tmp):
                   "interleaving depth v=99999999999999999999: expected 1 to 1024", ["internal error"]))
     cases.append(("validate: a measured figure of inf", [T, "validate", "--published", records], 0,
                   "measured algbw_bytes_per_s is inf: expected a positive finite figure", ["internal error"]))
+    cases += round_two_cases(tmp, write, base)
     for args, expect in [(["--lr", "nan"], "--lr: expected a finite number"), (["--hidden", "4294967360"], "--hidden: Value 4294967360 not in range"),
                          (["--lr", "5"], "--lr must be in (0, 1]")]:
         cases.append(("train " + " ".join(args), [T, "train"] + args + ["--steps", "1"], 2, expect, []))
+    return cases
+
+
+def round_two_cases(tmp, write, base):
+    """Sweep files and rows, calibrations, outputs that are inputs, logs, share, train."""
+    cases = []
+    sweep = {"schema_version": 1, "name": "s", "base": BASE, "axes": [{"path": "plan.micro_batch", "values": [1, 2, 4]}],
+             "constraints": ["memory.peak_bytes < 0.9 * hbm"]}
+    sweep_path = write("s2.json", json.dumps(sweep))
+    prefix = os.path.join(tmp, "s2")
+    subprocess.run([T, "sweep", sweep_path, "--out", prefix], capture_output=True, timeout=120)
+    header = open(prefix + ".rows.jsonl").read().splitlines()[0]
+    # A rows line nested 100,000 deep is a damaged row, not a stack overflow.
+    write("m.rank0of1.jsonl", header + "\n" + '{"index":1,"x":' + "[" * 100000 + "]" * 100000 + "}\n")
+    cases.append(("sweep-merge of a row nested 100,000 deep", [T, "sweep-merge", os.path.join(tmp, "m")], 0,
+                  "merged 0 rows", []))
+    # Resumed rows of the wrong types are read with defaults; one whose index is not a plan of the
+    # sweep (and every row after it) is dropped, not ranked as the best plan.
+    write("r.rows.jsonl", header + "\n" + json.dumps({"index": 0, "feasible": True, "meets_constraints": True,
+          "objective": 1, "plan": {"tp": "x", "zero_stage": "two"}}) + "\n" + json.dumps({"index": 10**15,
+          "feasible": True, "meets_constraints": True, "objective": 1e30, "model": "fake"}) + "\n")
+    cases.append(("sweep --resume over rows of the wrong types", [T, "sweep", sweep_path, "--out",
+                  os.path.join(tmp, "r"), "--resume"], 0, "3 plans", ["fake", "internal error"]))
+    write("f.rank0of1.jsonl", '{"trainsim_sweep":{"fingerprint":5}}\n')
+    cases.append(("sweep-merge, a fingerprint that is a number", [T, "sweep-merge", os.path.join(tmp, "f")], 2,
+                  "no sweep header", []))
+    cases.append(("sweep-merge of an empty PREFIX", [T, "sweep-merge", ""], 2, "PREFIX: \"\" names no file", []))
+    cases.append(("sweep-merge of a missing ROWS file", [T, "sweep-merge", prefix, os.path.join(tmp, "no.jsonl")], 2,
+                  "no.jsonl\": not found", []))
+    def sweep_case(name, axes, expect, code=2, constraints=None):
+        spec = dict(sweep, axes=axes, constraints=constraints or sweep["constraints"])
+        out = os.path.join(tmp, "sw_" + str(len(cases)))
+        cases.append((name, [T, "sweep", write("sw_" + str(len(cases)) + ".json", json.dumps(spec)), "--out", out],
+                      code, expect, []))
+    sweep_case("sweep axis path typo", [{"path": "plan.micro_batch", "values": [1]},
+               {"path": "plan.nonexistent", "values": [2]}], 'axes[1].path: "plan.nonexistent" is not a scenario field')
+    sweep_case("sweep axis value twice", [{"path": "plan.zero_stage", "values": [1, 1]}], "axes[0]: 1 is listed twice")
+    sweep_case("sweep axes on one path", [{"path": "plan.micro_batch", "values": [1]},
+               {"path": "plan.micro_batch", "values": [2]}], 'axes[1].path: "plan.micro_batch" is already varied by axes[0]')
+    sweep_case("sweep value before a degrees axis", [{"path": "cluster.nodes", "values": [0, 4]},
+               {"degrees": ["plan.tp", "plan.pp", "plan.dp"]}], "invalid", code=0)
+    sweep_case("sweep constraint of NaN", [{"path": "plan.micro_batch", "values": [1, 2, 4]}],
+               "3 outside constraints", code=0, constraints=["step_time_s*1e308*1e308 - step_time_s*1e308*1e308"])
+    # Calibration fields that every reader takes as given.
+    null_device = write("cal_dev.json", json.dumps({"format": "trainsim-calibration", "version": 1, "device": None}))
+    cases.append(("calibration device null", [T, "run", base, "--fidelity", "estimate", "--calibration", null_device],
+                  2, "calibration.device: expected the device's name, got null", []))
+    null_bw = write("cal_bw.json", json.dumps({"format": "trainsim-calibration", "version": 1,
+                                               "memory_bandwidth_bytes_per_s": None}))
+    cases.append(("calibration bandwidth null is absent", [T, "run", base, "--fidelity", "estimate", "--calibration",
+                  null_bw], 0, "", ["achieved bandwidth"]))
+    # An output that is an input is refused before the input is read, let alone replaced.
+    cases.append(("run --trace onto its scenario", [T, "run", base, "--trace", base], 2,
+                  "--trace: cannot write", []))
+    chakra = os.path.join(tmp, "et_out")
+    os.makedirs(os.path.join(chakra, "et.1.json"))
+    cases.append(("export-chakra onto a folder checks every file first", [T, "export-chakra", base, "--set", "plan.pp=2",
+                  "--set", "plan.dp=16", "--out", chakra], 2, "et.1.json\": it is a folder", []))
+    big_log = write("big_all_reduce_perf.log", "# nThread 65536 nGpus 65536 minBytes 8 maxBytes 8\n#\n"
+                    "           8            2 float sum -1 24.3 0.0003 0.0006 0 24.3 0.0003 0.0006 0\n")
+    cases.append(("nccl-tests log of 2^32 ranks", [T, "import-nccl-tests", big_log], 2,
+                  'expected counts of at least 1, at most 16777216 ranks in all', []))
+    share = [os.path.join(S, "faults", f) for f in ("share_job_a.json", "fat_tree_failed_spine_link.json")]
+    cases.append(("share: a later job's failed links", [T, "share"] + share + ["--nodes", "300"], 2,
+                  "failed or degraded links of the shared fabric are given in the first scenario", []))
+    cases.append(("share: a fabric of 100,000 nodes", [T, "share"] + share[:1] + ["--nodes", "100000"], 2,
+                  "--nodes", []))
+    cases.append(("validate: --published and --backend", [T, "validate", "--published", base, "--backend", "cpu"], 2,
+                  "excludes", []))
+    tiny = ["--steps", "1", "--layers", "1", "--hidden", "32", "--heads", "2", "--seq", "16", "--global-batch", "2",
+            "--micro-batch", "1"]
+    cases.append(("train --corpus /dev/zero", [T, "train"] + tiny + ["--corpus", "/dev/zero"], 2,
+                  '--corpus: "/dev/zero" is not a regular file', []))
+    cases.append(("train --corpus shorter than a sequence", [T, "train"] + tiny + ["--corpus", write("c.txt", "abc")], 2,
+                  "is shorter than one sequence", []))
+    cases.append(("calibrate --gemm-shapes out of range", [T, "calibrate", "--gemm-shapes", "100000x100000x100000",
+                  "--check-only", "--quick", "--out", os.path.join(tmp, "g.json")], 2,
+                  "each of M, N, K between 1 and 65536", []))
     return cases
 
 

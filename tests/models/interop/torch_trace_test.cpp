@@ -530,6 +530,20 @@ TEST(TorchTrace, ABareEventArrayWithoutStepUsesTheGpuSpan) {
   EXPECT_EQ(t.ops[0].flop, 2.0 * 256 * 512 * 128);
 }
 
+TEST(TorchTrace, KernelsThatOverlapOnOneStreamAreReported) {
+  // A second copy of the kernel on the same stream, starting 5 us into the first one's 10.
+  json events = bare_event_array(10);
+  json second = events[2];
+  second["ts"] = 45;
+  events.push_back(second);
+  const TorchTrace t = parse_torch_trace(events, "inline");
+  bool reported = false;
+  for (const std::string& w : t.warnings)
+    reported |= w.find("1 kernel starts before the previous kernel of its stream ends (by up to 5 us)") != std::string::npos;
+  EXPECT_TRUE(reported);
+  EXPECT_EQ(parse_torch_trace(bare_event_array(10), "inline").warnings.size(), 1u);  // the missing step only
+}
+
 TEST(TorchTrace, KernelsThatAllLastZeroAreRefusedNotFitted) {
   // The bare trace above with its kernel's duration 0: there is no GPU time to fit a rate to.
   const json events = bare_event_array(0);

@@ -136,6 +136,12 @@ TEST(HfConfig, NameAndApproximationsAreRecorded) {
   EXPECT_EQ(m["notes"].get<std::string>().find("latent attention"), std::string::npos);
   const std::string llama = test::data_path("hf/llama2-7b.json");
   EXPECT_EQ(hf_config_to_model_json(read_json_file(llama), llama, 4096)["name"], "Llama-2-7b-hf");
+  // A path that ends in a slash names its last folder; one that is only slashes, the model type.
+  json config = read_json_file(llama);
+  config["_name_or_path"] = "/checkpoints/run7/";
+  EXPECT_EQ(hf_config_to_model_json(config, llama, 4096)["name"], "run7");
+  config["_name_or_path"] = "/";
+  EXPECT_EQ(hf_config_to_model_json(config, llama, 4096)["name"], "llama");
 }
 
 }  // namespace
