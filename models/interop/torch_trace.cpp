@@ -592,13 +592,19 @@ TorchTrace parse_torch_trace(const json& trace, const std::string& source, const
     throw ScenarioError(source + ": traceEvents", "no GPU kernels (cat \"kernel\"): was the trace recorded with "
                                                   "activities=[ProfilerActivity.CUDA]?");
   nest_hosts(p);
+  int shared_ids = 0;  // ops whose External id another op holds: their kernels go to one of them
   for (int h = 0; h < static_cast<int>(p.hosts.size()); ++h) {
     const long long id = arg_id(p.hosts[h], "External id");
     if (!id) continue;
     auto [it, fresh] = p.host_by_external.emplace(id, h);
+    const bool op = lower(p.hosts[h].cat) == "cpu_op", kept_op = lower(p.hosts[it->second].cat) == "cpu_op";
     // Prefer the op over an annotation that shares its id.
-    if (!fresh && lower(p.hosts[it->second].cat) != "cpu_op" && lower(p.hosts[h].cat) == "cpu_op") it->second = h;
+    if (!fresh && !kept_op && op) it->second = h;
+    else if (!fresh && kept_op && op) ++shared_ids;
   }
+  if (shared_ids > 0)
+    out.warnings.push_back(std::to_string(shared_ids) + " ops share an External id with another op (the profiler "
+                           "gives each op its own): their kernels are attributed to one of them");
   for (int r = 0; r < static_cast<int>(p.runtimes.size()); ++r)
     if (const long long c = arg_id(p.runtimes[r], "correlation")) p.runtime_by_corr.emplace(c, r);
 

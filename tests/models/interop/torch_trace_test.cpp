@@ -544,6 +544,17 @@ TEST(TorchTrace, KernelsThatOverlapOnOneStreamAreReported) {
   EXPECT_EQ(parse_torch_trace(bare_event_array(10), "inline").warnings.size(), 1u);  // the missing step only
 }
 
+TEST(TorchTrace, OpsThatShareAnExternalIdAreReported) {
+  json events = bare_event_array(10);
+  json twin = events[0];  // another aten::addmm with the same External id, after the first
+  twin["ts"] = 100;
+  events.push_back(twin);
+  bool reported = false;
+  for (const std::string& w : parse_torch_trace(events, "inline").warnings)
+    reported |= w.find("1 ops share an External id with another op") != std::string::npos;
+  EXPECT_TRUE(reported);
+}
+
 TEST(TorchTrace, KernelsThatAllLastZeroAreRefusedNotFitted) {
   // The bare trace above with its kernel's duration 0: there is no GPU time to fit a rate to.
   const json events = bare_event_array(0);
