@@ -47,7 +47,12 @@ void simulate(const Scenario& scenario, const FidelityOptions& options, Result& 
   so.trace_path = trace.path();
   result = sim::simulate_step(scenario, so, extra);
   progress.finish();
-  if (!extra.contains("trace")) return;
+  if (!extra.contains("trace")) {
+    // No step was played (the estimate answered, with the reason in the warnings): no trace.
+    // Said, not an error: the answer stands (the GUI asks every simulate run for a trace).
+    result.warnings.push_back("--trace: not written: the simulate tier played no step");
+    return;
+  }
   std::ifstream in(trace.path(), std::ios::binary);
   std::ostringstream text;
   text << in.rdbuf();

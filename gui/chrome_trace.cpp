@@ -1,6 +1,7 @@
 #include "gui/chrome_trace.hpp"
 
 #include <QFile>
+#include <cmath>
 #include <map>
 #include <set>
 #include <stdexcept>
@@ -23,7 +24,8 @@ GanttTrace gantt_from_chrome_trace(const nlohmann::json& trace) {
   auto id_of = [](const nlohmann::json& e, const char* k) -> long long {
     auto it = e.find(k);
     if (it == e.end()) return 0;
-    if (it->is_number()) return it->get<long long>();
+    if (it->is_number_integer()) return it->get<long long>();
+    if (it->is_number_float() && std::fabs(it->get<double>()) < 9e15) return static_cast<long long>(it->get<double>());
     if (it->is_string()) return static_cast<long long>(std::hash<std::string>{}(it->get<std::string>()) & 0xffffff);
     return 0;
   };
@@ -35,12 +37,22 @@ GanttTrace gantt_from_chrome_trace(const nlohmann::json& trace) {
     GanttEvent ev;
   };
   std::vector<Pending> pending;
+  // Fields of another type than the format's are read as absent (a hand-edited or foreign file).
+  auto text = [](const nlohmann::json& e, const char* k) {
+    auto it = e.find(k);
+    return it != e.end() && it->is_string() ? it->get<std::string>() : std::string();
+  };
+  auto number = [](const nlohmann::json& e, const char* k) {
+    auto it = e.find(k);
+    return it != e.end() && it->is_number() ? it->get<double>() : std::nan("");
+  };
+  int skipped = 0;  // "X" events without a finite start and a non-negative duration
   for (const auto& e : *events) {
     if (!e.is_object()) continue;
-    const std::string ph = e.value("ph", std::string());
+    const std::string ph = text(e, "ph");
     const Key key{id_of(e, "pid"), id_of(e, "tid")};
     if (ph == "M") {
-      const std::string name = e.value("name", std::string());
+      const std::string name = text(e, "name");
       QString label;
       if (auto a = e.find("args"); a != e.end() && a->is_object() && a->contains("name") && (*a)["name"].is_string())
         label = QString::fromStdString((*a)["name"].get<std::string>());
@@ -49,11 +61,16 @@ GanttTrace gantt_from_chrome_trace(const nlohmann::json& trace) {
       continue;
     }
     if (ph != "X") continue;  // instant/counter/flow events are not drawn
+    const double ts_us = number(e, "ts"), dur_us = number(e, "dur");
+    if (!std::isfinite(ts_us) || !(dur_us >= 0) || !std::isfinite(dur_us)) {
+      ++skipped;
+      continue;
+    }
     GanttEvent ev;
-    ev.name = QString::fromStdString(e.value("name", std::string()));
+    ev.name = QString::fromStdString(text(e, "name"));
     ev.category = e.contains("cat") && e["cat"].is_string() ? QString::fromStdString(e["cat"].get<std::string>()) : ev.name;
-    ev.start_s = e.value("ts", 0.0) * 1e-6;
-    ev.duration_s = e.value("dur", 0.0) * 1e-6;
+    ev.start_s = ts_us * 1e-6;
+    ev.duration_s = dur_us * 1e-6;
     ev.detail = ev.name;
     if (auto a = e.find("args"); a != e.end() && a->is_object() && !a->empty())
       ev.detail += "\n" + QString::fromStdString(a->dump());
@@ -83,6 +100,9 @@ GanttTrace gantt_from_chrome_trace(const nlohmann::json& trace) {
     p.ev.start_s -= t0;  // traces often start at an arbitrary clock
     g.events.push_back(p.ev);
   }
+  if (skipped > 0)
+    g.legend_note = QString("%1 events drawn on %2 lanes; %3 slices without a numeric start and a non-negative duration left out")
+                        .arg(g.events.size()).arg(g.lanes.size()).arg(skipped);
   return g;
 }
 

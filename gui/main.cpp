@@ -81,7 +81,11 @@ int main(int argc, char** argv) {
     }
     for (const auto& f : files) std::printf("%s\n", qPrintable(f));
     // A scenario that does not load still renders (the error is in the picture), but says so.
-    return window.evaluation().loaded ? 0 : 2;
+    if (!window.evaluation().loaded) {
+      std::fprintf(stderr, "trainsim-gui: %s\n", window.evaluation().error_message.c_str());
+      return 2;
+    }
+    return 0;
   }
   window.show();
   return app.exec();

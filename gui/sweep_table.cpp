@@ -1,6 +1,5 @@
 #include "gui/sweep_table.hpp"
 
-#include <QFile>
 #include <QFileInfo>
 #include <QStringList>
 #include <algorithm>
@@ -184,9 +183,10 @@ SweepTable parse_sweep_text(const QString& text, bool csv) {
 }
 
 SweepTable load_sweep_file(const QString& file_path) {
-  QFile f(file_path);
-  if (!f.open(QIODevice::ReadOnly)) throw std::runtime_error("cannot open " + file_path.toStdString());
-  const QString text = QString::fromUtf8(f.readAll());
+  // A regular file, read without blocking and bounded (a FIFO or /dev/zero would never end): 2 GiB
+  // holds the rows of a sweep of two million plans.
+  const std::string bytes = read_input_file(file_path.toStdString(), "sweep", std::size_t{2} << 30);
+  const QString text = QString::fromUtf8(bytes.data(), static_cast<qsizetype>(bytes.size()));
   const bool csv = QFileInfo(file_path).suffix().toLower() == "csv";
   SweepTable t = parse_sweep_text(text, csv);
   if (t.rows.empty())

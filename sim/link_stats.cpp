@@ -28,7 +28,12 @@ void LinkStats::set_owners(std::vector<int> owner_of_gpu, int owners) {
 }
 
 void LinkStats::add_interval(DirectedLink link, double start_s, double end_s, double bytes) {
-  if (end_s <= start_s) return;
+  if (end_s <= start_s || !sampling_) return;
+  if (++samples_ > kMaxSamples) {
+    sampling_ = false;
+    sampling_stopped_s_ = start_s;
+    return;
+  }
   series_[link].push_back({start_s, end_s, bytes / (end_s - start_s)});
 }
 
@@ -36,6 +41,8 @@ void LinkStats::reset() {
   std::fill(bytes_.begin(), bytes_.end(), 0.0);
   for (auto& o : owner_bytes_) std::fill(o.begin(), o.end(), 0.0);
   for (auto& s : series_) s.clear();
+  samples_ = 0;
+  sampling_stopped_s_ = -1;
 }
 
 std::vector<LinkLoad> LinkStats::hottest_by_kind(std::size_t count, double t0, double t1) const {
@@ -113,10 +120,38 @@ void LinkStats::write_chrome_trace(std::ostream& out,
     }
     const double bw = topo_.links()[link_of(l)].bandwidth_bytes_per_s;
     const std::string name = directed_link_name(topo_, l);
+    // The step function: level (bytes/s) from each point to the next.
+    std::vector<std::pair<double, double>> steps;
+    steps.reserve(delta.size());
     double level = 0;
-    for (const auto& [t, d] : delta) {
-      level += d;
-      const double pct = std::max(0.0, level / bw * 100.0);
+    for (const auto& [t, d] : delta) steps.emplace_back(t, level += d);
+    // More points than a viewer shows are time-averaged into kMaxCounterPoints equal bins: the
+    // mean utilisation is kept, the trace stays a bounded size.
+    if (steps.size() > kMaxCounterPoints) {
+      const double t0 = steps.front().first, t1 = steps.back().first, width = (t1 - t0) / kMaxCounterPoints;
+      std::vector<std::pair<double, double>> bins(kMaxCounterPoints);
+      for (std::size_t b = 0; b < bins.size(); ++b) bins[b] = {t0 + b * width, 0.0};
+      for (std::size_t k = 0; k + 1 < steps.size(); ++k) {
+        double a = steps[k].first;
+        const double e = steps[k + 1].first, v = steps[k].second;
+        std::size_t b = std::min(bins.size() - 1, static_cast<std::size_t>((a - t0) / width));
+        while (a < e) {
+          const double bin_end = b + 1 == bins.size() ? e : t0 + (b + 1) * width;
+          if (bin_end <= a) {  // a sits on the bin's end (rounding): the next bin
+            ++b;
+            continue;
+          }
+          const double end = std::min(e, bin_end);
+          bins[b].second += v * (end - a) / width;
+          a = end;
+          if (end == bin_end && b + 1 < bins.size()) ++b;
+        }
+      }
+      bins.emplace_back(t1, 0.0);
+      steps = std::move(bins);
+    }
+    for (const auto& [t, rate] : steps) {
+      const double pct = std::max(0.0, rate / bw * 100.0);
       out << (first ? "" : ",\n") << "{\"ph\":\"C\",\"pid\":1,\"name\":";
       write_escaped(out, name);
       out << ",\"ts\":" << t * 1e6 << ",\"args\":{\"utilisation_pct\":" << pct << "}}";

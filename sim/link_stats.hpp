@@ -39,8 +39,16 @@ class LinkStats {
   double bytes(DirectedLink link) const { return bytes_[link]; }
   double owner_bytes(int owner, DirectedLink link) const { return owner_bytes_[owner][link]; }
   // Utilisation series: the engine reports, per link, bytes moved during [start_s, end_s].
+  // A run keeps at most kMaxSamples intervals (2.1 M, 50 MB): a large step records one per
+  // link of every transfer in flight at every start and completion, which grows with the square
+  // of the transfers in flight. Past the budget sampling stops; sampling_stopped_s() says when
+  // (negative while it has not).
+  static constexpr std::size_t kMaxSamples = std::size_t{1} << 21;
+  // Counter points per link in write_chrome_trace; more are averaged into this many time bins.
+  static constexpr std::size_t kMaxCounterPoints = 20000;
   void enable_sampling(bool on) { sampling_ = on; }
   bool sampling() const { return sampling_; }
+  double sampling_stopped_s() const { return sampling_stopped_s_; }
   void add_interval(DirectedLink link, double start_s, double end_s, double bytes);
   void reset();
 
@@ -68,6 +76,8 @@ class LinkStats {
   std::vector<std::vector<double>> owner_bytes_;  // per owner, per directed link
   std::vector<std::vector<UtilisationSample>> series_;
   bool sampling_ = false;
+  std::size_t samples_ = 0;
+  double sampling_stopped_s_ = -1;
 };
 
 std::string directed_link_name(const Topology& topo, DirectedLink link);

@@ -161,6 +161,7 @@ Platform& Platform::create(const ClusterSpec& cluster, const TopologyOptions& op
       im.sample_active(sg4::Engine::get_clock());
       im.active.erase(pending);
     }
+    if (!im.stats->sampling()) im.active.clear();  // sampling stopped (its budget): track nothing
     // Take ownership so the CommPtr outlives this callback (released at the next completion).
     im.topo->add_load(pending->route, -pending->bytes);
     im.graveyard.emplace_back(pending);

@@ -236,6 +236,14 @@ Result simulate_step(const Scenario& sc, const SimulateOptions& options, nlohman
     if (!out) throw std::runtime_error("cannot write trace file " + options.trace_path);
     write_step_trace(out, tl, &platform.link_stats(), ids);
     extra["trace"] = options.trace_path;
+    if (const double stopped = platform.link_stats().sampling_stopped_s(); stopped >= 0) {
+      char text[240];
+      std::snprintf(text, sizeof text,
+                    "the trace's link utilisation counters end at %.3f s of the %.3f s step: the run's "
+                    "%zu utilisation samples were spent (the compute and transfer tracks are whole)",
+                    stopped, tl.step_end_s, LinkStats::kMaxSamples);
+      r.warnings.push_back(text);
+    }
   }
   return r;
 }

@@ -33,7 +33,7 @@ nlohmann::json goodput_to_json(const GoodputReport& g) {
   const SlowParts& s = g.slow;
   json slow = {{"nominal_step_time_s", s.nominal_step_s},
                {"straggler_probability", s.straggler_probability},
-               {"straggler_stage", s.straggler_stage},
+               {"straggler_stage", s.straggler_stage >= 0 ? nlohmann::json(s.straggler_stage) : nlohmann::json(nullptr)},
                {"straggler_step_time_s", s.straggler_step_s},
                {"degraded_link_probability", s.degraded_link_probability},
                {"degraded_links_step_time_s", s.degraded_step_s},

@@ -210,6 +210,14 @@ StragglerEffect straggler_effect(const Scenario& sc) {
   }
   e.rebalanced_layers_per_stage =
       rebalance_layers(e.stage_speed, sc.model.layers, extra, e.layers_per_stage, vpp);
+  // The rebalance keeps a layer on every stage; a plan that already left a stage empty can be
+  // faster than any such split. Never move layers to a slower step.
+  if (bottleneck_time(e.rebalanced_layers_per_stage, e.stage_speed, extra) >
+      bottleneck_time(e.layers_per_stage, e.stage_speed, extra)) {
+    e.rebalanced_layers_per_stage.clear();
+    e.note = "the plan's split is already faster under the straggler than any split with a layer on every stage";
+    return e;
+  }
   if (t_nominal > 0)
     e.rebalanced_bottleneck_slowdown =
         bottleneck_time(e.rebalanced_layers_per_stage, e.stage_speed, extra) / t_nominal;

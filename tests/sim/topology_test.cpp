@@ -5,8 +5,12 @@
 #include <gtest/gtest.h>
 
 #include <set>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
 
 #include "models/core/scenario_error.hpp"
+#include "sim/link_stats.hpp"
 #include "sim/rank_order.hpp"
 #include "sim_test_util.hpp"
 
@@ -187,6 +191,31 @@ TEST(Topology, AdaptiveRoutingTakesTheLeastLoadedUplink) {
     t.add_load(r, 1e9);
   }
   EXPECT_EQ(uplinks.size(), 4u);  // one spine each, whatever the hash says
+}
+
+// LinkStats without SimGrid: a utilisation series of more points than a trace keeps is
+// time-averaged into kMaxCounterPoints bins, and the bytes it carries stay the same.
+TEST(LinkStats, ALongUtilisationSeriesIsAveragedIntoBoundedCounterPoints) {
+  Topology t(test_cluster(2, 8, 600e9, 25e9, 8, "rail-optimized"));
+  LinkStats stats(t);
+  stats.enable_sampling(true);
+  const DirectedLink link = 0;
+  const double bw = t.links()[0].bandwidth_bytes_per_s;
+  // 100,000 intervals of 1 us, every other one at half the link's rate: 25% on average.
+  const int n = 100000;
+  for (int k = 0; k < n; k += 2) stats.add_interval(link, k * 1e-6, (k + 1) * 1e-6, 0.5 * bw * 1e-6);
+  std::ostringstream out;
+  stats.write_chrome_trace(out, {link});
+  const nlohmann::json trace = nlohmann::json::parse(out.str());
+  std::size_t points = 0;
+  double mean_pct = 0;
+  for (const auto& e : trace["traceEvents"])
+    if (e["ph"] == "C") {
+      ++points;
+      mean_pct += e["args"]["utilisation_pct"].get<double>();
+    }
+  EXPECT_LE(points, LinkStats::kMaxCounterPoints + 1);
+  EXPECT_NEAR(mean_pct / points, 25.0, 0.1);
 }
 
 }  // namespace

@@ -159,6 +159,20 @@ TEST(Straggler, ProbabilityAndForcedStage) {
   EXPECT_TRUE(check_plan_structure(rb).empty()) << check_plan_structure(rb);
 }
 
+TEST(Straggler, NeverMovesLayersOntoASlowerStep) {
+  // Every layer already on stage 0 and a straggler at a hundredth of the speed on stage 1, which
+  // holds only the output layer (about two layers' time): the bottleneck. Any split with a layer
+  // on every stage adds a layer to the straggler, which is slower still.
+  const json plan = {{"tp", 8}, {"pp", 2}, {"dp", 2}, {"micro_batch", 1}, {"global_batch", 16},
+                     {"layers_per_stage", {24, 0}}};
+  const Scenario sc = make(plan, {{"stragglers", {{"fraction", 0.5}, {"speed_factor", 0.01}, {"stage", 1}}}});
+  const StragglerEffect e = straggler_effect(sc);
+  EXPECT_TRUE(e.rebalanced_layers_per_stage.empty());
+  EXPECT_DOUBLE_EQ(e.rebalanced_bottleneck_slowdown, e.bottleneck_slowdown);
+  EXPECT_NE(e.note.find("already faster"), std::string::npos) << e.note;
+  EXPECT_EQ(rebalanced_scenario(sc, e).plan.layers_per_stage, sc.plan.layers_per_stage);
+}
+
 TEST(Straggler, SeedPicksAStageDeterministically) {
   const json plan = {{"tp", 8}, {"pp", 4}, {"dp", 1}, {"micro_batch", 1}, {"global_batch", 16}};
   std::vector<int> seen(4, 0);
