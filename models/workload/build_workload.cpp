@@ -139,7 +139,7 @@ class ChunkLayout {
   ChunkLayers* vs_ = nullptr;
 };
 
-// The placement's group shapes (worst per kind, and the first pipeline pair), memoised per
+// The placement's group shapes (worst per kind, and the worst pipeline pair), memoised per
 // (degrees, node size, rank order): 1024 slots of ~150 bytes.
 struct PlacementShapes {
   GroupShape worst[kCommGroups];
@@ -150,7 +150,16 @@ PlacementShapes placement_shapes(const RankPlacement& place, const std::string& 
   auto compute = [&] {
     PlacementShapes out;
     for (int k = 0; k < kCommGroups; ++k) out.worst[k] = place.worst_shape(k);
-    out.pp_pair = place.pp() > 1 ? place.pp_pair_shape(0, 1) : GroupShape{};
+    // One send time prices every stage boundary: that of the pair that crosses the most (off its
+    // node, then off its leaf, where an oversubscribed uplink tapers it). Every micro-batch
+    // crosses every boundary, so the slowest boundary paces the pipeline; the first pair may
+    // share a leaf while later ones do not.
+    for (int s = 0; s + 1 < place.pp(); ++s) {
+      const GroupShape pair = place.pp_pair_shape(s, s + 1);
+      if (s == 0 || pair.nodes > out.pp_pair.nodes ||
+          (pair.nodes == out.pp_pair.nodes && pair.leaf_span > out.pp_pair.leaf_span))
+        out.pp_pair = pair;
+    }
     return out;
   };
   struct Key {

@@ -23,6 +23,22 @@ Scenario make(const json& plan, const std::string& model = "gpt-18.4b", int node
   return parse_scenario(resolve_scenario_json(j, o));
 }
 
+TEST(Estimate, PipelineSendsArePricedAtTheBoundaryThatCrossesALeaf) {
+  // 8 nodes of 8 GPUs, one NIC a node, two nodes a leaf (switch radix 4), TP8 PP8: stage s on
+  // node s. Stages 0 and 1 share a leaf, stages 1 and 2 do not: a 16:1 uplink taper slows the
+  // sends that cross it (nccl_model.cpp, taper), and every micro-batch crosses every boundary.
+  auto run = [&](double oversubscription) {
+    const json network = {{"topology", "fat-tree"}, {"nics_per_node", 1}, {"switch_radix", 4},
+                          {"oversubscription", oversubscription}};
+    return estimate(make({{"tp", 8}, {"pp", 8}, {"dp", 1}, {"micro_batch", 1}, {"global_batch", 64}}, "gpt-1.7b", 8,
+                         {{"network", network}}));
+  };
+  const Result flat = run(1), tapered = run(16);
+  ASSERT_TRUE(flat.feasible && tapered.feasible) << flat.reason << tapered.reason;
+  EXPECT_GT(flat.breakdown.pp_comm_s, 0);
+  EXPECT_GT(tapered.breakdown.pp_comm_s, 8 * flat.breakdown.pp_comm_s);
+}
+
 TEST(Estimate, InfeasiblePlansSayWhy) {
   struct Case {
     json plan;
