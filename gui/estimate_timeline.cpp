@@ -35,7 +35,7 @@ GanttTrace estimate_timeline(const Evaluation& ev) {
   // The estimate's own played pipeline (models' estimate_step): each stage's passes as the op
   // graph's reduction gives them, transfers at their contention-free time.
   const Timeline& t = ev.timeline;
-  const double p2p_s = ev.p2p_s;
+  const TransferDelays delays(ev.p2p_boundary_s.data(), static_cast<int>(ev.p2p_boundary_s.size()));
   if (t.ops.empty() && !ev.timeline_skipped.empty()) {
     g.title = EstimateTimelineText::tr("No timeline: %1").arg(QString::fromStdString(ev.timeline_skipped));
     return g;
@@ -76,6 +76,9 @@ GanttTrace estimate_timeline(const Evaluation& ev) {
     // The send this op triggers: F goes downstream, B upstream (chunk boundaries wrap).
     const bool sends_forward = op.op.kind == PipeOpKind::kForward;
     const bool sends_backward = op.op.kind == PipeOpKind::kBackward;
+    // Forward to the next device, backward to the one before (the wrap boundary p - 1 joins the
+    // last device to the first).
+    const double p2p_s = delays.between(op.stage, sends_forward ? (op.stage + 1) % pp : (op.stage + pp - 1) % pp, pp);
     if (pp > 1 && p2p_s > 0 && (sends_forward || sends_backward)) {
       GanttEvent c;
       c.lane = 2 * op.stage + 1;

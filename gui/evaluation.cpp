@@ -37,7 +37,7 @@ Evaluation evaluate_scenario(const nlohmann::json& raw, const std::string& origi
     ev.timeline = std::move(step.timeline);
     ev.timeline_skipped = std::move(step.timeline_skipped);
     ev.timeline_note = std::move(step.timeline_note);
-    ev.p2p_s = step.workload.p2p_s;
+    ev.p2p_boundary_s = step.workload.p2p_boundary_s;
     ev.placement = step.workload.placement;
     // The goodput `trainsim run` reports for the estimate: the same function on the same step,
     // slow parts and trials.

@@ -24,12 +24,12 @@ struct Evaluation {
   nlohmann::json resolved;   // presets expanded, SI units
   Scenario scenario;
   Result result;
-  // The pipeline as the estimate played it (its per-stage passes, contention-free transfers of
-  // p2p_s): what the Timeline view draws.
+  // The pipeline as the estimate played it (its per-stage passes, each boundary's
+  // contention-free transfer time): what the Timeline view draws.
   Timeline timeline;
   std::string timeline_skipped;
   std::string timeline_note;     // what the timeline stands for when it is not the result's step  // why the timeline is empty for an estimated plan (too large)
-  double p2p_s = 0;
+  std::vector<double> p2p_boundary_s;  // Workload::p2p_boundary_s: boundary d joins stages d and d + 1 mod p
   // Where every rank sits and the groups it talks in: the placement the estimate priced (and
   // the simulator plays); 1x1x1x1 when the plan's structure allows no workload.
   RankPlacement placement{1, 1, 1, 1};

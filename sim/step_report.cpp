@@ -1,6 +1,7 @@
 #include "sim/step_report.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -61,6 +62,35 @@ ContentionFigures contention_of(const StepTimeline& tl, CommPurpose p) {
   return f;
 }
 
+// The idle time the schedule itself leaves stage `c` with its ops as the simulation timed them
+// (each stage's mean F, B and W) and every transfer instant: the pipeline's bubble, as the
+// estimate's playback defines it. The rest of the stage's idle time it spent waiting for
+// transfers, its own or, through the stages between, slower ones elsewhere (a 1F1B stage holds
+// p - s micro-batches, so a slow boundary downstream paces it). Negative where the replay does
+// not apply: a schedule that pairs a forward with a backward (its pairs' times are not single
+// ops').
+double schedule_bubble_s(const Workload& w, const StepTimeline& tl, int c) {
+  if (w.pp <= 1 || w.schedule->overlaps_forward_backward() || w.schedule->bidirectional()) return -1;
+  const std::size_t n = tl.busy_s.size();
+  std::vector<std::array<double, 3>> sum(n, {0, 0, 0});
+  std::vector<std::array<int, 3>> count(n, {0, 0, 0});
+  for (const StepOpRecord& op : tl.ops) {
+    const int k = static_cast<int>(op.op.kind);
+    sum[op.stage][k] += op.end_s - op.start_s;
+    ++count[op.stage][k];
+  }
+  std::vector<StageCosts> costs(n);
+  for (std::size_t d = 0; d < n; ++d) {
+    auto mean = [&](PipeOpKind kind) {
+      const int k = static_cast<int>(kind);
+      return count[d][k] > 0 ? sum[d][k] / count[d][k] : 0.0;
+    };
+    costs[d] = StageCosts{mean(PipeOpKind::kForward), mean(PipeOpKind::kBackward), mean(PipeOpKind::kBackwardWeight)};
+  }
+  const double makespan = play_makespan_s(*w.schedule, w.pp, w.vpp, w.micro_batches, costs.data(), n, 0.0);
+  return std::max(0.0, makespan - tl.busy_s[static_cast<std::size_t>(c)]);
+}
+
 }  // namespace
 
 void compose_simulated_result(const Scenario& sc, const Workload& w, const StepTimeline& tl,
@@ -112,10 +142,17 @@ void compose_simulated_result(const Scenario& sc, const Workload& w, const StepT
   bd.tp_comm_s = purpose(CommPurpose::kTp);
   bd.cp_comm_s = purpose(CommPurpose::kCp);
   bd.ep_comm_s = purpose(CommPurpose::kEp);
+  // Idle beyond the schedule's own bubble waited for transfers.
+  double pipeline_idle = std::max(0.0, fig[c].idle_s - fig[c].pp_wait_s);
   bd.pp_comm_s = fig[c].pp_wait_s;
+  const double own_bubble = schedule_bubble_s(w, tl, c);
+  if (own_bubble >= 0 && pipeline_idle > own_bubble) {
+    bd.pp_comm_s += pipeline_idle - own_bubble;
+    pipeline_idle = own_bubble;
+  }
   const double dp_exposed = tl.dp_end_s[c] - tl.compute_end_s[c];
   bd.dp_comm_s = dp_exposed + purpose(CommPurpose::kDp);
-  bd.bubble_s = std::max(0.0, fig[c].idle_s - fig[c].pp_wait_s) + (tl.optimizer_start_s - tl.dp_end_s[c]);
+  bd.bubble_s = pipeline_idle + (tl.optimizer_start_s - tl.dp_end_s[c]);
   bd.optimizer_s = w.optimizer_s;
   bd.offload_s = w.offload_s;
 

@@ -137,6 +137,10 @@ Played played(const Workload& w, std::size_t worst, bool memoise) {
   return table.get(k, [&] { return makespan_only(w, worst); });
 }
 
+// The most pipeline ops the estimate plays to time its transfers (about a millisecond); larger
+// plans keep the closed-form cycle (compose_closed_form).
+constexpr double kMaxTransferPlaybackOps = 1e5;
+
 // The closed form of a workload: steady 1F1B-like state of the slowest stage (its passes as the
 // op graph's reduction leaves them, in-layer communication that was waited for included), the
 // schedule's bubble, exposed pipeline transfers, the exposed part of the gradient reduction,
@@ -165,12 +169,50 @@ void compose_closed_form(const Scenario& sc, Workload& w, Result& r, const Estim
   // backward where both are ready (its makespan is what the playback of its pairs gives).
   const bool play = w.pp > 1 && (m < 2 * w.pp || w.schedule->bidirectional());
   const bool pairs = w.schedule->overlaps_forward_backward();
-  double pp_exposed = 0;
+  double pp_exposed = 0, pp_blocked = 0;
+  bool play_transfers = false;
   if (w.pp > 1) {
-    // Fill and drain put 2(p-1) transfers on the critical path; without overlap every
-    // micro-batch also waits for its send and receive.
-    pp_exposed = 2.0 * (w.pp - 1) * w.p2p_s;
-    if (!sc.plan.overlap.pp) pp_exposed += 2.0 * m * w.p2p_s * w.vpp;
+    // formulas.md, "Pipeline transfers". A micro-batch crosses each boundary between devices
+    // once per chunk and the wrap (last device to first) once per chunk after the first, its
+    // activation forward and its gradient back: the fill and the drain put each crossing on the
+    // critical path once.
+    const int chunks = w.schedule->layer_chunks(w.vpp);
+    const std::vector<double>& c = w.p2p_boundary_s;
+    double one_way = 0;
+    for (int b = 0; b + 1 < w.pp; ++b) one_way += chunks * c[b];
+    one_way += (chunks - 1) * c[w.pp - 1];
+    pp_exposed = 2.0 * one_way;
+    if (!sc.plan.overlap.pp) {
+      // Without overlap every micro-batch also blocks on its own send and receive.
+      pp_blocked = 2.0 * m * w.p2p_s * w.vpp;
+    } else {
+      // Overlapped transfers still pace the steady state: stage s holds at most h_s
+      // micro-batches between a forward and its backward (1F1B: p - s), and each one's round
+      // trip through the stages after it crosses their boundaries twice, so its period is at
+      // least (their passes + 2 x their crossings) / h_s: balanced 1F1B, F + B + 2 (p-1)/p x a
+      // transfer. Interleaved chunks wrap around the devices: the whole pipeline's round trip
+      // over the first stage's.
+      double period = 0, chain = 0, crossings = 0;
+      const int last = chunks > 1 ? 0 : w.pp - 1;
+      if (chunks > 1) chain = sum_f + sum_b, crossings = 2.0 * one_way;
+      for (int s = w.pp - 1; s >= 0; --s) {
+        if (chunks == 1) {
+          chain += w.stages[s].forward_s + w.stages[s].backward_s;
+          if (s + 1 < w.pp) crossings += 2.0 * c[s];
+        }
+        if (s <= last) {
+          const double held = std::max(1.0, w.schedule->in_flight_micro_batches(w.pp, w.vpp, s, m));
+          period = std::max(period, (chain + crossings) / held);
+        }
+      }
+      const double paced = m * std::max(0.0, period - mb_time);
+      pp_exposed += paced;
+      // Where that is more than a hundredth of the step the schedule is played with each
+      // boundary's transfer time (the cycle of the slowest boundaries, not of the first stage,
+      // sets the pace; zero-bubble schedules fill some of it with W), within
+      // kMaxTransferPlaybackOps.
+      play_transfers = paced > 1e-2 * (steady + bubble) && 3.0 * m * chunks * w.pp <= kMaxTransferPlaybackOps;
+    }
   }
   double dp_s = 0;
   for (const StageWork& s : w.stages) dp_s = std::max(dp_s, s.dp_reduce_s);
@@ -196,7 +238,9 @@ void compose_closed_form(const Scenario& sc, Workload& w, Result& r, const Estim
     // less than its two ops, so the pipeline's part is bounded by its own bound instead.
     const double pipeline_lb = pairs ? std::max(0.0, paired_makespan_lower_bound_s(w))
                                      : steady + std::max(0.0, makespan_lower_bound_s(w) - steady);
-    const double step_lb = pipeline_lb + pp_exposed + dp_exposed + w.optimizer_s + w.offload_s;
+    // Played transfers may hide in the bubble: none of them is counted here.
+    const double step_lb = pipeline_lb + (play_transfers ? 0.0 : pp_exposed) + pp_blocked + dp_exposed +
+                           w.optimizer_s + w.offload_s;
     if (step_lb > 0 && r.tokens_per_step / step_lb <= options.rank_floor_tokens_per_s) {
       r.step_time_s = step_lb;
       r.tokens_per_s = r.tokens_per_step / step_lb;
@@ -220,12 +264,23 @@ void compose_closed_form(const Scenario& sc, Workload& w, Result& r, const Estim
     bubble = std::max(0.0, pl.makespan_s - (steady - pl.saved_worst_s));
   }
   const double busy = steady - pl.saved_worst_s;
+  double makespan = busy + bubble;  // the pipeline's, first op to last
+  if (play_transfers) {
+    // What the transfers add to the pipeline's makespan beyond its bubble.
+    thread_local std::vector<StageCosts> costs;
+    costs.clear();
+    for (const StageWork& s : w.stages) costs.push_back(stage_costs(w, s));
+    const double played_s = play_makespan_s(*w.schedule, w.pp, w.vpp, w.micro_batches, costs.data(), costs.size(),
+                                            w.p2p_delays());
+    pp_exposed = std::max(0.0, played_s - (busy + bubble));
+  }
+  makespan += pp_exposed;
+  pp_exposed += pp_blocked;
   const double step = busy + bubble + pp_exposed + dp_exposed + w.optimizer_s + w.offload_s;
   r.step_time_s = step;
   // One definition for both tiers (result.hpp): each stage's idle share of the pipeline's
   // makespan, averaged over the stages.
   if (w.pp > 1) {
-    const double makespan = busy + bubble;
     double idle = 0;
     for (const StageWork& s : w.stages) idle += 1 - m * (s.forward_s + s.backward_s) / makespan;
     r.bubble_fraction = (idle + pl.saved_total_s / makespan) / w.pp;
@@ -250,11 +305,11 @@ void compose_closed_form(const Scenario& sc, Workload& w, Result& r, const Estim
 
 }  // namespace
 
-Timeline pipeline_timeline(const Workload& w, double p2p_s) {
+Timeline pipeline_timeline(const Workload& w, TransferDelays delays) {
   std::vector<StageCosts> costs;
   costs.reserve(w.stages.size());
   for (const StageWork& s : w.stages) costs.push_back(stage_costs(w, s));
-  return play_schedule(*w.schedule, w.pp, w.vpp, w.micro_batches, costs, p2p_s);
+  return play_schedule(*w.schedule, w.pp, w.vpp, w.micro_batches, costs, delays);
 }
 
 namespace {
@@ -295,7 +350,7 @@ EstimatedStep estimate_step(const Scenario& sc, const EstimateOptions& options) 
     });
     const CostCheck bounds = check_cost_bounds(at_precision(sc, typical), CostTier::kSimulate);
     if (built && bounds.within) {
-      out.timeline = pipeline_timeline(out.workload, out.workload.p2p_s);
+      out.timeline = pipeline_timeline(out.workload, out.workload.p2p_delays());
       out.timeline_note = std::string("one step at ") + to_string(typical) +
                           ", the precision most steps run at; the step time is the mix over plan.precision_stages";
     } else {
@@ -307,7 +362,7 @@ EstimatedStep estimate_step(const Scenario& sc, const EstimateOptions& options) 
   compose_closed_form(sc, out.workload, out.result, options);
   const CostCheck bounds = check_cost_bounds(sc, CostTier::kSimulate);
   if (bounds.within)
-    out.timeline = pipeline_timeline(out.workload, out.workload.p2p_s);
+    out.timeline = pipeline_timeline(out.workload, out.workload.p2p_delays());
   else
     out.timeline_skipped = bounds.reason;
   return out;

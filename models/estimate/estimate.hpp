@@ -55,8 +55,8 @@ struct EstimatedStep {
 EstimatedStep estimate_step(const Scenario& scenario, const EstimateOptions& options = {});
 
 // The schedule played with the workload's per-device passes (interleaved chunks share a device's
-// cost evenly; DualPipe's directions each run a stage) and a p2p delay between stages.
-Timeline pipeline_timeline(const Workload& workload, double p2p_s);
+// cost evenly; DualPipe's directions each run a stage) and the transfer delays between stages.
+Timeline pipeline_timeline(const Workload& workload, TransferDelays delays);
 
 // The figures every tier derives the same way from a step time: tokens/s, TFLOP/s per GPU,
 // MFU and HFU (PaLM appendix B), against the plan's precision's peak.

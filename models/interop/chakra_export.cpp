@@ -71,6 +71,7 @@ std::vector<json> export_chakra(const Scenario& sc) {
     const Workload* w = nullptr;
     int64_t* next_tag = nullptr;
     std::map<Key, int64_t> pending_recv, local_input, comp_id, arrival_tag;
+    std::map<Key, double> arrival_s;  // the transfer time of the input on its way
     const std::vector<StageCosts>* costs = nullptr;
     std::vector<std::size_t> last_node;  // per device: the index of its latest compute node
 
@@ -120,9 +121,10 @@ std::vector<json> export_chakra(const Scenario& sc) {
       }
       const int64_t tag = (*next_tag)++;
       const bool activation = h.op.kind == PipeOpKind::kForward;
+      const double transfer_s = w->p2p_delays().between(d, h.device, w->pp);  // this boundary's
       json send = {{"name", std::string(activation ? "send_act_" : "send_grad_") + name(op)},
                    {"type", kChakraSend},
-                   {"duration_micros", micros(w->p2p_s)},
+                   {"duration_micros", micros(transfer_s)},
                    {"comm_size", w->p2p_bytes},
                    {"comm_src", d},
                    {"comm_dst", h.device},
@@ -130,11 +132,12 @@ std::vector<json> export_chakra(const Scenario& sc) {
       add(d, send, {producer});
       // The matching receive is placed on the destination when the data arrives.
       arrival_tag[key(h.device, h.op)] = tag;
+      arrival_s[key(h.device, h.op)] = transfer_s;
     }
     void arrived(const Handoff& h, double) override {
       json recv = {{"name", std::string(h.op.kind == PipeOpKind::kForward ? "recv_act_" : "recv_grad_") + name(h.op)},
                    {"type", kChakraRecv},
-                   {"duration_micros", micros(w->p2p_s)},
+                   {"duration_micros", micros(arrival_s[key(h.device, h.op)])},
                    {"comm_size", w->p2p_bytes},
                    {"comm_dst", h.device},
                    {"comm_tag", arrival_tag[key(h.device, h.op)]}};
@@ -150,7 +153,7 @@ std::vector<json> export_chakra(const Scenario& sc) {
   exporter.costs = &costs;
   exporter.last_node.assign(static_cast<std::size_t>(n), 0);
   try {
-    play_schedule(*w.schedule, w.pp, w.vpp, w.micro_batches, costs, w.p2p_s, &exporter);
+    play_schedule(*w.schedule, w.pp, w.vpp, w.micro_batches, costs, w.p2p_delays(), &exporter);
   } catch (const std::logic_error&) {
     throw ScenarioError("plan.schedule", "the schedule did not complete every op (internal)");
   }

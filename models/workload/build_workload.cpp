@@ -592,6 +592,7 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r, const WorkloadOp
   // ---- pipeline ----
   const double act_bytes = static_cast<double>(p.micro_batch) * seq / cp * h * activation_bytes(p.precision);
   double pp_p2p_s = 0;
+  w.p2p_boundary_s.clear();
   if (pp > 1) {
     // Scatter-gather optimisation: each TP rank sends 1/tp of the activation (SC'21 sec. 4.1).
     const double bytes = act_bytes / tp;
@@ -599,6 +600,20 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r, const WorkloadOp
     // A micro-batch crosses the boundaries of the virtual stages it visits, its activation
     // forward and its gradient back: interleaving's p v - 1, DualPipe's p - 1 in its direction.
     const int visited = schedule.layer_chunks(p.vpp);
+    // Each boundary at its own pair's price (TransferDelays, timeline.hpp): boundary d joins
+    // devices d and d + 1; the last joins device p - 1 to device 0, which only chunks of
+    // interleaved stages cross. Neighbouring boundaries of one shape share a price.
+    w.p2p_boundary_s.assign(static_cast<std::size_t>(pp), 0.0);
+    GroupShape priced{};
+    double price = -1;
+    for (int d = 0; d < (visited > 1 ? pp : pp - 1); ++d) {
+      const GroupShape pair = place.pp_pair_shape(d, (d + 1) % pp);
+      if (price < 0 || pair != priced)
+        price = memo::collective_cost(env, CollectiveOp::kSendRecv, algo, protocol, bytes, pair, fabric).time_s;
+      priced = pair;
+      w.p2p_boundary_s[static_cast<std::size_t>(d)] = price;
+      pp_p2p_s = std::max(pp_p2p_s, price);
+    }
     const double sends = 2.0 * micro_batches * visited;
     r.pp_bytes = sends * bytes;
     // Every stage boundary, both directions, every TP rank of every replica.

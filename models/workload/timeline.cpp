@@ -7,6 +7,11 @@
 
 namespace trainsim {
 
+bool TransferDelays::none() const {
+  if (!boundary_s) return uniform_s == 0.0;
+  return std::all_of(boundary_s, boundary_s + boundaries, [](double s) { return s == 0.0; });
+}
+
 double stage_op_cost(const StageCosts& c, const PipeOp& op) {
   const bool reverse = op.chunk == 1 && c.reverse_forward_s >= 0;
   const double f = reverse ? c.reverse_forward_s : c.forward_s;
@@ -79,13 +84,13 @@ double run_cost(PipelineRunner& runner, const StageCosts* costs, std::size_t sta
 // The playback's makespan for a schedule whose devices run a fixed order (a static order),
 // without events. In the event loop a device starts its next op at the instant it is asked
 // after both its previous op has ended and that op's input has arrived, i.e. at
-// max(free, ready), where ready is the producer's end (plus p2p_s when the producer is another
+// max(free, ready), where ready is the producer's end (plus the transfer when the producer is another
 // device); the loop's makespan is the largest end. Here every op is given that start directly,
 // device by device as far as its inputs are known: the same sums and maxima of the same doubles,
 // so the same makespan, bit for bit (Timeline tests compare the two).
 template <class OrderOf>
 double play_static_order(Player& pl, int micro_batches, const StageCosts* costs, std::size_t stages,
-                         double p2p_s, OrderOf order_of) {
+                         TransferDelays delays, OrderOf order_of) {
   PipelineRunner& runner = pl.runner;  // reset for this playback by the caller
   const int n = runner.devices();
   const int m = std::max(1, micro_batches);
@@ -114,7 +119,8 @@ double play_static_order(Player& pl, int micro_batches, const StageCosts* costs,
           if (vs > 0) {
             const double e = f_end[at - m];
             if (e < 0) break;
-            ready = (vs - 1) % n != d ? e + p2p_s : e;
+            const int from = (vs - 1) % n;
+            ready = from != d ? e + delays.between(from, d, n) : e;
           }
         } else if (op.kind == PipeOpKind::kBackwardWeight) {  // its own B's inputs
           ready = b_end[at];
@@ -125,7 +131,8 @@ double play_static_order(Player& pl, int micro_batches, const StageCosts* costs,
         } else {
           const double e = b_end[at + m];
           if (e < 0) break;
-          ready = (vs + 1) % n != d ? e + p2p_s : e;
+          const int from = (vs + 1) % n;
+          ready = from != d ? e + delays.between(from, d, n) : e;
         }
         const double end = std::max(free, ready) + op_cost(costs, stages, d, op);
         free = end;
@@ -214,7 +221,7 @@ double play_completions(Player& pl, const StageCosts* costs, std::size_t stages,
 // same state at the next dispatch: dispatches wait for every event of their instant, and the
 // ready sets do not depend on the order inputs came in).
 double play(Player& pl, const PipelineSchedule& schedule, int pp, int vpp, int micro_batches,
-            const StageCosts* costs, std::size_t stages, double p2p_s, PlaybackObserver* observer,
+            const StageCosts* costs, std::size_t stages, TransferDelays delays, PlaybackObserver* observer,
             Timeline* t, double* pair_saved_s) {
   PipelineRunner& runner = pl.runner;
   runner.reset(schedule, pp, vpp, micro_batches);
@@ -224,7 +231,7 @@ double play(Player& pl, const PipelineSchedule& schedule, int pp, int vpp, int m
     t->pair_saved_s.assign(n, 0.0);
     t->ops.reserve(static_cast<std::size_t>(runner.total_ops()));
   }
-  const bool deliver_at_once = !t && !observer && p2p_s == 0.0;
+  const bool deliver_at_once = !t && !observer && delays.none();
   pl.free_at.assign(n, 0.0);
   pl.busy.assign(n, 0);
   pl.changed.assign(n, 1);
@@ -287,7 +294,7 @@ double play(Player& pl, const PipelineSchedule& schedule, int pp, int vpp, int m
         const Handoff& h = out[i];
         if (observer) observer->handed_off(e.device, e.op, h, e.time);
         if (h.p2p && !deliver_at_once) {
-          push({e.time + p2p_s, seq++, false, h.device, h.op});
+          push({e.time + delays.between(e.device, h.device, n), seq++, false, h.device, h.op});
         } else {
           runner.arrive(h);
           touch(h.device);
@@ -309,11 +316,11 @@ double play(Player& pl, const PipelineSchedule& schedule, int pp, int vpp, int m
 }  // namespace
 
 Timeline play_schedule(const PipelineSchedule& schedule, int pp, int vpp, int micro_batches,
-                       const std::vector<StageCosts>& costs, double p2p_s,
+                       const std::vector<StageCosts>& costs, TransferDelays delays,
                        PlaybackObserver* observer) {
   Player pl;
   Timeline t;
-  t.makespan_s = play(pl, schedule, pp, vpp, micro_batches, costs.data(), costs.size(), p2p_s, observer, &t, nullptr);
+  t.makespan_s = play(pl, schedule, pp, vpp, micro_batches, costs.data(), costs.size(), delays, observer, &t, nullptr);
   const int n = static_cast<int>(t.busy_s.size());
   double idle = 0;
   for (int d = 0; d < n; ++d) idle += t.makespan_s > 0 ? 1.0 - t.busy_s[d] / t.makespan_s : 0.0;
@@ -322,25 +329,25 @@ Timeline play_schedule(const PipelineSchedule& schedule, int pp, int vpp, int mi
 }
 
 double play_makespan_s(const PipelineSchedule& schedule, int pp, int vpp, int micro_batches, const StageCosts* costs,
-                       std::size_t stages, double p2p_s, double* pair_saved_s) {
+                       std::size_t stages, TransferDelays delays, double* pair_saved_s) {
   thread_local Player pl;
   pl.runner.reset(schedule, pp, vpp, micro_batches);
   if (pl.runner.has_static_order())
-    return play_static_order(pl, micro_batches, costs, stages, p2p_s,
+    return play_static_order(pl, micro_batches, costs, stages, delays,
                              [&](int d) -> const std::vector<PipeOp>& { return pl.runner.order_of(d); });
   if (schedule.has_fixed_delay_order()) {
-    // The order the schedule's ready-op rule reduces to under one fixed delay (its file says why).
+    // The order the schedule's ready-op rule reduces to under fixed delays (its file says why).
     const int n = pl.runner.devices();
     if (pl.fixed_orders.size() < static_cast<std::size_t>(n)) pl.fixed_orders.resize(static_cast<std::size_t>(n));
     for (int d = 0; d < n; ++d) {
       pl.fixed_orders[d].clear();
       schedule.fixed_delay_order(n, schedule.layer_chunks(vpp), std::max(1, micro_batches), d, pl.fixed_orders[d]);
     }
-    return play_static_order(pl, micro_batches, costs, stages, p2p_s,
+    return play_static_order(pl, micro_batches, costs, stages, delays,
                              [&](int d) -> const std::vector<PipeOp>& { return pl.fixed_orders[d]; });
   }
-  if (p2p_s == 0.0) return play_completions(pl, costs, stages, pair_saved_s);
-  return play(pl, schedule, pp, vpp, micro_batches, costs, stages, p2p_s, nullptr, nullptr, pair_saved_s);
+  if (delays.none()) return play_completions(pl, costs, stages, pair_saved_s);
+  return play(pl, schedule, pp, vpp, micro_batches, costs, stages, delays, nullptr, nullptr, pair_saved_s);
 }
 
 }  // namespace trainsim

@@ -3,6 +3,7 @@
 // the simulate tier replaces the fixed delay with real flows that contend.
 #pragma once
 
+#include <algorithm>
 #include <vector>
 
 #include "models/schedules/schedule_order.hpp"
@@ -59,10 +60,30 @@ class PlaybackObserver {
   virtual void arrived(const Handoff& handoff, double time_s) {}
 };
 
-// costs[stage] (one entry per device); p2p_s is the transfer time between neighbouring stages.
+// The transfer time between neighbouring pipeline devices: one for every boundary, or one per
+// boundary, boundary d joining device d and device (d + 1) mod p (p - 1 joins the last device
+// to the first, which interleaved chunks cross). A boundary that crosses a node or a tapered
+// leaf uplink takes longer than one inside a node, and the slow ones pace the pipeline.
+struct TransferDelays {
+  TransferDelays(double uniform_s = 0.0) : uniform_s(uniform_s) {}  // NOLINT: one for all
+  TransferDelays(const double* per_boundary_s, int boundaries)
+      : boundary_s(boundaries > 0 ? per_boundary_s : nullptr), boundaries(boundaries) {}
+  // From device `from` to its neighbour `to` of `devices` (two devices: one pair, boundary 0).
+  double between(int from, int to, int devices) const {
+    if (!boundary_s) return uniform_s;
+    const int b = devices <= 2 ? 0 : (from + 1) % devices == to ? from : to;
+    return boundary_s[std::min(b, boundaries - 1)];
+  }
+  bool none() const;  // every transfer takes no time
+  double uniform_s = 0.0;
+  const double* boundary_s = nullptr;
+  int boundaries = 0;
+};
+
+// costs[stage] (one entry per device); `delays` the transfer times between neighbouring stages.
 // When a schedule does not split the backward pass, B runs for backward_s + backward_weight_s.
 Timeline play_schedule(const PipelineSchedule& schedule, int pp, int vpp, int micro_batches,
-                       const std::vector<StageCosts>& costs, double p2p_s,
+                       const std::vector<StageCosts>& costs, TransferDelays delays,
                        PlaybackObserver* observer = nullptr);
 
 // The makespan of the same playback (bit for bit), without recording ops: per-thread buffers,
@@ -70,6 +91,6 @@ Timeline play_schedule(const PipelineSchedule& schedule, int pp, int vpp, int mi
 // costs[0 .. stages-1], one entry per device (stages >= 1).
 // With pair_saved_s (stages entries), what each device's overlapped pairs saved is added to it.
 double play_makespan_s(const PipelineSchedule& schedule, int pp, int vpp, int micro_batches, const StageCosts* costs,
-                       std::size_t stages, double p2p_s, double* pair_saved_s = nullptr);
+                       std::size_t stages, TransferDelays delays, double* pair_saved_s = nullptr);
 
 }  // namespace trainsim

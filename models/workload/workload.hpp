@@ -79,7 +79,13 @@ struct Workload {
 
   // Pipeline point-to-point: each TP rank sends 1/tp of the activation (scatter-gather).
   double p2p_bytes = 0;
-  double p2p_s = 0;  // closed form, contention-free
+  double p2p_s = 0;  // closed form, contention-free: the slowest boundary's
+  // Per boundary (TransferDelays, timeline.hpp: d joins devices d and d + 1 mod p; 0 where no
+  // chunk crosses it); empty without a pipeline.
+  std::vector<double> p2p_boundary_s;
+  TransferDelays p2p_delays() const {
+    return TransferDelays(p2p_boundary_s.data(), static_cast<int>(p2p_boundary_s.size()));
+  }
   GroupShape pp_pair;
 
   // Data-parallel gradient reduction (ZeRO-0/1/2; ZeRO-3 reduce-scatters per layer in the programs).

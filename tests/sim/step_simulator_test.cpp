@@ -264,6 +264,35 @@ TEST(StepSimulator, DpContentionOnOversubscribedFatTree) {
   EXPECT_GT(busiest["switch"], busiest["nic"]);
 }
 
+TEST(StepSimulator, APipelinePacedByItsTransfersReportsThemAsPipelineCommunication) {
+  // TP8 PP8 on 8 nodes with one NIC, two nodes a leaf, a 16:1 uplink taper: the sends across
+  // leaves (stages 1-2, 3-4, 5-6) outlast a micro-batch's passes, and 1F1B's in-flight bound
+  // makes every stage wait for them. The schedule's own bubble (its ops as played, transfers
+  // instant) stays the bubble; the rest of the idle time is exposed PP communication, in both
+  // tiers, and the two step times agree.
+  nlohmann::json raw = base_raw();
+  raw["cluster"] = {{"base", "dgx-a100-superpod"},
+                    {"nodes", 8},
+                    {"network", {{"topology", "fat-tree"}, {"nics_per_node", 1}, {"switch_radix", 4},
+                                 {"oversubscription", 16}}}};
+  raw["plan"]["pp"] = 8;
+  raw["plan"]["global_batch"] = 64;
+  raw["plan"]["schedule"] = "1f1b";
+  const Scenario s = scenario(raw);
+  const Result est = estimate(s);
+  const auto sim = nlohmann::json::parse(simulate_json(s));
+  const double sim_step = sim["step_time_s"].get<double>();
+  const double sim_pp = sim["breakdown_s"]["pp_comm"].get<double>();
+  const double sim_bubble = sim["breakdown_s"]["bubble"].get<double>();
+  std::printf("pp comm: estimate %.4f simulate %.4f s; bubble %.4f / %.4f s; step %.4f / %.4f s\n",
+              est.breakdown.pp_comm_s, sim_pp, est.breakdown.bubble_s, sim_bubble, est.step_time_s, sim_step);
+  EXPECT_GT(sim_pp, 0.3 * sim_step);
+  EXPECT_LT(sim_bubble, 0.5 * sim_pp);
+  EXPECT_GT(est.breakdown.pp_comm_s, 0.3 * est.step_time_s);
+  EXPECT_NEAR(est.step_time_s, sim_step, 0.1 * sim_step);
+  EXPECT_NEAR(est.breakdown.pp_comm_s, sim_pp, 0.25 * sim_pp);
+}
+
 TEST(StepSimulator, ARingUnderOneLeafDoesNotPayTheTaper) {
   // Four nodes on a fat-tree of 64-port switches: 32 down ports, 8 NICs a node, so all four
   // hang off one leaf and the DP ring turns there. The 4:1 taper above the leaf must cost it

@@ -39,6 +39,31 @@ TEST(Estimate, PipelineSendsArePricedAtTheBoundaryThatCrossesALeaf) {
   EXPECT_GT(tapered.breakdown.pp_comm_s, 8 * flat.breakdown.pp_comm_s);
 }
 
+TEST(Estimate, SlowPipelineTransfersPaceTheSteadyState) {
+  // 1F1B holds p - s micro-batches on stage s, so stage 0's steady state waits for each one's
+  // round trip through every stage and across every boundary twice: m micro-batches take at
+  // least m (sum over stages of (F + B) + 2 x the sum over boundaries of a transfer) / p
+  // (Narayanan et al., SC'21, on 1F1B's in-flight bound), whether or not the sends overlap
+  // compute. 8 nodes of 8 GPUs, one NIC a node, two nodes a leaf, a 32:1 uplink taper: the
+  // transfers across leaves (stages 1-2, 3-4, 5-6) take longer than a micro-batch's passes.
+  const json network = {{"topology", "fat-tree"}, {"nics_per_node", 1}, {"switch_radix", 4}, {"oversubscription", 32}};
+  const Scenario sc = make({{"tp", 8}, {"pp", 8}, {"dp", 1}, {"micro_batch", 1}, {"global_batch", 64}}, "gpt-1.7b", 8,
+                           {{"network", network}});
+  const EstimatedStep e = estimate_step(sc);
+  ASSERT_TRUE(e.result.feasible) << e.result.reason;
+  const Workload& w = e.workload;
+  ASSERT_EQ(w.p2p_boundary_s.size(), 8u);
+  double passes = 0, transfers = 0;
+  for (const StageWork& s : w.stages) passes += s.forward_s + s.backward_s;
+  for (int d = 0; d < 7; ++d) transfers += w.p2p_boundary_s[d];
+  EXPECT_GT(w.p2p_boundary_s[1], 4 * w.p2p_boundary_s[0]);  // crosses the taper; 0-1 share a leaf
+  EXPECT_EQ(w.p2p_boundary_s[7], 0.0);                       // no 1F1B chunk wraps around
+  const double cycle_bound = w.micro_batches * (passes + 2 * transfers) / w.pp;
+  ASSERT_GT(cycle_bound, 1.5 * w.micro_batches * (passes / w.pp));  // the transfers matter here
+  EXPECT_GE(e.result.step_time_s, cycle_bound);
+  EXPECT_GT(e.result.breakdown.pp_comm_s, 0.5 * (cycle_bound - w.micro_batches * passes / w.pp));
+}
+
 TEST(Estimate, InfeasiblePlansSayWhy) {
   struct Case {
     json plan;

@@ -119,6 +119,41 @@ TEST(Timeline, TransfersBetweenStagesLengthenTheFillAndDrain) {
   EXPECT_LE(t.makespan_s, (m + p - 1) * (3.0 + 2 * d) + 1e-9);
 }
 
+TEST(Timeline, EachBoundaryDelaysOnlyTheTransfersThatCrossIt) {
+  // One micro-batch through three stages crosses boundary 0 and 1 forward and back: the makespan
+  // is every pass plus each boundary's delay twice; the wrap boundary (2) is never crossed.
+  const double per_boundary[3] = {0.1, 0.7, 50.0};
+  const TransferDelays delays(per_boundary, 3);
+  EXPECT_DOUBLE_EQ(delays.between(1, 2, 3), 0.7);
+  EXPECT_DOUBLE_EQ(delays.between(2, 1, 3), 0.7);
+  EXPECT_DOUBLE_EQ(delays.between(2, 0, 3), 50.0);
+  const std::vector<StageCosts> costs = uniform(3, 1, 2, 0);
+  for (auto kind : {&pipeline_schedule("1f1b"), &pipeline_schedule("gpipe")}) {
+    SCOPED_TRACE(kind->name());
+    EXPECT_DOUBLE_EQ(play_schedule(*kind, 3, 1, 1, costs, delays).makespan_s, 9.0 + 2 * (0.1 + 0.7));
+    EXPECT_DOUBLE_EQ(play_makespan_s(*kind, 3, 1, 1, costs.data(), costs.size(), delays), 9.0 + 2 * (0.1 + 0.7));
+  }
+  // Two devices are one pair, whichever way a transfer goes.
+  const double pair[2] = {0.3, 0.0};
+  EXPECT_DOUBLE_EQ(TransferDelays(pair, 2).between(1, 0, 2), 0.3);
+  EXPECT_DOUBLE_EQ(play_makespan_s(pipeline_schedule("1f1b"), 2, 1, 1, costs.data(), 2, TransferDelays(pair, 2)),
+                   6.0 + 2 * 0.3);
+  // Interleaved chunks cross the wrap: chunk 0 of the last device hands to chunk 1 of the first,
+  // and that chunk's gradient comes back across it.
+  const double wrap[3] = {0.0, 0.0, 5.0};
+  const double interleaved =
+      play_schedule(pipeline_schedule("interleaved"), 3, 2, 3, uniform(3, 1, 2, 0), TransferDelays(wrap, 3)).makespan_s;
+  EXPECT_GE(interleaved, play_schedule(pipeline_schedule("interleaved"), 3, 2, 3, uniform(3, 1, 2, 0), 0.0).makespan_s + 2 * 5.0);
+  // Equal delays at every boundary are the one delay for all, bit for bit.
+  const double same[4] = {0.25, 0.25, 0.25, 0.25};
+  for (auto kind : {&pipeline_schedule("1f1b"), &pipeline_schedule("zb-h1"), &pipeline_schedule("interleaved")}) {
+    SCOPED_TRACE(kind->name());
+    const int v = kind->uses_virtual_stages() ? 2 : 1;
+    EXPECT_EQ(play_schedule(*kind, 4, v, 8, uniform(4, 1, 2, 0.5), TransferDelays(same, 4)).makespan_s,
+              play_schedule(*kind, 4, v, 8, uniform(4, 1, 2, 0.5), 0.25).makespan_s);
+  }
+}
+
 // The estimate tier's makespan-only playback (per-thread buffers, zero-delay inputs delivered at
 // once) against the full playback, on a grid of schedules, p, m, v and uneven stages (a heavy
 // first and last stage, a slow middle one, zero-cost W), and against the 1F1B closed form
