@@ -82,6 +82,10 @@ SlowParts simulated_slow_parts(const Scenario& scenario, const nlohmann::json& f
                                const Result& simulated, Result& nominal) {
   SlowParts slow = estimate_slow_parts(scenario, simulated);  // probabilities, notes
   const double step = simulated.step_time_s;
+  // The estimate's rebalanced step is the step it was given (here the simulated one, straggler
+  // included) plus what the rebalanced split adds to the nominal pipeline: that addition, put
+  // on the simulated nominal step below where the run did not play the rebalance.
+  const double estimated_rebalance_delta = slow.rebalanced_step_s > 0 ? slow.rebalanced_step_s - step : -1;
   double d_link = 0, d_straggler = 0, d_rebalanced = -1;
   if (faults.contains("links"))
     d_link = std::max(0.0, step - faults["links"].value("healthy_fabric_step_time_s", step));
@@ -98,7 +102,12 @@ SlowParts simulated_slow_parts(const Scenario& scenario, const nlohmann::json& f
   nominal.tokens_per_s = simulated.tokens_per_step / base;
   slow.nominal_step_s = base;
   slow.straggler_step_s = base + d_straggler;
-  slow.rebalanced_step_s = d_rebalanced >= 0 ? base + d_rebalanced : slow.rebalanced_step_s;
+  if (d_rebalanced >= 0) {
+    slow.rebalanced_step_s = base + d_rebalanced;
+  } else if (estimated_rebalance_delta >= 0) {
+    slow.rebalanced_step_s = base + estimated_rebalance_delta;
+    slow.notes.push_back("rebalanced step: the estimate's (training.faults.rebalance is off, so it was not simulated)");
+  }
   slow.degraded_step_s = base + d_link;
   slow.degraded_link_probability = d_link > 0 ? 1.0 : 0.0;  // placed, not drawn: certain here
   slow.slowed_step_s = base + slow.straggler_probability * d_applied + d_link;

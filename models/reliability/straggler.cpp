@@ -245,6 +245,20 @@ void apply_stage_speeds(Workload& w, const std::vector<double>& speed) {
     sw.backward_weight_s /= s;
     sw.forward_s = sw.forward_compute_s + f_comm;
     sw.backward_s = sw.backward_compute_s + b_comm;
+    // A bidirectional schedule's device plays its two stages' own passes and their pairs
+    // (stage_costs): their compute slows alike. A pair runs both passes' compute ops on one
+    // stream, so it lasts longer by what they do.
+    double f_compute[2], b_compute[2];
+    for (int k = 0; k < 2; ++k) {
+      f_compute[k] = sw.direction_forward_s[k] - sw.direction_forward_beyond_compute_s[k];
+      b_compute[k] = sw.direction_backward_s[k] - sw.direction_backward_beyond_compute_s[k];
+      sw.direction_forward_s[k] += f_compute[k] * (1 / s - 1);
+      sw.direction_backward_s[k] += b_compute[k] * (1 / s - 1);
+      sw.direction_backward_weight_s[k] /= s;
+    }
+    for (int f = 0; f < 2; ++f)
+      for (int b = 0; b < 2; ++b)
+        if (sw.pair_s[f][b] >= 0) sw.pair_s[f][b] += (f_compute[f] + b_compute[b]) * (1 / s - 1);
   }
 }
 

@@ -70,9 +70,9 @@ std::vector<int> chunk_layers(const std::vector<int>& per_device, int vpp);
 Scenario rebalanced_scenario(const Scenario& scenario, const StragglerEffect& effect);
 
 // Slows the workload's stages by their speeds: compute parts of F/B/W divided by stage_speed[d],
-// the exposed in-layer communication folded into F/B left as it is. Index d is the workload's
-// stage (== device except under DualPipe, whose virtual stage d sits on device d and its mirror;
-// the simulate tier scales per device instead, see sim/step_player.hpp).
+// the exposed in-layer communication folded into F/B left as it is. Index d is the pipeline
+// device: under DualPipe both stages it holds (d and its mirror) and their overlapped pairs slow,
+// as the simulate tier slows the device (sim/step_player.hpp).
 void apply_stage_speeds(Workload& workload, const std::vector<double>& stage_speed);
 
 }  // namespace trainsim

@@ -55,6 +55,20 @@ assert 0.5<g[\"goodput_fraction\"]<1
 assert abs(g[\"goodput_tokens_per_s\"]-g[\"goodput_fraction\"]*g[\"tokens_per_s_nominal\"])<1e-6*g[\"tokens_per_s_nominal\"]
 assert set(g[\"lost_hours\"])>={\"checkpoint\",\"lost_work\",\"restart\",\"repair_wait\",\"stragglers\",\"degraded_links\"}
 print(\"ok\")'"
+# A pinned straggler: both tiers give the same straggler and rebalanced steps (the simulate tier
+# measures the first and, with rebalancing off, adds the estimate's rebalance to its own nominal
+# step), for 1F1B and for DualPipe, whose devices hold two stages.
+for sched in 1f1b dualpipe; do
+check "straggler-tiers-$sched" 0 '^ok$' -- bash -c "for f in estimate simulate; do '$T' run '$S/faults/straggler_rebalance.json' --set plan.schedule=$sched --set training.faults.rebalance=false --set training.faults.stragglers.speed_factor=0.05 --set training.faults.stragglers.stage=0 --fidelity \$f --json; done | python3 -c '
+import json,sys
+d=json.JSONDecoder(); t=sys.stdin.read().strip(); e,i=d.raw_decode(t); s,_=d.raw_decode(t[i:].strip())
+a=e[\"goodput\"][\"slow_parts\"]; b=s[\"goodput\"][\"slow_parts\"]
+assert a[\"straggler_step_time_s\"]>2*a[\"nominal_step_time_s\"], a
+for k in (\"nominal_step_time_s\",\"straggler_step_time_s\",\"rebalanced_step_time_s\"):
+  if k in a or k in b: assert abs(a[k]-b[k])<0.1*a[k], (k,a.get(k),b.get(k))
+assert abs(e[\"goodput\"][\"goodput_fraction\"]-s[\"goodput\"][\"goodput_fraction\"])<0.05
+print(\"ok\")'"
+done
 check goodput-bad-mtbf 2 'training.faults.gpu_mtbf' -- "$T" run "$S/examples/llama3-405b-16k-goodput.json" --set training.faults.gpu_mtbf=soon
 
 # Examples are tests: every shipped example scenario runs (estimate; the fault examples simulated
