@@ -51,8 +51,14 @@ int main(int argc, char** argv) {
   parser.addOption(report);
   parser.process(app);
 
-  if (!trainsim::gui::set_language(parser.value(lang)))
-    std::fprintf(stderr, "trainsim-gui: no translation for %s; using English\n", qPrintable(parser.value(lang)));
+  // An input that does not load is said on stderr; the window opens anyway, with what did. A
+  // screenshot run is a script's: it renders what loaded and then exits 2 (bad input).
+  bool bad_input = false;
+  if (!trainsim::gui::set_language(parser.value(lang))) {
+    std::fprintf(stderr, "trainsim-gui: --lang: no translation for %s (expected en or zh_CN); using English\n",
+                 qPrintable(parser.value(lang)));
+    bad_input = true;
+  }
 
   const QStringList args = parser.positionalArguments();
   QString scenario = args.isEmpty() ? default_scenario() : args.first();
@@ -64,14 +70,15 @@ int main(int argc, char** argv) {
   trainsim::gui::MainWindow window;
   if (!scenario.isEmpty()) window.open_scenario(scenario);
   QString error;
-  if (parser.isSet(sweep) && !window.load_sweep(parser.value(sweep), &error))
-    std::fprintf(stderr, "trainsim-gui: %s\n", qPrintable(error));
-  if (parser.isSet(trace) && !window.load_trace(parser.value(trace), &error))
-    std::fprintf(stderr, "trainsim-gui: %s\n", qPrintable(error));
-  if (parser.isSet(result) && !window.load_result(parser.value(result), &error))
-    std::fprintf(stderr, "trainsim-gui: %s\n", qPrintable(error));
+  auto failed = [&](const char* option) {
+    std::fprintf(stderr, "trainsim-gui: --%s: %s\n", option, qPrintable(error));
+    bad_input = true;
+  };
+  if (parser.isSet(sweep) && !window.load_sweep(parser.value(sweep), &error)) failed("sweep");
+  if (parser.isSet(trace) && !window.load_trace(parser.value(trace), &error)) failed("trace");
+  if (parser.isSet(result) && !window.load_result(parser.value(result), &error)) failed("result");
   if (parser.isSet(report) && !window.load_validation_report(parser.value(report), &error))
-    std::fprintf(stderr, "trainsim-gui: %s\n", qPrintable(error));
+    failed("validation-report");
 
   if (parser.isSet(screenshot)) {
     const QStringList files = trainsim::gui::save_screenshots(window, parser.value(screenshot), &error);
@@ -85,7 +92,7 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "trainsim-gui: %s\n", window.evaluation().error_message.c_str());
       return 2;
     }
-    return 0;
+    return bad_input ? 2 : 0;
   }
   window.show();
   return app.exec();

@@ -469,7 +469,8 @@ void MainWindow::on_simulation_result(const nlohmann::json& result) {
 bool MainWindow::load_result(const QString& file_path, QString* error) {
   try {
     const nlohmann::json result = read_json_file(file_path.toStdString(), "result");
-    if (!result.is_object() || !result.contains("step_time_s")) throw std::runtime_error("not a trainsim run --json result");
+    if (const std::string problem = result_json_problem(result); !problem.empty())
+      throw std::runtime_error(file_path.toStdString() + ": " + problem);
     show_simulation(result, 0);
     status_label_->setText(tr("Showing the result in %1 (%2).")
                                .arg(file_path, QString::fromStdString(result.value("fidelity", std::string("?")))));

@@ -1,6 +1,8 @@
 #include "gui/result_reader.hpp"
 
+#include <initializer_list>
 #include <limits>
+#include <string>
 
 namespace trainsim::gui {
 namespace {
@@ -18,6 +20,12 @@ MemoryBreakdown memory_breakdown(const nlohmann::json& j) {
   b.activations_bytes = num(j, "activations_bytes");
   b.other_bytes = num(j, "other_bytes");
   return b;
+}
+
+// A count (GPUs, micro-batches, a stage, layers): the number, within an int.
+int count(const nlohmann::json& j, const char* key, int fallback = 0) {
+  const double v = num(j, key, fallback);
+  return v >= 0 && v <= std::numeric_limits<int>::max() ? static_cast<int>(v) : fallback;
 }
 
 // JSON writes "never" (an infinite interval or MTBF) as null.
@@ -42,8 +50,7 @@ GoodputReport goodput_from_json(const nlohmann::json& j) {
   g.goodput_tokens_per_s = num(j, "goodput_tokens_per_s");
   g.goodput_fraction = num(j, "goodput_fraction");
   const auto& d = sub(j, "failure_domains");
-  g.domains = {static_cast<int>(num(d, "gpus")), static_cast<int>(num(d, "nodes")), static_cast<int>(num(d, "nic_links")),
-               static_cast<int>(num(d, "leaf_switches"))};
+  g.domains = {count(d, "gpus"), count(d, "nodes"), count(d, "nic_links"), count(d, "leaf_switches")};
   const auto& f = sub(j, "failures_per_hour");
   g.rates = {num(f, "gpu") / 3600, num(f, "node") / 3600, num(f, "link") / 3600, num(f, "switch") / 3600};
   g.system_mtbf_s = num_or_inf(j, "system_mtbf_s");
@@ -69,7 +76,7 @@ GoodputReport goodput_from_json(const nlohmann::json& j) {
   const auto& s = sub(j, "slow_parts");
   g.slow.nominal_step_s = num(s, "nominal_step_time_s");
   g.slow.straggler_probability = num(s, "straggler_probability");
-  g.slow.straggler_stage = static_cast<int>(num(s, "straggler_stage", -1));
+  g.slow.straggler_stage = count(s, "straggler_stage", -1);
   g.slow.straggler_step_s = num(s, "straggler_step_time_s");
   g.slow.degraded_link_probability = num(s, "degraded_link_probability");
   g.slow.degraded_step_s = num(s, "degraded_links_step_time_s");
@@ -102,8 +109,8 @@ Result result_from_json(const nlohmann::json& j) {
   r.bubble_fraction = num(j, "bubble_fraction");
   r.exposed_comm_s = num(j, "exposed_comm_s");
   r.overlapped_comm_s = num(j, "overlapped_comm_s");
-  r.gpus = static_cast<int>(num(j, "gpus"));
-  r.micro_batches = static_cast<int>(num(j, "micro_batches_per_step"));
+  r.gpus = count(j, "gpus");
+  r.micro_batches = count(j, "micro_batches_per_step");
   if (auto b = j.find("breakdown_s"); b != j.end() && b->is_object()) {
     r.breakdown.compute_s = num(*b, "compute");
     r.breakdown.tp_comm_s = num(*b, "tp_comm");
@@ -129,8 +136,8 @@ Result result_from_json(const nlohmann::json& j) {
     if (auto ps = m->find("per_stage"); ps != m->end() && ps->is_array()) {
       for (const auto& s : *ps) {
         StageMemory sm;
-        sm.stage = static_cast<int>(num(s, "stage"));
-        sm.layers = static_cast<int>(num(s, "layers"));
+        sm.stage = count(s, "stage");
+        sm.layers = count(s, "layers");
         sm.in_flight_micro_batches = num(s, "in_flight_micro_batches");
         sm.total_bytes = num(s, "total_bytes");
         if (auto b = s.find("breakdown"); b != s.end() && b->is_object()) sm.breakdown = memory_breakdown(*b);
@@ -139,6 +146,39 @@ Result result_from_json(const nlohmann::json& j) {
     }
   }
   return r;
+}
+
+std::string result_json_problem(const nlohmann::json& j) {
+  if (!j.is_object()) return "not a trainsim run --json result (expected a JSON object)";
+  if (!j.contains("step_time_s")) return "step_time_s: missing (not a trainsim run --json result)";
+  if (auto f = j.find("feasible"); f != j.end() && !f->is_boolean()) return "feasible: expected true or false";
+  // Every figure of the contract is a time, a count, bytes, a rate or a share: none is negative.
+  auto figures = [](const nlohmann::json& obj, const std::string& where,
+                    std::initializer_list<const char*> keys) -> std::string {
+    for (const char* key : keys) {
+      auto it = obj.find(key);
+      if (it == obj.end() || it->is_null()) continue;
+      const std::string field = where.empty() ? key : where + "." + key;
+      if (!it->is_number()) return field + ": " + it->dump() + " is not a number";
+      if (it->get<double>() < 0) return field + ": " + it->dump() + " is negative (expected a number >= 0)";
+    }
+    return "";
+  };
+  const char* kCounts[] = {"gpus", "micro_batches_per_step"};
+  std::string p = figures(j, "", {"step_time_s", "tokens_per_step", "tokens_per_s", "model_flops_per_step",
+                                  "hardware_flops_per_step", "model_tflops_per_gpu", "hardware_tflops_per_gpu", "mfu",
+                                  "hfu", "bubble_fraction", "exposed_comm_s", "overlapped_comm_s", "gpus",
+                                  "micro_batches_per_step"});
+  for (const char* key : kCounts)
+    if (p.empty() && num(j, key) > std::numeric_limits<int>::max())
+      p = std::string(key) + ": " + j[key].dump() + " is beyond any cluster (expected at most " +
+          std::to_string(std::numeric_limits<int>::max()) + ")";
+  if (p.empty())
+    p = figures(sub(j, "breakdown_s"), "breakdown_s",
+                {"compute", "tp_comm", "pp_comm", "dp_comm", "ep_comm", "cp_comm", "bubble", "optimizer", "offload"});
+  if (p.empty()) p = figures(sub(j, "comm_bytes_per_gpu"), "comm_bytes_per_gpu", {"tp", "pp", "dp", "ep", "cp"});
+  if (p.empty()) p = figures(sub(j, "memory"), "memory", {"peak_bytes", "hbm_capacity_bytes"});
+  return p;
 }
 
 }  // namespace trainsim::gui

@@ -1,5 +1,6 @@
 // `trainsim-gui --screenshot DIR SCENARIO` writes one PNG per view, and each is a real picture:
 // many colours, not one flat fill. Run as a child process, as a user or CI would.
+#include <QFile>
 #include <QImage>
 #include <QProcess>
 #include <QSet>
@@ -57,6 +58,41 @@ class ScreenshotTest : public QObject {
              kViews.size());
     const int colours = distinct_colours(QImage(faults.filePath("goodput.png")));
     QVERIFY2(colours > 20, qPrintable(QString("goodput: only %1 colours").arg(colours)));
+  }
+
+  void an_input_that_does_not_load_renders_the_rest_and_exits_2() {
+    // A script's screenshot run: what loaded is still rendered, the bad input is named on
+    // stderr, and the exit status says the input was bad.
+    QTemporaryDir dir;
+    const QString negative = dir.filePath("negative.json");
+    {
+      QFile f(negative);
+      QVERIFY(f.open(QIODevice::WriteOnly));
+      f.write(R"({"feasible": true, "step_time_s": 1.5, "tokens_per_s": -3, "breakdown_s": {"compute": 1}})");
+    }
+    struct Case {
+      QStringList args;
+      const char* says;
+    };
+    const Case cases[] = {
+        {{"--result", negative}, "--result: "},
+        {{"--result", negative}, "tokens_per_s: -3 is negative"},
+        {{"--sweep", dir.filePath("missing.jsonl")}, "--sweep: "},
+        {{"--trace", dir.filePath("missing.json")}, "--trace: "},
+        {{"--validation-report", dir.filePath("missing")}, "--validation-report: "},
+        {{"--lang", "xx"}, "expected en or zh_CN"},
+    };
+    for (const Case& c : cases) {
+      QTemporaryDir out;
+      QProcess p;
+      p.start(TRAINSIM_GUI_BINARY,
+              QStringList{"--screenshot", out.path(), QString(TRAINSIM_TEST_SCENARIOS) + "/default.json"} + c.args);
+      QVERIFY(p.waitForFinished(60000));
+      const QString err = QString::fromUtf8(p.readAllStandardError());
+      QVERIFY2(p.exitCode() == 2, qPrintable(c.args.join(' ') + ": exit " + QString::number(p.exitCode()) + " " + err));
+      QVERIFY2(err.contains(c.says), qPrintable(c.args.join(' ') + ": " + err));
+      QVERIFY2(QFile::exists(out.filePath("memory.png")), qPrintable(c.args.join(' ')));
+    }
   }
 
   void chinese_screenshots_differ_from_english() {
