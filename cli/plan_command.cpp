@@ -198,13 +198,17 @@ int run(PlanOptions& o) {
         // partition, int8 weight gathers and int4 gradient all-to-alls, option 5).
         const int node_shard = node % (tp * cp) == 0 ? node / (tp * cp) : 0;
         const bool hybrid = node_shard >= 2 && node_shard < dp && dp % node_shard == 0;
-        for (int zero_option = 0; zero_option <= (hybrid ? 5 : 3); ++zero_option)
+        // A data-parallel group of one rank has nothing to shard: ZeRO-1, 2 and 3 are ZeRO-0,
+        // tried once, and with the optimizer offloaded once (offload needs a ZeRO stage).
+        const bool unsharded = 1ll * dp * cp == 1;
+        for (int zero_option = 0; zero_option <= (unsharded ? 1 : hybrid ? 5 : 3); ++zero_option)
           for (Recompute rc : {Recompute::kNone, Recompute::kSelective, Recompute::kFull})
             for (bool sp : {false, true}) {
               if (sp && tp == 1) continue;
               const int zero = std::min(zero_option, 3);
               for (bool offload : {false, true}) {
                 if (offload && zero == 0) continue;
+                if (unsharded && zero == 1 && !offload) continue;
                 ParallelPlan& p = s.plan;
                 p.tp = tp; p.pp = pp; p.cp = cp; p.dp = dp; p.ep = ep; p.vpp = vpp;
                 p.schedule = sched->name(); p.micro_batch = mb; p.zero_stage = zero; p.recompute = rc;

@@ -154,6 +154,16 @@ check plan-progress-quiet 0 '^silent$' -- bash -c "[ -z \"\$('$T' ${plan_args[*]
 # The search tries ZeRO-3 with ZeRO++ where the DP group spans nodes: with one 100 Gb/s NIC a
 # node, data parallelism over 32 GPUs ranks ZeRO-3++ plans among the best (with their footnote).
 echo '{"base": "dgx-a100-superpod", "network": {"nics_per_node": 1, "nic_bandwidth": "100Gbps"}}' >"$tmp/slow.json"
+# One GPU: ZeRO has nothing to shard, so each plan is tried at ZeRO-0 and, with the optimizer
+# offloaded, at ZeRO-1: no ZeRO-1/2/3 row repeats a ZeRO-0 one.
+check plan-unsharded-zero-once 0 '^ok$' -- bash -c "'$T' plan --model gpt-1.7b --cluster dgx-a100-superpod --gpus 1 --global-batch 16 --top 100 --json | python3 -c '
+import json,sys
+j=json.load(sys.stdin); rows=[b[\"scenario\"][\"plan\"] for b in j[\"best\"]]
+assert rows and j[\"searched\"]==30, j[\"searched\"]
+for p in rows:
+  off=p.get(\"offload\",{}).get(\"optimizer\",False)
+  assert (p[\"zero_stage\"],off) in ((0,False),(1,True)), p
+print(\"ok\")'"
 check plan-zero-plus-plus 0 'DP32 .* ZeRO-3\+\+ .*\(ZeRO-3\+\+: ZeRO\+\+' -- bash -c \
   "'$T' plan --model gpt-1.7b --cluster $tmp/slow.json --gpus 32 --global-batch 512 --top 10 | tr '\n' ' '"
 
