@@ -9,6 +9,7 @@
 #include "cli/progress.hpp"
 #include "cli/command_registry.hpp"
 #include "cli/output_file.hpp"
+#include "models/workload/cost_bounds.hpp"
 #include "cli/fidelity_registry.hpp"
 #include "models/cost/calibration.hpp"
 #include "models/estimate/estimate.hpp"
@@ -115,8 +116,6 @@ SlowParts simulated_slow_parts(const Scenario& scenario, const nlohmann::json& f
   return slow;
 }
 
-constexpr double kMaxTraceSlices = 5e5;
-
 int run(RunOptions& o) {
   if (!o.trace_path.empty()) {
     if (o.fidelity == "estimate") throw ScenarioError("--trace", "a trace needs --fidelity simulate");
@@ -134,18 +133,13 @@ int run(RunOptions& o) {
     const auto applied = apply_calibration(read_json_file(o.calibration_path, "calibration"), scenario);
     calibration_record = {{"file", o.calibration_path}, {"applied", applied}};
   }
-  if (!o.trace_path.empty()) {
-    // A trace holds a slice per pass of every micro-batch on every pipeline device (and about 25
-    // bytes of memory per byte of file while it is built): bounded before the run, as the
-    // simulate tier's own work is (500,000 slices: about 1.5 GB while it is built).
-    const ParallelPlan& p = scenario.plan;
-    const double slices = static_cast<double>(p.global_batch) / (static_cast<double>(p.micro_batch) * p.dp) * p.pp *
-                          std::max(1, p.vpp) * 3;
-    if (slices > kMaxTraceSlices)
-      throw ScenarioError("--trace", "the step has about " + std::to_string(static_cast<long long>(slices)) +
-                                         " pass slices (micro-batches x pipeline devices x chunks x 3 passes); a "
-                                         "trace holds at most " + std::to_string(static_cast<long long>(kMaxTraceSlices)) +
-                                         ": run without --trace, or trace a step of fewer micro-batches");
+  if (!o.trace_path.empty() && scenario.plan.precision_stages.empty()) {
+    // A trace holds an event per op and several per hand-off, all in memory while it is built:
+    // bounded before the run (models/workload/cost_bounds.hpp). A plan the simulate tier would
+    // not play either is refused here too: a trace of it cannot be written. (A run of several
+    // precisions is played by the estimate alone, which says the trace was not written.)
+    const CostCheck bounds = check_cost_bounds(scenario, CostTier::kTrace);
+    if (!bounds.within) throw ScenarioError("--trace", bounds.reason);
   }
   const std::string fidelity = o.fidelity;
   const bool as_json = o.json;

@@ -22,6 +22,7 @@ PlanCost plan_cost(const Scenario& s) {
   c.handoffs = 2.0 * c.micro_batches * (stages - 1);
   c.p2p_flows = c.handoffs * std::max(1, p.tp);
   c.chakra_nodes = c.pipeline_ops + 2.0 * c.handoffs;
+  c.trace_events = c.pipeline_ops + 4.0 * c.handoffs;
   return c;
 }
 
@@ -50,7 +51,7 @@ CostCheck check_cost_bounds(const Scenario& s, CostTier tier) {
     // Both play one step, at one precision; a run of several is a mix of steps
     // (models/estimate/precision_schedule.hpp), which the estimate tier composes.
     out.within = false;
-    out.reason = tier == CostTier::kSimulate
+    out.reason = tier != CostTier::kChakraExport
                      ? "plan.precision_stages: the simulate tier plays one step at one precision; the estimate "
                        "tier mixes the run's precisions step by step (--fidelity estimate)"
                      : "plan.precision_stages: a trace is one step at one precision; drop the stages and set "
@@ -59,12 +60,16 @@ CostCheck check_cost_bounds(const Scenario& s, CostTier tier) {
   }
   const char* instead = "the estimate tier answers this plan in closed form (--fidelity estimate), "
                         "or fewer micro-batches (a larger plan.micro_batch) make it playable";
-  if (tier == CostTier::kSimulate) {
+  if (tier == CostTier::kSimulate || tier == CostTier::kTrace) {
     if (c.pipeline_ops > kMaxSimulatedPipelineOps)
       refuse("pipeline ops", c.pipeline_ops, kMaxSimulatedPipelineOps, "the simulate tier", instead);
     else if (c.p2p_flows > kMaxSimulatedP2pFlows)
       refuse("pipeline hand-off flows (x plan.tp " + std::to_string(s.plan.tp) + ")", c.p2p_flows,
              kMaxSimulatedP2pFlows, "the simulate tier", instead);
+    else if (tier == CostTier::kTrace && c.trace_events > kMaxTraceEvents)
+      refuse("trace events (a slice per op; a send, a receive and a flow arrow per hand-off)", c.trace_events,
+             kMaxTraceEvents, "a trace", "run without --trace, or trace a step of fewer micro-batches (a larger "
+             "plan.micro_batch)");
   } else if (c.chakra_nodes > kMaxChakraNodes) {
     refuse("Chakra nodes (ops plus a send and a recv per hand-off)", c.chakra_nodes, kMaxChakraNodes,
            "export-chakra", "fewer micro-batches (a larger plan.micro_batch) make a trace of it");

@@ -12,10 +12,16 @@
 //   hand-offs    = 2 m (p v - 1)         an activation forward and a gradient back per boundary
 //   p2p flows    = hand-offs x tp        the simulate tier sends each TP rank's share as a flow
 //   chakra nodes = pipeline ops + 2 hand-offs   (a send and a recv node each)
+//   trace events = pipeline ops + 4 hand-offs   (run --trace: a slice per op, and per hand-off a
+//                                                send slice, a receive slice and a flow arrow's two ends)
 // Bounds. The simulate tier costs about a microsecond and 50 bytes per op or flow it plays,
 // export-chakra about 10 us and 2 KB per node it writes (JSON objects in memory), so:
 //   simulate / timeline: pipeline ops <= 2e6 and p2p flows <= 2e6   (seconds, < 0.3 GiB)
 //   export-chakra:       nodes <= 5e5                               (seconds, < 1 GiB)
+//   run --trace:         the simulate tier's bounds and trace events <= 1.5e6 (the simulated step
+//                        and its trace in memory take about 1.1 KB an event: < 2 GB; measured on
+//                        TP8 PP8 1F1B with 15,000 micro-batches: 1.32 M events with the link
+//                        counters, 1.43 GB peak, a 143 MB file)
 // The simulate tier's data-parallel flows have their own budget (sim StepOptions.max_dp_flows),
 // and the ops and collective flows of its passes theirs (sim/step_simulation.cpp: they need the
 // op graph, which this closed form does not build).
@@ -39,17 +45,20 @@ struct PlanCost {
   double handoffs = 0;
   double p2p_flows = 0;
   double chakra_nodes = 0;
+  double trace_events = 0;
 };
 PlanCost plan_cost(const Scenario& scenario);
 
 enum class CostTier {
   kSimulate,      // sim/step_*, the simulate tier; also the GUI's timeline (the same playback)
   kChakraExport,  // interop/chakra_export
+  kTrace,         // run --trace: the simulate tier's step and its Chrome trace
 };
 
 constexpr double kMaxSimulatedPipelineOps = 2e6;
 constexpr double kMaxSimulatedP2pFlows = 2e6;
 constexpr double kMaxChakraNodes = 5e5;
+constexpr double kMaxTraceEvents = 1.5e6;
 
 struct CostCheck {
   bool within = true;

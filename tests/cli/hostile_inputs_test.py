@@ -319,9 +319,9 @@ def round_two_cases(tmp, write, base):
     cases.append(("share: a fabric of 100,000 nodes", [T, "share"] + share[:1] + ["--nodes", "100000"], 2,
                   "--nodes", []))
     many = json.loads(json.dumps(BASE))
-    many["plan"] = {"tp": 2, "pp": 2, "dp": 8, "micro_batch": 1, "global_batch": 8 * 400000, "schedule": "zb-h2"}
-    cases.append(("run --trace of 2.4 million pass slices", [T, "run", write("many.json", json.dumps(many)), "--trace",
-                  os.path.join(tmp, "many.trace")], 2, "--trace: the step has about 2400000 pass slices", []))
+    many["plan"] = {"tp": 1, "pp": 8, "dp": 1, "micro_batch": 1, "global_batch": 100000, "schedule": "1f1b"}
+    cases.append(("run --trace of 7.2 million trace events", [T, "run", write("many.json", json.dumps(many)), "--trace",
+                  os.path.join(tmp, "many.trace")], 2, "--trace: 1e+05 micro-batches x 8 pipeline stages x 1 chunks x 2 passes = 7.2e+06 trace events", []))
     cases.append(("validate: --published and --backend", [T, "validate", "--published", base, "--backend", "cpu"], 2,
                   "excludes", []))
     tiny = ["--steps", "1", "--layers", "1", "--hidden", "32", "--heads", "2", "--seq", "16", "--global-batch", "2",

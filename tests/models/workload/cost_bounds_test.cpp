@@ -27,6 +27,7 @@ TEST(CostBounds, CountsOfOneStep) {
   EXPECT_EQ(c.handoffs, 48);
   EXPECT_EQ(c.p2p_flows, 96);
   EXPECT_EQ(c.chakra_nodes, 64 + 96);
+  EXPECT_EQ(c.trace_events, 64 + 4 * 48);
   // Interleaved with 2 chunks: twice the ops, 7 boundaries; zero-bubble: W apart (3 passes).
   c = plan_cost(scenario({{"tp", 2}, {"pp", 4}, {"dp", 4}, {"vpp", 2}, {"micro_batch", 1},
                           {"global_batch", 32}, {"schedule", "interleaved"}}));
@@ -67,10 +68,19 @@ TEST(CostBounds, BillionMicroBatchesAreRefusedWithTheReason) {
   const CostCheck w = check_cost_bounds(wide, CostTier::kSimulate);
   EXPECT_FALSE(w.within);
   EXPECT_NE(w.reason.find("hand-off flows (x plan.tp 8)"), std::string::npos) << w.reason;
-  // Ordinary plans are within both.
+  // A trace has more events than the simulation ops: 1F1B over 8 stages with 100,000
+  // micro-batches plays (1.6 M ops, 1.4 M hand-off flows) but its trace would hold 7.2 M events.
+  const Scenario traced = scenario({{"tp", 1}, {"pp", 8}, {"dp", 1}, {"micro_batch", 1}, {"global_batch", 100000}});
+  EXPECT_TRUE(check_cost_bounds(traced, CostTier::kSimulate).within);
+  const CostCheck t = check_cost_bounds(traced, CostTier::kTrace);
+  EXPECT_FALSE(t.within);
+  EXPECT_NE(t.reason.find("= 7.2e+06 trace events"), std::string::npos) << t.reason;
+  EXPECT_FALSE(check_cost_bounds(s, CostTier::kTrace).within);
+  // Ordinary plans are within all three.
   const Scenario usual = scenario({{"tp", 2}, {"pp", 4}, {"dp", 4}, {"micro_batch", 1}, {"global_batch", 512}});
   EXPECT_TRUE(check_cost_bounds(usual, CostTier::kSimulate).within);
   EXPECT_TRUE(check_cost_bounds(usual, CostTier::kChakraExport).within);
+  EXPECT_TRUE(check_cost_bounds(usual, CostTier::kTrace).within);
 }
 
 }  // namespace
