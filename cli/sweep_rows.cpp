@@ -48,29 +48,39 @@ json sweep_header(const std::string& fingerprint, const std::string& sweep_name,
             {"trainsim_version", TRAINSIM_VERSION}}}};
 }
 
+namespace {
+
+// The header's "trainsim_sweep" object, or nullptr when the line is not a sweep header.
+const json* sweep_meta(const json& header) {
+  if (!header.is_object()) return nullptr;
+  const auto it = header.find("trainsim_sweep");
+  return it != header.end() && it->is_object() ? &*it : nullptr;
+}
+
+}  // namespace
+
 json read_sweep_header(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   std::string line;
   if (!in || !std::getline(in, line)) return nullptr;
   const json j = parse_json_or_discarded(line);
-  if (j.is_discarded() || !j.is_object() || !j.contains("trainsim_sweep") || !j["trainsim_sweep"].is_object())
-    return nullptr;
+  if (j.is_discarded() || !sweep_meta(j)) return nullptr;
   return j;
 }
 
 std::string header_fingerprint(const json& header) {
-  if (!header.is_object() || !header.contains("trainsim_sweep") || !header["trainsim_sweep"].is_object()) return "";
-  const json& fingerprint = header["trainsim_sweep"].value("fingerprint", json());
-  return fingerprint.is_string() ? fingerprint.get<std::string>() : "";
+  const json* meta = sweep_meta(header);
+  if (!meta) return "";
+  const auto it = meta->find("fingerprint");
+  return it != meta->end() && it->is_string() ? it->get<std::string>() : "";
 }
 
 RowWriter::RowWriter(const std::string& path, bool resume, const json& header) : path_(path) {
   const std::string fingerprint = header_fingerprint(header);
-  const json* plans_field = header.is_object() && header.contains("trainsim_sweep") && header["trainsim_sweep"].is_object() &&
-                                    header["trainsim_sweep"].contains("plans")
-                                ? &header["trainsim_sweep"]["plans"]
-                                : nullptr;
-  const long long plans = plans_field && plans_field->is_number_integer() ? plans_field->get<long long>() : -1;
+  const json* meta = sweep_meta(header);
+  const auto plans_field = meta ? meta->find("plans") : json::const_iterator{};
+  const long long plans =
+      meta && plans_field != meta->end() && plans_field->is_number_integer() ? plans_field->get<long long>() : -1;
   bool keep = false;
   if (resume) {
     std::ifstream in(path, std::ios::binary);
