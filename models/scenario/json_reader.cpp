@@ -1,7 +1,9 @@
 #include "models/scenario/json_reader.hpp"
 
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
+#include <utility>
 
 #include "models/core/scenario_error.hpp"
 
@@ -17,13 +19,52 @@ std::string json_type_name(const nlohmann::json& v) {
   return "an unsupported value";
 }
 
+namespace {
+
+// The code point of the UTF-8 sequence at s[i] and its length; length 0 where the bytes there
+// are not one well-formed sequence (RFC 3629: no overlong forms, no surrogates, at most U+10FFFF).
+std::pair<uint32_t, std::size_t> utf8_at(const std::string& s, std::size_t i) {
+  const unsigned char c = static_cast<unsigned char>(s[i]);
+  const std::size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;
+  if (n == 0 || i + n > s.size()) return {0, 0};
+  uint32_t cp = n == 1 ? c : c & (0x7f >> n);
+  for (std::size_t k = 1; k < n; ++k) {
+    const unsigned char t = static_cast<unsigned char>(s[i + k]);
+    if ((t >> 6) != 0x2) return {0, 0};
+    cp = (cp << 6) | (t & 0x3f);
+  }
+  static const uint32_t kMin[] = {0, 0, 0x80, 0x800, 0x10000};
+  if (cp < kMin[n] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return {0, 0};
+  return {cp, n};
+}
+
+// Characters an excerpt may show as they are: printable ASCII and non-ASCII letters and signs,
+// not C0/C1 controls, nor the marks that reorder or hide text on a terminal (bidi embeddings,
+// overrides and isolates, zero-width and directional marks).
+bool shown_as_is(uint32_t cp) {
+  if (cp < 0x20 || cp == 0x7f || (cp >= 0x80 && cp < 0xa0)) return false;
+  if ((cp >= 0x200b && cp <= 0x200f) || (cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069) ||
+      cp == 0x061c || cp == 0xfeff)
+    return false;
+  return true;
+}
+
+}  // namespace
+
 std::string safe_excerpt(const std::string& s, std::size_t max_chars) {
   std::string out;
-  for (std::size_t i = 0; i < s.size() && out.size() < max_chars; ++i) {
-    const unsigned char c = static_cast<unsigned char>(s[i]);
-    out += c >= 0x20 && c < 0x7f ? static_cast<char>(c) : '?';
+  std::size_t chars = 0, i = 0;
+  for (; i < s.size() && chars < max_chars; ++chars) {
+    const auto [cp, n] = utf8_at(s, i);
+    if (n > 0 && shown_as_is(cp)) {
+      out.append(s, i, n);
+      i += n;
+    } else {
+      out += '?';
+      i += n > 0 ? n : 1;
+    }
   }
-  if (s.size() > max_chars) out += "...";
+  if (i < s.size()) out += "...";
   return out;
 }
 

@@ -68,8 +68,10 @@ std::string json_type_name(const nlohmann::json& v);
 // container's elements (and no recursion: a value may nest deeply). "a string (12 characters)",
 // "a list of 3 items", "the number 1e+30".
 std::string describe_json_value(const nlohmann::json& v);
-// At most `max_chars` of `s`, printable ASCII only (other bytes as '?'), "..." when cut: for the
-// rare message that must quote a user's own word (an unknown choice, a key).
+// At most `max_chars` characters of `s`, "..." when cut: printable ASCII and well-formed UTF-8
+// letters and signs as they are; control characters, bidi and zero-width marks and bytes that are
+// not UTF-8 as '?'. For the rare message that must quote a user's own word (an unknown choice, a
+// key).
 std::string safe_excerpt(const std::string& s, std::size_t max_chars = 40);
 
 }  // namespace trainsim

@@ -51,7 +51,13 @@ struct PresetResolver {
     for (const auto& dir : dirs) {
       fs::path file = fs::path(dir) / kind / (name + ".json");
       std::error_code ec;
-      if (!fs::is_regular_file(file, ec)) continue;
+      if (!fs::is_regular_file(file, ec)) {
+        // A folder, a FIFO or a device under the preset's name is not "unknown": say what it is.
+        if (fs::exists(file, ec))
+          throw ScenarioError(path, file.string() + " is not a regular file (a " + kind.substr(0, kind.size() - 1) +
+                                        " preset is a JSON file)");
+        continue;
+      }
       // Sweeps resolve thousands of scenarios naming the same presets: read each file once.
       static std::mutex cache_mutex;
       static std::map<std::string, json> cache;

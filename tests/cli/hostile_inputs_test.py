@@ -320,6 +320,13 @@ def round_two_cases(tmp, write, base):
                   "--nodes", []))
     many = json.loads(json.dumps(BASE))
     many["plan"] = {"tp": 1, "pp": 8, "dp": 1, "micro_batch": 1, "global_batch": 100000, "schedule": "1f1b"}
+    preset_dir = os.path.join(tmp, "presets")
+    os.makedirs(os.path.join(preset_dir, "models", "folder.json"), exist_ok=True)
+    base = write("preset_base.json", json.dumps(BASE))
+    cases.append(("a model preset that is a folder", [T, "run", base, "--presets", preset_dir, "--set", "model=folder"], 2,
+                  "folder.json is not a regular file (a model preset is a JSON file)", []))
+    cases.append(("a preset name in Cyrillic is quoted as written", [T, "run", base, "--set", "model=модель"], 2,
+                  '"модель" is not a valid preset name', []))
     cases.append(("run --trace of 7.2 million trace events", [T, "run", write("many.json", json.dumps(many)), "--trace",
                   os.path.join(tmp, "many.trace")], 2, "--trace: 1e+05 micro-batches x 8 pipeline stages x 1 chunks x 2 passes = 7.2e+06 trace events", []))
     cases.append(("validate: --published and --backend", [T, "validate", "--published", base, "--backend", "cpu"], 2,

@@ -165,6 +165,15 @@ TEST(InputFile, TypeErrorsDescribeValuesWithoutQuotingStrings) {
   EXPECT_EQ(error_of([] { json_to_integer(json("SECRET-VALUE"), "model.layers", 1, 10); }),
             "model.layers: expected an integer between 1 and 10, got a string (12 characters)");
   EXPECT_EQ(safe_excerpt(std::string("ab\ncd\x01") + std::string(100, 'x'), 8), "ab?cd?xx...");
+  // UTF-8 letters are shown as they are and counted as characters; bidi overrides, C1 controls,
+  // stray continuation bytes, overlong forms and surrogates are not.
+  EXPECT_EQ(safe_excerpt("модель"), "модель");
+  EXPECT_EQ(safe_excerpt("模型-7b", 3), "模型-...");
+  EXPECT_EQ(safe_excerpt("a\u202eb\u2066c"), "a?b?c");
+  EXPECT_EQ(safe_excerpt("x\xc2\x85y"), "x?y");                 // U+0085, a C1 control
+  EXPECT_EQ(safe_excerpt("x\x80y\xc0\xafz"), "x?y??z");       // a lone continuation; overlong '/'
+  EXPECT_EQ(safe_excerpt("x\xed\xa0\x80y"), "x???y");          // a UTF-16 surrogate
+  EXPECT_EQ(safe_excerpt("\xe6\x97"), "??");                   // a sequence cut short
 }
 
 }  // namespace
