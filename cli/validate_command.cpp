@@ -126,7 +126,7 @@ void declare(CLI::App& app, ValidateOptions& o) {
   app.add_option("--micro-batches", o.job.micro_batches, "micro-batches per replica per step")
       ->type_name("N")->check(CLI::Range(1, 1 << 20))->default_str("4")->group(cpu);
   app.add_option("--steps", o.job.steps, "training steps (warm-up included; more steps narrow the 95% intervals)")
-      ->type_name("N")->check(CLI::Range(12, 1 << 20))->default_str("60")->group(cpu);
+      ->type_name("N")->check(CLI::Range(20, 1 << 20))->default_str("60")->group(cpu);
   app.add_option("--calibration", o.calibration_path,
                  "predict from this calibration (it must have op_rates at the job's shapes) instead of\n"
                  "measuring one before and after the run; the machine-change check is then skipped")

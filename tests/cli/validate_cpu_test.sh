@@ -69,7 +69,7 @@ PY
 # More ranks than cores: run, but reported as oversubscribed and not judged (exit 4).
 cores=$(nproc)
 if [ "$cores" -lt 4 ]; then
-  "$T" validate --backend cpu --ranks 4 --tp 2 --pp 2 --steps 12 >"$W/over.txt" 2>&1
+  "$T" validate --backend cpu --ranks 4 --tp 2 --pp 2 --steps 20 >"$W/over.txt" 2>&1
   rc=$?
   [ $rc -eq 4 ] || { cat "$W/over.txt"; fail "4 ranks on $cores cores: exit $rc, expected 4"; }
   grep -q "oversubscribed" "$W/over.txt" || { cat "$W/over.txt"; fail "oversubscription not reported"; }
