@@ -9,7 +9,6 @@
 #include "cli/progress.hpp"
 #include "cli/command_registry.hpp"
 #include "cli/output_file.hpp"
-#include "models/workload/cost_bounds.hpp"
 #include "cli/fidelity_registry.hpp"
 #include "models/cost/calibration.hpp"
 #include "models/estimate/estimate.hpp"
@@ -20,6 +19,7 @@
 #include "models/scenario/scenario_loader.hpp"
 #include "models/reliability/slow_parts.hpp"
 #include "models/core/units.hpp"
+#include "models/workload/cost_bounds.hpp"
 
 namespace trainsim::cli {
 namespace {

@@ -77,10 +77,9 @@ std::string header_fingerprint(const json& header) {
 
 RowWriter::RowWriter(const std::string& path, bool resume, const json& header) : path_(path) {
   const std::string fingerprint = header_fingerprint(header);
-  const json* meta = sweep_meta(header);
-  const auto plans_field = meta ? meta->find("plans") : json::const_iterator{};
-  const long long plans =
-      meta && plans_field != meta->end() && plans_field->is_number_integer() ? plans_field->get<long long>() : -1;
+  long long plans = -1;
+  if (const json* meta = sweep_meta(header))
+    if (const auto it = meta->find("plans"); it != meta->end() && it->is_number_integer()) plans = it->get<long long>();
   bool keep = false;
   if (resume) {
     std::ifstream in(path, std::ios::binary);

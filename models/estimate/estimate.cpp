@@ -90,15 +90,16 @@ double paired_makespan_lower_bound_s(const Workload& w) {
   return bound * (1 - 1e-9);
 }
 
-// The playback without its ops (play_makespan_s: the same makespan, no allocation).
-Played makespan_only(const Workload& w, std::size_t worst) {
+// The playback without its ops (play_makespan_s: the same makespan, no allocation), with
+// transfers instant unless `delays` say otherwise.
+Played makespan_only(const Workload& w, std::size_t worst, TransferDelays delays = 0.0) {
   thread_local std::vector<StageCosts> costs;
   thread_local std::vector<double> saved;
   costs.clear();
   for (const StageWork& s : w.stages) costs.push_back(stage_costs(w, s));
   saved.assign(costs.size(), 0.0);
   Played p;
-  p.makespan_s = play_makespan_s(*w.schedule, w.pp, w.vpp, w.micro_batches, costs.data(), costs.size(), 0.0,
+  p.makespan_s = play_makespan_s(*w.schedule, w.pp, w.vpp, w.micro_batches, costs.data(), costs.size(), delays,
                                  saved.data());
   p.saved_worst_s = saved[worst];
   for (double x : saved) p.saved_total_s += x;
@@ -267,11 +268,7 @@ void compose_closed_form(const Scenario& sc, Workload& w, Result& r, const Estim
   double makespan = busy + bubble;  // the pipeline's, first op to last
   if (play_transfers) {
     // What the transfers add to the pipeline's makespan beyond its bubble.
-    thread_local std::vector<StageCosts> costs;
-    costs.clear();
-    for (const StageWork& s : w.stages) costs.push_back(stage_costs(w, s));
-    const double played_s = play_makespan_s(*w.schedule, w.pp, w.vpp, w.micro_batches, costs.data(), costs.size(),
-                                            w.p2p_delays());
+    const double played_s = makespan_only(w, static_cast<std::size_t>(worst - &w.stages.front()), w.p2p_delays()).makespan_s;
     pp_exposed = std::max(0.0, played_s - (busy + bubble));
   }
   makespan += pp_exposed;

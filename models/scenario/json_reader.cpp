@@ -38,15 +38,16 @@ std::pair<uint32_t, std::size_t> utf8_at(const std::string& s, std::size_t i) {
   return {cp, n};
 }
 
+// The bidirectional embeddings, overrides and isolates U+202A-U+202E and U+2066-U+2069: they
+// let text rewrite the order of what a terminal shows after it.
+bool reorders_text(uint32_t cp) { return (cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069); }
+
 // Characters an excerpt may show as they are: printable ASCII and non-ASCII letters and signs,
 // not C0/C1 controls, nor the marks that reorder or hide text on a terminal (bidi embeddings,
 // overrides and isolates, zero-width and directional marks).
 bool shown_as_is(uint32_t cp) {
   if (cp < 0x20 || cp == 0x7f || (cp >= 0x80 && cp < 0xa0)) return false;
-  if ((cp >= 0x200b && cp <= 0x200f) || (cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069) ||
-      cp == 0x061c || cp == 0xfeff)
-    return false;
-  return true;
+  return !reorders_text(cp) && !(cp >= 0x200b && cp <= 0x200f) && cp != 0x061c && cp != 0xfeff;
 }
 
 }  // namespace
@@ -208,17 +209,13 @@ std::string JsonReader::string(const std::string& key) {
   if (!v.is_string()) fail(key, "expected a string, got " + describe_json_value(v));
   const std::string& s = v.get_ref<const std::string&>();
   // Strings are names, paths and choices that reports print: control characters (NUL, escape
-  // sequences) and the bidirectional overrides U+202A-U+202E and U+2066-U+2069 (UTF-8 E2 80 AA-AE,
-  // E2 81 A6-A9) would let a scenario rewrite the terminal or disguise a name.
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    const bool bidi = c == 0xE2 && i + 2 < s.size() &&
-                      ((static_cast<unsigned char>(s[i + 1]) == 0x80 && static_cast<unsigned char>(s[i + 2]) >= 0xAA &&
-                        static_cast<unsigned char>(s[i + 2]) <= 0xAE) ||
-                       (static_cast<unsigned char>(s[i + 1]) == 0x81 && static_cast<unsigned char>(s[i + 2]) >= 0xA6 &&
-                        static_cast<unsigned char>(s[i + 2]) <= 0xA9));
-    if (c < 0x20 || c == 0x7F || bidi)
+  // sequences) and the bidirectional overrides (reorders_text) would let a scenario rewrite the
+  // terminal or disguise a name. Other bytes, UTF-8 or not, pass.
+  for (std::size_t i = 0; i < s.size();) {
+    const auto [cp, n] = utf8_at(s, i);
+    if ((n == 1 && (cp < 0x20 || cp == 0x7f)) || (n > 1 && reorders_text(cp)))
       fail(key, "control or text-direction character at byte " + std::to_string(i) + ": expected printable text");
+    i += n > 0 ? n : 1;
   }
   return s;
 }

@@ -139,27 +139,16 @@ class ChunkLayout {
   ChunkLayers* vs_ = nullptr;
 };
 
-// The placement's group shapes (worst per kind, and the worst pipeline pair), memoised per
-// (degrees, node size, rank order): 1024 slots of ~150 bytes.
+// The placement's group shapes (worst per kind), memoised per (degrees, node size, rank order):
+// 1024 slots of ~140 bytes. Pipeline pairs are priced boundary by boundary (build_workload).
 struct PlacementShapes {
   GroupShape worst[kCommGroups];
-  GroupShape pp_pair;
 };
 
 PlacementShapes placement_shapes(const RankPlacement& place, const std::string& order, bool memoise) {
   auto compute = [&] {
     PlacementShapes out;
     for (int k = 0; k < kCommGroups; ++k) out.worst[k] = place.worst_shape(k);
-    // One send time prices every stage boundary: that of the pair that crosses the most (off its
-    // node, then off its leaf, where an oversubscribed uplink tapers it). Every micro-batch
-    // crosses every boundary, so the slowest boundary paces the pipeline; the first pair may
-    // share a leaf while later ones do not.
-    for (int s = 0; s + 1 < place.pp(); ++s) {
-      const GroupShape pair = place.pp_pair_shape(s, s + 1);
-      if (s == 0 || pair.nodes > out.pp_pair.nodes ||
-          (pair.nodes == out.pp_pair.nodes && pair.leaf_span > out.pp_pair.leaf_span))
-        out.pp_pair = pair;
-    }
     return out;
   };
   struct Key {
@@ -234,7 +223,6 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r, const WorkloadOp
   const GroupShape dp_group = w.group_shapes[static_cast<int>(CommGroup::kDp)];
   const GroupShape expert_dp_group =
       m.moe ? w.group_shapes[static_cast<int>(CommGroup::kExpertDp)] : GroupShape{};
-  const GroupShape pp_pair = shapes.pp_pair;
   // The ranks the dense model states are sharded over (the DP group unless plan.dp_shard), and
   // the replicas of a shard under a dp_shard (none without).
   const GroupShape dp_shard_group = w.group_shapes[static_cast<int>(CommGroup::kDpShard)];
@@ -596,13 +584,13 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r, const WorkloadOp
   if (pp > 1) {
     // Scatter-gather optimisation: each TP rank sends 1/tp of the activation (SC'21 sec. 4.1).
     const double bytes = act_bytes / tp;
-    pp_p2p_s = memo::collective_cost(env, CollectiveOp::kSendRecv, algo, protocol, bytes, pp_pair, fabric).time_s;
     // A micro-batch crosses the boundaries of the virtual stages it visits, its activation
     // forward and its gradient back: interleaving's p v - 1, DualPipe's p - 1 in its direction.
     const int visited = schedule.layer_chunks(p.vpp);
     // Each boundary at its own pair's price (TransferDelays, timeline.hpp): boundary d joins
     // devices d and d + 1; the last joins device p - 1 to device 0, which only chunks of
-    // interleaved stages cross. Neighbouring boundaries of one shape share a price.
+    // interleaved stages cross. Neighbouring boundaries of one shape share a price. The slowest
+    // boundary's is the workload's p2p_s.
     w.p2p_boundary_s.assign(static_cast<std::size_t>(pp), 0.0);
     GroupShape priced{};
     double price = -1;
@@ -758,7 +746,6 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r, const WorkloadOp
   w.micro_batches = micro_batches;
   w.p2p_bytes = pp > 1 ? act_bytes / tp : 0;
   w.p2p_s = pp_p2p_s;
-  w.pp_pair = pp_pair;
   w.fabric = fabric;
   w.algo = algo;
   w.protocol = protocol;

@@ -86,7 +86,6 @@ struct Workload {
   TransferDelays p2p_delays() const {
     return TransferDelays(p2p_boundary_s.data(), static_cast<int>(p2p_boundary_s.size()));
   }
-  GroupShape pp_pair;
 
   // Data-parallel gradient reduction (ZeRO-0/1/2; ZeRO-3 reduce-scatters per layer in the programs).
   FabricTerms fabric;
