@@ -41,13 +41,34 @@ bool valid_preset_name(const std::string& name) {
   return name.find("..") == std::string::npos;
 }
 
+// A part written as a JSON file's name ("model": "my-model.json", "gpu": "../gpus/x.json")
+// rather than a preset name: the file, relative to the scenario file's folder, as
+// `trainsim plan --model FILE` takes one. Only names ending in ".json": any other path is not
+// read ("../../etc/passwd" stays an invalid preset name).
+bool names_a_file(const std::string& name) {
+  const std::string ext = ".json";
+  return name.size() > ext.size() && name.compare(name.size() - ext.size(), ext.size(), ext) == 0;
+}
+
 struct PresetResolver {
   const LoadOptions& options;
   std::vector<std::string> dirs;
+  std::string origin_dir;  // the scenario file's folder; relative file parts start there
+
+  json load_file_part(const std::string& kind, const std::string& name, const std::string& path) {
+    fs::path file = name;
+    if (file.is_relative() && !origin_dir.empty()) file = fs::path(origin_dir) / file;
+    try {
+      return read_json_file(file.string(), kind.substr(0, kind.size() - 1));
+    } catch (const ScenarioError& e) {
+      // Name the field that refers to the file, then the file and what is wrong with it.
+      throw ScenarioError(path, e.what());
+    }
+  }
 
   json load_preset(const std::string& kind, const std::string& name, const std::string& path) {
     if (!valid_preset_name(name))
-      throw ScenarioError(path, "\"" + safe_excerpt(name) + "\" is not a valid preset name (letters, digits, -, _, .)");
+      throw ScenarioError(path, "\"" + safe_excerpt(name) + "\" is not a valid preset name (letters, digits, -, _, .) or a file name ending in .json");
     for (const auto& dir : dirs) {
       fs::path file = fs::path(dir) / kind / (name + ".json");
       std::error_code ec;
@@ -88,10 +109,11 @@ struct PresetResolver {
       if (chain.size() >= kMaxBaseDepth)
         throw ScenarioError(path, "\"base\" references nest deeper than 16");
       chain.push_back(name);
-      json loaded = load_preset(kind, name, path);
+      json loaded = names_a_file(name) ? load_file_part(kind, name, path) : load_preset(kind, name, path);
       json out = expand(loaded, kind, path + "(" + name + ")", chain);
       chain.pop_back();
-      if (out.is_object() && !out.contains("name")) out["name"] = name;
+      if (out.is_object() && !out.contains("name"))
+        out["name"] = names_a_file(name) ? fs::path(name).stem().string() : name;
       return out;
     }
     if (!part.is_object())
@@ -714,7 +736,7 @@ json resolve_scenario_json(json raw, const LoadOptions& options, const std::stri
   const bool refine_gpu = !gpu_in_file && raw.contains("cluster") && raw["cluster"].is_object() &&
                           raw["cluster"].contains("gpu") && raw["cluster"]["gpu"].is_object() &&
                           !raw["cluster"]["gpu"].contains("base");
-  PresetResolver resolver{options, {}};
+  PresetResolver resolver{options, {}, origin_dir};
   if (!origin_dir.empty()) {
     resolver.dirs.push_back(origin_dir);
     resolver.dirs.push_back((fs::path(origin_dir) / "..").string());

@@ -246,6 +246,47 @@ TEST(ScenarioLoader, CyclicBaseReferencesAreRejected) {
   EXPECT_NE(error_of(j, o).find("cyclic"), std::string::npos) << error_of(j, o);
 }
 
+TEST(ScenarioLoader, APartWrittenAsAFileNameIsReadFromTheScenariosFolder) {
+  // "model": "custom.json" names a file beside the scenario (as `plan --model FILE` does), not a
+  // preset called "custom.json"; its own "base" still names a preset.
+  const std::string dir = ::testing::TempDir() + "/file_parts";
+  std::filesystem::create_directories(dir + "/parts");
+  std::ofstream(dir + "/custom.json") << R"({"base": "gpt-1.7b", "layers": 12, "name": "custom"})";
+  std::ofstream(dir + "/parts/gpu.json") << R"({"base": "H100-SXM-80GB", "hbm_capacity": 64e9})";
+  json j = minimal();
+  j["model"] = "custom.json";
+  j["cluster"]["gpu"] = "parts/gpu.json";
+  const Scenario s = parse_scenario(resolve_scenario_json(j, options(), dir));
+  EXPECT_EQ(s.model.layers, 12);
+  EXPECT_EQ(s.model.hidden, 2304);
+  EXPECT_DOUBLE_EQ(s.cluster.gpu.hbm_capacity_bytes, 64e9);
+  EXPECT_EQ(s.cluster.gpu.name, "H100-SXM-80GB");
+  std::ofstream(dir + "/plain.json") << R"({"layers": 4, "hidden": 256, "heads": 4, "vocab": 1000, "seq_len": 128})";
+  j["model"] = "plain.json";
+  EXPECT_EQ(parse_scenario(resolve_scenario_json(j, options(), dir)).model.name, "plain");
+
+  // A missing file, a folder and malformed JSON name the field, then the file.
+  auto error_at = [&](const json& part) {
+    json k = minimal();
+    k["model"] = part;
+    try {
+      parse_scenario(resolve_scenario_json(k, options(), dir));
+    } catch (const ScenarioError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(error_at("missing.json").rfind("model: " + dir + "/missing.json: cannot open the model file: not found", 0), 0u)
+      << error_at("missing.json");
+  std::filesystem::create_directories(dir + "/folder.json");
+  EXPECT_EQ(error_at("folder.json").rfind("model: ", 0), 0u) << error_at("folder.json");
+  EXPECT_NE(error_at("folder.json").find("is a folder, expected a regular file"), std::string::npos) << error_at("folder.json");
+  std::ofstream(dir + "/broken.json") << "{\"layers\": 2,";
+  EXPECT_NE(error_at("broken.json").find("malformed JSON at line 1"), std::string::npos) << error_at("broken.json");
+  // A name without ".json" is a preset name: no other path is read.
+  EXPECT_NE(error_at("custom").find("unknown model preset \"custom\""), std::string::npos) << error_at("custom");
+}
+
 TEST(ScenarioLoader, MalformedJsonReportsLineAndColumn) {
   const std::string file = ::testing::TempDir() + "/malformed.json";
   std::ofstream(file) << "{\n  \"schema_version\": 1,\n  \"name\": \"x\",,\n}";
