@@ -370,6 +370,7 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r, const WorkloadOp
     r.warnings.push_back("model.layers (" + str(m.layers) + ") does not divide plan.pp x plan.vpp: layers per stage " +
                          split + " (the embedding and the loss count as a layer each; plan.layers_per_stage sets another split)");
   }
+  for (std::string& unused : unused_plan_fields(sc)) r.warnings.push_back(std::move(unused));
   if (p.zero_stage >= 3 && !p.compression.empty())
     r.warnings.push_back("plan.compression is not applied under ZeRO-3: its per-layer gradient reduce-scatters "
                          "and parameter all-gathers are modelled uncompressed");

@@ -131,4 +131,27 @@ std::string check_plan_structure(const Scenario& sc) {
   return "";
 }
 
+std::vector<std::string> unused_plan_fields(const Scenario& sc) {
+  const ParallelPlan& p = sc.plan;
+  std::vector<std::string> out;
+  if (p.recompute != Recompute::kSelective && !(p.recompute_modules == RecomputeModules{}))
+    out.push_back(std::string("plan.recompute_modules is unused: it names what plan.recompute \"selective\" "
+                              "recomputes, and plan.recompute is \"") +
+                  (p.recompute == Recompute::kFull ? "full" : "none") + "\"");
+  if (p.recompute != Recompute::kFull && p.recompute_early_stop)
+    out.push_back("plan.recompute_early_stop is unused: it applies under plan.recompute \"full\"");
+  if (p.zero_stage < 3 && p.zero3_prefetch_params > 0)
+    out.push_back("plan.zero3_prefetch_params is unused: it bounds ZeRO-3's parameter prefetch, and plan.zero_stage is " +
+                  std::to_string(p.zero_stage));
+  bool fp8 = p.precision == Precision::kFp8;
+  for (const PrecisionStage& st : p.precision_stages) fp8 = fp8 || st.precision == Precision::kFp8;
+  if (!fp8 && p.fp8_activation_cache)
+    out.push_back("plan.fp8_activation_cache is unused: no step trains in fp8 (plan.precision, plan.precision_stages)");
+  if (!sc.model.moe && p.moe_dispatcher != MoeDispatcher::kAllToAll)
+    out.push_back("plan.moe_dispatcher is unused: the model has no experts (model.moe)");
+  if (!p.flash_attention && p.attention_kernel != "flash2")
+    out.push_back("plan.attention_kernel is unused: plan.flash_attention is false (unfused attention)");
+  return out;
+}
+
 }  // namespace trainsim

@@ -28,4 +28,10 @@ bool layers_split_unevenly(const ModelSpec& model, const ParallelPlan& plan);
 // Empty if the plan's structure is sound; otherwise the reason, naming the fields.
 std::string check_plan_structure(const Scenario& scenario);
 
+// Fields the scenario sets away from their defaults that this plan does not use (a mode they
+// belong to is off: plan.recompute_modules under recompute "full"), one warning each, so that an
+// edit that has no effect says so instead of passing silently. The fields stay valid: switching
+// the mode back uses them.
+std::vector<std::string> unused_plan_fields(const Scenario& scenario);
+
 }  // namespace trainsim

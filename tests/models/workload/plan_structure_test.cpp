@@ -106,3 +106,40 @@ TEST(PlanStructure, EveryStageNeedsALayer) {
 
 }  // namespace
 }  // namespace trainsim
+
+namespace trainsim {
+namespace {
+
+TEST(PlanStructure, FieldsThePlanDoesNotUseAreNamed) {
+  Scenario s = base();
+  EXPECT_TRUE(unused_plan_fields(s).empty());
+  s.plan.recompute = Recompute::kFull;
+  s.plan.recompute_modules.mlp = true;
+  s.plan.zero3_prefetch_params = 5e7;
+  s.plan.fp8_activation_cache = true;
+  s.plan.moe_dispatcher = MoeDispatcher::kDeepEp;
+  s.plan.flash_attention = false;
+  s.plan.attention_kernel = "flash3";
+  const std::vector<std::string> unused = unused_plan_fields(s);
+  const std::vector<std::string> fields = {"plan.recompute_modules", "plan.zero3_prefetch_params",
+                                           "plan.fp8_activation_cache", "plan.moe_dispatcher",
+                                           "plan.attention_kernel"};
+  ASSERT_EQ(unused.size(), fields.size());
+  for (std::size_t i = 0; i < fields.size(); ++i) EXPECT_EQ(unused[i].rfind(fields[i] + " is unused", 0), 0u) << unused[i];
+  EXPECT_NE(unused[0].find("plan.recompute is \"full\""), std::string::npos) << unused[0];
+
+  // Each goes quiet once the mode it belongs to is on.
+  s.plan.recompute = Recompute::kSelective;
+  s.plan.zero_stage = 3;
+  s.plan.precision_stages = {{1000, Precision::kFp8}};
+  s.plan.flash_attention = true;
+  EXPECT_EQ(unused_plan_fields(s).size(), 1u);  // the dispatcher: gpt-1.7b has no experts
+  s.plan.recompute = Recompute::kNone;
+  s.plan.recompute_modules = RecomputeModules{};
+  s.plan.recompute_early_stop = true;
+  ASSERT_EQ(unused_plan_fields(s).size(), 2u);
+  EXPECT_EQ(unused_plan_fields(s).front().rfind("plan.recompute_early_stop is unused", 0), 0u);
+}
+
+}  // namespace
+}  // namespace trainsim
