@@ -339,7 +339,11 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r, const WorkloadOp
     }
     b.activations_bytes = act;
     b.other_bytes = kFrameworkReserveBytes;
-    if (dp_group.ranks > 1) b.other_bytes += 2 * dp_bucket_params(dp) * sb.grads / (p.zero_stage >= 2 ? 1 : 2);
+    // Two buckets in flight, each at most the stage's own gradients: Megatron's max(40M, 1M x dp)
+    // rule sizes a bucket, but a stage with fewer parameters fills one bucket with all of them.
+    if (dp_group.ranks > 1)
+      b.other_bytes += 2 * std::min(dp_bucket_params(dp), sw.dense_params + sw.expert_params) * sb.grads /
+                       (p.zero_stage >= 2 ? 1 : 2);
     if (p.zero_stage >= 3) {
       // The layer being computed, gathered whole, and the prefetch buffer: the next layer, or
       // as many parameters as plan.zero3_prefetch_params bounds it to.

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "models/cost/flops.hpp"
+#include "models/cost/memory.hpp"
 #include "models/scenario/scenario_loader.hpp"
 #include "models/workload/program_reduce.hpp"
 #include "models/workload/timeline.hpp"
@@ -92,6 +93,18 @@ TEST(Estimate, OutOfMemoryIsAResultWithTheStageAndBreakdown) {
   EXPECT_NE(r.reason.find("out of memory: pipeline stage 0"), std::string::npos) << r.reason;
   EXPECT_GT(r.peak_memory_bytes, r.hbm_capacity_bytes);
   EXPECT_GT(r.step_time_s, 0);  // the figures are still there for the user
+}
+
+TEST(Estimate, GradientBucketsHoldNoMoreThanTheStagesGradients) {
+  // Megatron's bucket rule, max(40M, 1M x dp) parameters, asks 4.1e9 parameters a bucket at
+  // dp 4096; gpt-1.7b's single stage has 1.76e9 to put in one. ZeRO-2 keeps two buckets of
+  // fp32 gradients (bf16 training reduces in fp32): 2 x 1.76e9 x 4 bytes, not 2 x 4.1e9 x 4.
+  const Result r = estimate(make({{"tp", 1}, {"dp", 4096}, {"zero_stage", 2}, {"global_batch", 4096}},
+                                 "gpt-1.7b", 512));
+  ASSERT_EQ(r.per_stage.size(), 1u);
+  const double stage_params = r.per_stage[0].breakdown.params_bytes / 2;  // bf16, unsharded under ZeRO-2
+  EXPECT_NEAR(stage_params, 1.76e9, 0.02e9);
+  EXPECT_NEAR(r.per_stage[0].breakdown.other_bytes - kFrameworkReserveBytes, 2 * stage_params * 4, 1e6);
 }
 
 TEST(Estimate, APeakWithLittleHeadroomIsWarnedAbout) {
