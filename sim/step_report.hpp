@@ -19,14 +19,17 @@ namespace trainsim::sim {
 // the timing keys and rewrites activation memory where the played schedule held more (or fewer)
 // micro-batches than the workload assumed.
 //
-// Definitions (critical stage c = the stage whose gradient reduction ends last):
+// Definitions (critical stage c = the busiest stage, as the estimate's: ties, the one whose
+// gradient reduction ends last):
 //   step_time_s      makespan: slowest reduction + ZeRO-3 gathers + optimizer + offload
 //   bubble_fraction  mean over stages of (pipeline makespan - busy) / pipeline makespan: the
 //                    estimate's "bubble / (steady + bubble)"; (p-1)/(m+p-1) for uniform 1F1B
 //   breakdown_s      on c: compute/tp/cp/ep = c's busy time split as the workload folds them;
 //                    pp_comm = idle time during which c's next op waited on an in-flight p2p
-//                    transfer (plus sends it blocked on when overlap.pp is off); dp_comm = c's
-//                    reduction after its last op + ZeRO-3 gathers; bubble = the rest of c's idle
+//                    transfer (plus sends it blocked on when overlap.pp is off) and c's idle
+//                    beyond the schedule's own bubble; dp_comm = the last reduction after the
+//                    pipeline's last op + ZeRO-3 gathers; bubble = the rest of c's idle up to
+//                    the optimizer
 void compose_simulated_result(const Scenario& scenario, const Workload& workload,
                               const StepTimeline& timeline, Result& result, nlohmann::json& extra);
 

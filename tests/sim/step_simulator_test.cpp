@@ -293,6 +293,30 @@ TEST(StepSimulator, APipelinePacedByItsTransfersReportsThemAsPipelineCommunicati
   EXPECT_NEAR(est.breakdown.pp_comm_s, sim_pp, 0.25 * sim_pp);
 }
 
+TEST(StepSimulator, BothTiersBreakDownTheSameStage) {
+  // TP8 PP8 1F1B, gpt-1.7b: the last stage carries the logits and the loss besides its three
+  // layers, so it is the busiest and sits idle least; stage 0 finishes last and idles most.
+  // Both tiers describe the busiest stage: the same compute, and the same bubble (its idle
+  // over the pipeline's span), so "where the step goes" reads alike in both.
+  nlohmann::json raw = base_raw();
+  raw["cluster"] = {{"base", "dgx-a100-superpod"}, {"nodes", 8}};
+  raw["plan"]["pp"] = 8;
+  raw["plan"]["global_batch"] = 64;
+  raw["plan"]["schedule"] = "1f1b";
+  const Scenario s = scenario(raw);
+  const Result est = estimate(s);
+  const auto sim = nlohmann::json::parse(simulate_json(s));
+  const auto& bd = sim["breakdown_s"];
+  EXPECT_EQ(sim["simulation"]["critical_stage"].get<int>(), 7);
+  EXPECT_NEAR(bd["compute"].get<double>(), est.breakdown.compute_s, 0.01 * est.breakdown.compute_s);
+  EXPECT_NEAR(bd["bubble"].get<double>(), est.breakdown.bubble_s, 0.1 * est.breakdown.bubble_s);
+  // The busiest stage idles less than the mean stage (bubble_fraction).
+  EXPECT_LT(bd["bubble"].get<double>(), sim["bubble_fraction"].get<double>() * sim["step_time_s"].get<double>());
+  double sum = 0;
+  for (auto it = bd.begin(); it != bd.end(); ++it) sum += it.value().get<double>();
+  EXPECT_NEAR(sum, sim["step_time_s"].get<double>(), 1e-9 * sum);
+}
+
 TEST(StepSimulator, ARingUnderOneLeafDoesNotPayTheTaper) {
   // Four nodes on a fat-tree of 64-port switches: 32 down ports, 8 NICs a node, so all four
   // hang off one leaf and the DP ring turns there. The 4:1 taper above the leaf must cost it
