@@ -24,7 +24,7 @@ void declare(CLI::App& app, ExportOptions& o) {
       "and tensor-parallel rank 0): nodes {id, name, type COMP_NODE|COMM_COLL_NODE|COMM_SEND_NODE|\n"
       "COMM_RECV_NODE, ctrl_deps, data_deps, duration_micros, comm_size, comm_type, comm_src, comm_dst,\n"
       "comm_tag} in the order the pipeline schedule plays them (the JSON form of Chakra's et_def.proto).");
-  app.add_option("SCENARIO", o.scenario_path, "the scenario JSON file")->required();
+  app.add_option("SCENARIO", o.scenario_path, "the scenario JSON file (- reads it from standard input)")->required();
   app.add_option("--out", o.out_dir, "the folder for et.<rank>.json (created if missing)")->type_name("DIR")->required();
   add_set_option(app, o.sets);
 }

@@ -47,7 +47,7 @@ void declare(CLI::App& app, RunOptions& o) {
       "communication for the plan in SCENARIO (a scenario JSON file; docs/architecture.md describes\n"
       "the format).");
   o.fidelity = fidelity_registry().count("simulate") ? "simulate" : "estimate";
-  app.add_option("SCENARIO", o.scenario_path, "the scenario JSON file")->required();
+  app.add_option("SCENARIO", o.scenario_path, "the scenario JSON file (- reads it from standard input)")->required();
   add_set_option(app, o.sets);
   app.add_option("--fidelity", o.fidelity,
                  "simulate: SimGrid step simulation (the default where it is built; seconds for\n"

@@ -205,6 +205,26 @@ std::string read_input_file(const std::string& path, const std::string& what, st
   return text;
 }
 
+std::string read_standard_input(const std::string& what, std::size_t max_bytes) {
+  const std::string path = "- (standard input)";
+  if (::isatty(STDIN_FILENO))
+    throw ScenarioError(path, "is a terminal: pipe the " + what + " in (trainsim run - < scenario.json)");
+  std::string text;
+  std::vector<char> buf(1 << 16);
+  while (true) {
+    const ssize_t n = ::read(STDIN_FILENO, buf.data(), buf.size());
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      throw ScenarioError(path, "cannot read the " + what + ": " + std::strerror(errno));
+    }
+    if (n == 0) break;
+    if (text.size() + static_cast<std::size_t>(n) > max_bytes)
+      throw ScenarioError(path, "the " + what + " is larger than " + mib(max_bytes) + "; refusing to read it");
+    text.append(buf.data(), static_cast<std::size_t>(n));
+  }
+  return text;
+}
+
 namespace {
 std::string syntax_message(std::size_t line, std::size_t column, const std::string& reason,
                            const std::string& field, bool number_overflow) {

@@ -31,6 +31,10 @@ constexpr int kMaxJsonDepth = 64;
 std::string read_input_file(const std::string& path, const std::string& what,
                             std::size_t max_bytes = kMaxInputFileBytes);
 
+// The bytes of standard input, at most `max_bytes`, for a file named "-" (`trainsim run - <
+// scenario.json`, a scenario a script generates). A terminal is refused, never waited on.
+std::string read_standard_input(const std::string& what, std::size_t max_bytes = kMaxInputFileBytes);
+
 // A JSON syntax error (or nesting deeper than kMaxJsonDepth, or a number beyond a double) at a
 // line and column of a text. `reason` is nlohmann's description with the bytes it quotes removed;
 // `field` is the path of the value being read ("plan.global_batch"), when known.

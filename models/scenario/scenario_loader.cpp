@@ -832,8 +832,11 @@ void finish_plan(Scenario& s) {
 
 Scenario load_scenario_file(const std::string& file_path, const LoadOptions& options,
                             json* resolved_out) {
-  json raw = read_json_file(file_path, "scenario");
-  const std::string dir = fs::path(file_path).parent_path().string();
+  // "-": standard input; its presets and files are looked up from the working folder.
+  const bool from_stdin = file_path == "-";
+  json raw = from_stdin ? parse_json_text(read_standard_input("scenario"), "- (standard input) (scenario)")
+                        : read_json_file(file_path, "scenario");
+  const std::string dir = from_stdin ? "." : fs::path(file_path).parent_path().string();
   json resolved = resolve_scenario_json(std::move(raw), options, dir.empty() ? "." : dir);
   Scenario s = parse_scenario(resolved);
   if (resolved_out) *resolved_out = std::move(resolved);

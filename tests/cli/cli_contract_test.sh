@@ -40,6 +40,16 @@ check bits-not-bytes 2 'cluster.gpu.hbm_capacity: "80Gb" is not a size in bytes:
 check malformed-json 2 'malformed JSON at line 1' -- "$T" run "$(scenario malformed '{"schema_version": 1,, }')"
 check missing-preset 2 'unknown model preset "gpt-9000"; available: .*gpt3-175b' -- "$T" run "$good" --set model=gpt-9000
 check missing-file 2 'not found' -- "$T" run "$tmp/nope.json"
+# A scenario from standard input: the same report as from its file; nothing piped in is a
+# JSON error, not a wait.
+check stdin-scenario 0 'TP2 PP1 DP16' -- bash -c "'$T' run - --set plan.tp=2 --set plan.dp=16 < '$good'"
+check stdin-empty 2 'standard input.*malformed JSON' -- bash -c "'$T' run - < /dev/null"
+# A part named by a file beside the scenario (ending in .json) is read from there.
+printf '{"base": "gpt-1.7b", "layers": 12, "name": "my-model"}' > "$tmp/my-model.json"
+check model-file 0 'my-model: 12 layers' -- "$T" run "$good" --set model=my-model.json
+check model-file-missing 2 'model: .*/none.json: cannot open the model file: not found' -- "$T" run "$good" --set model=none.json
+# A field the plan does not use is named in a warning.
+check unused-field-warned 0 'warning: plan.recompute_modules is unused' -- "$T" run "$good" --set plan.recompute=full --set 'plan.recompute_modules=["mlp"]'
 check bad-set 2 'expected path=value' -- "$T" run "$good" --set plan.tp
 check bad-fidelity 2 'fidelity' -- "$T" run "$good" --fidelity magic
 

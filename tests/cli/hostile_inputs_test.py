@@ -181,6 +181,16 @@ def extra_cases(tmp):
         cases.append(("--calibration " + what, [T, "run", base, "--fidelity", "estimate", "--calibration", path], 2,
                       expect, ["root"]))
     cases.append(("scenario path is a FIFO", [T, "run", fifo], 2, "is a FIFO", []))
+    # A part named by a .json file: read as any input file is (regular files only, content never quoted).
+    fifo_json = os.path.join(tmp, "fifo.json")
+    os.mkfifo(fifo_json)
+    shadow_json = write("shadow.json", SECRET + "\n")
+    for what, path, expect in [("a FIFO", fifo_json, "model: " + fifo_json + ": the model path is a FIFO"),
+                               ("/etc/shadow-like", shadow_json, "malformed JSON at line 1, column 1")]:
+        d = json.loads(json.dumps(BASE))
+        d["model"] = path
+        cases.append(("model file is " + what, [T, "run", write("mf-" + str(len(cases)) + ".json", json.dumps(d))],
+                      2, expect, ["root"]))
     cases.append(("import-megatron --file is a FIFO", [T, "import-megatron", "--gpus", "8", "--file", fifo], 2,
                   "is a FIFO", []))
     cases.append(("import-megatron --file is /dev/zero", [T, "import-megatron", "--gpus", "8", "--file", "/dev/zero"],
