@@ -17,6 +17,7 @@
 #include <QTableWidget>
 #include <QVBoxLayout>
 #include <algorithm>
+#include <limits>
 #include <optional>
 
 #include "models/schedules/pipeline_schedule.hpp"
@@ -375,7 +376,8 @@ void ScenarioPanel::show_evaluation(const Evaluation& ev) {
 void ScenarioPanel::populate(const Evaluation& ev) {
   populating_ = true;
   auto set_spin = [this](const char* path, long long v) {
-    if (auto* s = qobject_cast<QSpinBox*>(controls_.value(path))) s->setValue(static_cast<int>(v));
+    if (auto* s = qobject_cast<QSpinBox*>(controls_.value(path)))
+      s->setValue(static_cast<int>(std::clamp<long long>(v, std::numeric_limits<int>::min(), std::numeric_limits<int>::max())));
   };
   auto set_check = [this](const char* path, bool on) {
     if (auto* c = qobject_cast<QCheckBox*>(controls_.value(path))) c->setChecked(on);
@@ -472,11 +474,15 @@ void ScenarioPanel::populate(const Evaluation& ev) {
     show_preset(model_combo_, ev.raw.contains("model") ? ev.raw["model"] : empty, "?");
     show_preset(cluster_combo_, raw_cluster, "?");
     const auto& res = ev.resolved;
-    auto int_at = [&res](const char* part, const char* key) -> std::optional<long long> {
-      if (!res.is_object() || !res.contains(part) || !res[part].is_object()) return std::nullopt;
-      const auto& o = res[part];
-      if (!o.contains(key) || !o[key].is_number()) return std::nullopt;
-      return o[key].get<long long>();
+    // The resolved part where resolution got that far, else what the raw part writes itself
+    // (a cluster's "nodes" beside a model that did not load).
+    auto int_at = [&ev](const char* part, const char* key) -> std::optional<long long> {
+      for (const nlohmann::json* j : {&ev.resolved, &ev.raw}) {
+        if (!j->is_object() || !j->contains(part) || !(*j)[part].is_object()) continue;
+        const auto& o = (*j)[part];
+        if (o.contains(key) && o[key].is_number_integer()) return o[key].get<long long>();
+      }
+      return std::nullopt;
     };
     for (const char* key : {"layers", "hidden", "heads", "seq_len"})
       if (auto v = int_at("model", key)) set_spin((std::string("model.") + key).c_str(), *v);
@@ -485,6 +491,8 @@ void ScenarioPanel::populate(const Evaluation& ev) {
     if (res.is_object() && res.contains("cluster") && res["cluster"].is_object() && res["cluster"].contains("gpu") &&
         res["cluster"]["gpu"].is_object())
       set_combo_text(gpu_combo_, QString::fromStdString(res["cluster"]["gpu"].value("name", std::string())));
+    else if (raw_cluster.is_object() && raw_cluster.contains("gpu") && raw_cluster["gpu"].is_string())
+      set_combo_text(gpu_combo_, QString::fromStdString(raw_cluster["gpu"].get<std::string>()));
     cluster_summary_->clear();
   }
   if (!ev.loaded && ev.raw.contains("plan") && ev.raw["plan"].is_object()) {
@@ -492,9 +500,14 @@ void ScenarioPanel::populate(const Evaluation& ev) {
     for (auto it = ev.raw["plan"].begin(); it != ev.raw["plan"].end(); ++it) {
       const std::string path = "plan." + it.key();
       QWidget* w = controls_.value(QString::fromStdString(path));
-      if (auto* s = qobject_cast<QSpinBox*>(w); s && it->is_number_integer()) s->setValue(it->get<int>());
+      // Beyond an int, the spin box shows its end, never a wrapped value.
+      const long long whole = !it->is_number_integer() ? 0
+                              : it->is_number_unsigned() && it->get<unsigned long long>() > std::numeric_limits<long long>::max()
+                                  ? std::numeric_limits<long long>::max()
+                                  : it->get<long long>();
+      if (auto* s = qobject_cast<QSpinBox*>(w); s && it->is_number_integer()) set_spin(path.c_str(), whole);
       if (auto* c = qobject_cast<QComboBox*>(w); c && it->is_string()) set_combo_text(c, QString::fromStdString(it->get<std::string>()));
-      if (auto* c = qobject_cast<QComboBox*>(w); c && it->is_number_integer()) set_combo_text(c, QString::number(it->get<int>()));
+      if (auto* c = qobject_cast<QComboBox*>(w); c && it->is_number_integer()) set_combo_text(c, QString::number(whole));
       if (auto* c = qobject_cast<QCheckBox*>(w); c && it->is_boolean()) c->setChecked(it->get<bool>());
     }
   }

@@ -109,6 +109,37 @@ class MainWindowTest : public QObject {
     QVERIFY(w.panel()->flagged_controls().isEmpty());
   }
 
+  // A model named by a file beside the scenario: missing, the panel still shows what the file
+  // writes of the other parts (192 nodes, not a stale value; TP 8 beyond any int clamps, never
+  // wraps); written, the scenario loads with it.
+  void a_model_file_beside_the_scenario_loads_or_says_it_is_missing() {
+    QTemporaryDir dir;
+    const QString path = write_file(dir, "filed.json", R"({
+      "schema_version": 1, "name": "filed", "model": "my-model.json",
+      "cluster": {"base": "dgx-a100-superpod", "nodes": 192, "gpu": "H100-SXM-80GB"},
+      "plan": {"tp": 8, "pp": 8, "micro_batch": 10000000000, "global_batch": 1536}
+    })");
+    MainWindow w;
+    QVERIFY(!w.open_scenario(path));
+    QVERIFY(w.panel()->message_text().contains("model: "));
+    QVERIFY(w.panel()->message_text().contains("my-model.json: cannot open the model file: not found"));
+    auto spin = [&](const char* p) { return qobject_cast<QSpinBox*>(w.panel()->control_for_path(p))->value(); };
+    QCOMPARE(spin("cluster.nodes"), 192);
+    QCOMPARE(spin("plan.tp"), 8);
+    QCOMPARE(spin("plan.micro_batch"), qobject_cast<QSpinBox*>(w.panel()->control_for_path("plan.micro_batch"))->maximum());
+
+    write_file(dir, "my-model.json", R"({"base": "gpt-1.7b", "layers": 16, "name": "mine"})");
+    const QString fixed = write_file(dir, "filed-ok.json", R"({
+      "schema_version": 1, "name": "filed", "model": "my-model.json",
+      "cluster": {"base": "dgx-a100-superpod", "nodes": 192},
+      "plan": {"tp": 8, "pp": 8, "micro_batch": 1, "global_batch": 1536}
+    })");
+    QVERIFY(w.open_scenario(fixed));
+    QVERIFY(w.evaluation().loaded);
+    QCOMPARE(w.evaluation().scenario.model.layers, 16);
+    QCOMPARE(spin("model.layers"), 16);
+  }
+
   // The recomputed-parts boxes as a user ticks them: they apply under selective recomputation,
   // write plan.recompute_modules, and what a ticked part rebuilds is no longer kept.
   void ticking_a_recomputed_part_edits_the_plan_and_frees_its_activations() {
