@@ -133,12 +133,6 @@ void compose_simulated_result(const Scenario& sc, const Workload& w, const StepT
         (std::abs(tl.busy_s[s] - tl.busy_s[c]) <= 1e-12 && tl.dp_end_s[s] > tl.dp_end_s[c]))
       c = s;
   }
-  // The step after the pipeline: the last reduction (the optimizer waits for it).
-  double pipeline_end = 0, dp_end = 0;
-  for (int s = 0; s < n; ++s) {
-    pipeline_end = std::max(pipeline_end, tl.compute_end_s[s]);
-    dp_end = std::max(dp_end, tl.dp_end_s[s]);
-  }
   // The critical stage's passes as played: compute work, and what its compute stream waited for
   // (or lost to collectives beside it) by purpose.
   const auto& exposed = tl.exposed_s[c];
@@ -151,16 +145,19 @@ void compose_simulated_result(const Scenario& sc, const Workload& w, const StepT
   bd.ep_comm_s = purpose(CommPurpose::kEp);
   // c's idle over the pipeline's span (up to the last stage's last op, the drain included);
   // idle beyond the schedule's own bubble waited for transfers.
-  double pipeline_idle = std::max(0.0, fig[c].idle_s - fig[c].pp_wait_s) + (pipeline_end - tl.compute_end_s[c]);
+  double pipeline_idle =
+      std::max(0.0, fig[c].idle_s - fig[c].pp_wait_s) + (tl.pipeline_end_s - tl.compute_end_s[c]);
   bd.pp_comm_s = fig[c].pp_wait_s;
   const double own_bubble = schedule_bubble_s(w, tl, c);
   if (own_bubble >= 0 && pipeline_idle > own_bubble) {
     bd.pp_comm_s += pipeline_idle - own_bubble;
     pipeline_idle = own_bubble;
   }
-  const double dp_exposed = std::max(0.0, dp_end - pipeline_end);
+  // The last reduction past the pipeline's last op (the optimizer starts when every stage's is
+  // done; each ends no earlier than its stage's last op).
+  const double dp_exposed = tl.optimizer_start_s - tl.pipeline_end_s;
   bd.dp_comm_s = dp_exposed + purpose(CommPurpose::kDp);
-  bd.bubble_s = pipeline_idle + (tl.optimizer_start_s - std::max(dp_end, pipeline_end));
+  bd.bubble_s = pipeline_idle;
   bd.optimizer_s = w.optimizer_s;
   bd.offload_s = w.offload_s;
 

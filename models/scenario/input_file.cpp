@@ -164,6 +164,28 @@ class BoundedDomSax : public nlohmann::json_sax<json> {
 
 }  // namespace
 
+namespace {
+
+// Appends what `fd` holds to `text` until its end, at most `max_bytes` in all: the cap holds for
+// what arrives, whatever a size reported beforehand said (a file that grows, a /proc file, a pipe).
+// `noun` names the input in messages ("scenario file", "scenario").
+void read_capped(int fd, const std::string& path, const std::string& noun, std::size_t max_bytes, std::string& text) {
+  std::vector<char> buf(1 << 16);
+  while (true) {
+    const ssize_t n = ::read(fd, buf.data(), buf.size());
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      throw ScenarioError(path, "cannot read the " + noun + ": " + std::strerror(errno));
+    }
+    if (n == 0) break;
+    if (text.size() + static_cast<std::size_t>(n) > max_bytes)
+      throw ScenarioError(path, "the " + noun + " is larger than " + mib(max_bytes) + "; refusing to read it");
+    text.append(buf.data(), static_cast<std::size_t>(n));
+  }
+}
+
+}  // namespace
+
 std::string read_input_file(const std::string& path, const std::string& what, std::size_t max_bytes) {
   Fd f;
   // O_NONBLOCK: opening a FIFO for reading must not wait for a writer; the descriptor is
@@ -188,20 +210,7 @@ std::string read_input_file(const std::string& path, const std::string& what, st
   if (flags >= 0) ::fcntl(f.fd, F_SETFL, flags & ~O_NONBLOCK);
   std::string text;
   text.reserve(static_cast<std::size_t>(st.st_size > 0 ? st.st_size : 0) + 1);
-  std::vector<char> buf(1 << 16);
-  while (true) {
-    const ssize_t n = ::read(f.fd, buf.data(), buf.size());
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      throw ScenarioError(path, "cannot read the " + what + " file: " + std::strerror(errno));
-    }
-    if (n == 0) break;
-    // The cap holds for what arrives, whatever st_size said (it grows, or it is a /proc file).
-    if (text.size() + static_cast<std::size_t>(n) > max_bytes)
-      throw ScenarioError(path, "the " + what + " file is larger than " + mib(max_bytes) +
-                                    "; refusing to read it");
-    text.append(buf.data(), static_cast<std::size_t>(n));
-  }
+  read_capped(f.fd, path, what + " file", max_bytes, text);
   return text;
 }
 
@@ -210,18 +219,7 @@ std::string read_standard_input(const std::string& what, std::size_t max_bytes) 
   if (::isatty(STDIN_FILENO))
     throw ScenarioError(path, "is a terminal: pipe the " + what + " in (trainsim run - < scenario.json)");
   std::string text;
-  std::vector<char> buf(1 << 16);
-  while (true) {
-    const ssize_t n = ::read(STDIN_FILENO, buf.data(), buf.size());
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      throw ScenarioError(path, "cannot read the " + what + ": " + std::strerror(errno));
-    }
-    if (n == 0) break;
-    if (text.size() + static_cast<std::size_t>(n) > max_bytes)
-      throw ScenarioError(path, "the " + what + " is larger than " + mib(max_bytes) + "; refusing to read it");
-    text.append(buf.data(), static_cast<std::size_t>(n));
-  }
+  read_capped(STDIN_FILENO, path, what, max_bytes, text);
   return text;
 }
 

@@ -264,21 +264,25 @@ TEST(StepSimulator, DpContentionOnOversubscribedFatTree) {
   EXPECT_GT(busiest["switch"], busiest["nic"]);
 }
 
+// gpt-1.7b TP8 PP8 1F1B, 64 micro-batches, on 8 DGX A100 nodes with `network` over the preset's.
+nlohmann::json tp8_pp8_1f1b_raw(const nlohmann::json& network = nlohmann::json::object()) {
+  nlohmann::json raw = base_raw();
+  raw["cluster"] = {{"base", "dgx-a100-superpod"}, {"nodes", 8}};
+  if (!network.empty()) raw["cluster"]["network"] = network;
+  raw["plan"]["pp"] = 8;
+  raw["plan"]["global_batch"] = 64;
+  raw["plan"]["schedule"] = "1f1b";
+  return raw;
+}
+
 TEST(StepSimulator, APipelinePacedByItsTransfersReportsThemAsPipelineCommunication) {
   // TP8 PP8 on 8 nodes with one NIC, two nodes a leaf, a 16:1 uplink taper: the sends across
   // leaves (stages 1-2, 3-4, 5-6) outlast a micro-batch's passes, and 1F1B's in-flight bound
   // makes every stage wait for them. The schedule's own bubble (its ops as played, transfers
   // instant) stays the bubble; the rest of the idle time is exposed PP communication, in both
   // tiers, and the two step times agree.
-  nlohmann::json raw = base_raw();
-  raw["cluster"] = {{"base", "dgx-a100-superpod"},
-                    {"nodes", 8},
-                    {"network", {{"topology", "fat-tree"}, {"nics_per_node", 1}, {"switch_radix", 4},
-                                 {"oversubscription", 16}}}};
-  raw["plan"]["pp"] = 8;
-  raw["plan"]["global_batch"] = 64;
-  raw["plan"]["schedule"] = "1f1b";
-  const Scenario s = scenario(raw);
+  const Scenario s = scenario(tp8_pp8_1f1b_raw({{"topology", "fat-tree"}, {"nics_per_node", 1}, {"switch_radix", 4},
+                                                {"oversubscription", 16}}));
   const Result est = estimate(s);
   const auto sim = nlohmann::json::parse(simulate_json(s));
   const double sim_step = sim["step_time_s"].get<double>();
@@ -298,12 +302,7 @@ TEST(StepSimulator, BothTiersBreakDownTheSameStage) {
   // layers, so it is the busiest and sits idle least; stage 0 finishes last and idles most.
   // Both tiers describe the busiest stage: the same compute, and the same bubble (its idle
   // over the pipeline's span), so "where the step goes" reads alike in both.
-  nlohmann::json raw = base_raw();
-  raw["cluster"] = {{"base", "dgx-a100-superpod"}, {"nodes", 8}};
-  raw["plan"]["pp"] = 8;
-  raw["plan"]["global_batch"] = 64;
-  raw["plan"]["schedule"] = "1f1b";
-  const Scenario s = scenario(raw);
+  const Scenario s = scenario(tp8_pp8_1f1b_raw());
   const Result est = estimate(s);
   const auto sim = nlohmann::json::parse(simulate_json(s));
   const auto& bd = sim["breakdown_s"];
