@@ -481,9 +481,10 @@ struct Player {
     tl.traffic_bytes_as_flows[static_cast<int>(c.purpose)] += per_group * played;
     tl.traffic_bytes[static_cast<int>(c.purpose)] += per_group * static_cast<double>(groups.size());
     // The group's members reach it apart (CommOp::arrival_wait_s): the flows start when the
-    // last one does.
-    if (c.arrival_wait_s > 0) {
-      plat.after(c.arrival_wait_s, [this, d, s, job, rec, start, beside, played] {
+    // last one does. The framework's own kernels on the stream (CommOp::local_s) take their
+    // time on it as well.
+    if (const double delay_s = c.arrival_wait_s + c.local_s; delay_s > 0) {
+      plat.after(delay_s, [this, d, s, job, rec, start, beside, played] {
         start_flows(d, s, job, rec, start, beside, played);
       });
     } else {

@@ -397,6 +397,12 @@ struct ParallelPlan {
   // stage3_prefetch_bucket_size (its default 5e7): of a layer with more parameters, only that
   // many are gathered behind the previous layer's compute and the rest when the layer starts.
   double zero3_prefetch_params = 0;
+  // ZeRO-3: what one gather and one gradient reduce-scatter covers. false: a module's
+  // parameters at once (PyTorch FSDP's flat parameter, DeepSpeed since it coalesces them). true:
+  // each parameter tensor on its own, through a collective on a list of one view per rank
+  // (DeepSpeed's 2020-21 partition_parameters.py), which PyTorch's NCCL group runs as one
+  // collective plus a copy kernel per rank (plan.zero3_collectives "parameter").
+  bool zero3_per_parameter = false;
   // ZeRO-3 / FSDP sharding over part of the DP group: the parameters, gradients and optimizer
   // states are sharded over dp_shard consecutive DP ranks and replicated dp / dp_shard times
   // (PyTorch FSDP's HYBRID_SHARD, shard within a node by default; torchtitan's dp_shard x

@@ -518,6 +518,7 @@ ParallelPlan parse_plan(const json& j, const std::string& path) {
   p.attention_relayout = r.boolean_or("attention_relayout", true);
   p.fused_loss = r.boolean_or("fused_loss", false);
   p.zero3_prefetch_params = r.number_or("zero3_prefetch_params", 0, 0, 1e15);
+  p.zero3_per_parameter = r.choice_or("zero3_collectives", {"module", "parameter"}, "module") == "parameter";
   p.dp_shard = static_cast<int>(r.integer_or("dp_shard", 0, 0, kMaxGpus));
   p.zero_hpz_partition_size = static_cast<int>(r.integer_or("zero_hpz_partition_size", 0, 0, kMaxGpus));
   p.zero_quantized_weights = r.boolean_or("zero_quantized_weights", false);
@@ -955,6 +956,7 @@ json to_json(const Scenario& s) {
                {"attention_relayout", p.attention_relayout},
                {"fused_loss", p.fused_loss},
                {"zero3_prefetch_params", p.zero3_prefetch_params}};
+  if (p.zero3_per_parameter) plan["zero3_collectives"] = "parameter";
   if (p.dp_shard > 0) plan["dp_shard"] = p.dp_shard;
   if (p.zero_hpz_partition_size > 1) plan["zero_hpz_partition_size"] = p.zero_hpz_partition_size;
   if (p.zero_quantized_weights) plan["zero_quantized_weights"] = true;

@@ -436,6 +436,7 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r, const WorkloadOp
   ctx.overlap_tp = p.overlap.tp;
   ctx.zero_stage = p.zero_stage;
   ctx.zero3_prefetch_params = p.zero3_prefetch_params;
+  ctx.zero3_per_parameter = p.zero3_per_parameter;
   ctx.zero_quantized_weights = p.zero_stage >= 3 && p.zero_quantized_weights;
   ctx.zero_quantized_gradients = p.zero_stage >= 3 && p.zero_quantized_gradients;
   ctx.moe_dispatcher = p.moe_dispatcher;

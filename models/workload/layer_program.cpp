@@ -7,6 +7,7 @@
 
 #include "models/cost/arrival_wait.hpp"
 #include "models/cost/compute/launch_model.hpp"
+#include "models/cost/compute/memory_bound_model.hpp"
 #include "models/cost/compute/power_model.hpp"
 #include "models/cost/compute/precision.hpp"
 #include "models/cost/flops.hpp"
@@ -185,23 +186,44 @@ class BlockBuilder {
     else inline_comm(op, CommPurpose::kTp, CommGroup::kTp, bytes);
   }
   // Not waited by any op of the pass: it must end before the optimizer (gradient reductions).
-  void async_comm(CollectiveOp op, CommPurpose purpose, CommGroup group, CommStream stream, double bytes) {
-    comm(op, purpose, group, stream, bytes, static_cast<int>(b_.compute.size()) - 1);
+  int async_comm(CollectiveOp op, CommPurpose purpose, CommGroup group, CommStream stream, double bytes) {
+    return comm(op, purpose, group, stream, bytes, static_cast<int>(b_.compute.size()) - 1);
   }
   // ZeRO-3 parameter gathers. prefetch_gather: one repetition ahead; gather_now: when the
   // repetition starts (what the framework's prefetch buffer could not hold). The block's first
   // op waits for both. Collectives issued at a repetition's start go in block order, so a block
   // lists its gather_now before its prefetch_gather: the layer's own parameters come before the
   // next layer's on the gather stream.
-  void gather_now(CommGroup group, double bytes) {
-    if (const int i = comm(CollectiveOp::kAllGather, CommPurpose::kDp, group, CommStream::kSharded, bytes, -1); i >= 0)
-      b_.comm[i].waited_by = 0;
+  int gather_now(CommGroup group, double bytes) {
+    const int i = comm(CollectiveOp::kAllGather, CommPurpose::kDp, group, CommStream::kSharded, bytes, -1);
+    if (i >= 0) b_.comm[i].waited_by = 0;
+    return i;
   }
-  void prefetch_gather(CommGroup group, double bytes) {
-    if (const int i = comm(CollectiveOp::kAllGather, CommPurpose::kDp, group, CommStream::kSharded, bytes, -1); i >= 0) {
+  int prefetch_gather(CommGroup group, double bytes) {
+    const int i = comm(CollectiveOp::kAllGather, CommPurpose::kDp, group, CommStream::kSharded, bytes, -1);
+    if (i >= 0) {
       b_.comm[i].prefetch = true;
       b_.comm[i].waited_by = 0;
     }
+    return i;
+  }
+
+  // A collective on a list of one tensor view per rank (plan.zero3_collectives "parameter"):
+  // PyTorch's NCCL process group runs it on a flat buffer and copies between that buffer and
+  // each view, one copy_ per rank (ProcessGroupNCCL::allgather after ncclAllGather,
+  // reduce_scatter's flatten before ncclReduceScatter), and DeepSpeed's gather first zeroes the
+  // whole tensor (torch.zeros). The copies run on the collective's stream, each at least a
+  // kernel's fixed time (launch.kernel), moving the tensor once more in all; the training
+  // thread issues every kernel (launch.host), which stretches the block where it outlasts its
+  // GPU time (finish).
+  void add_list_copies(int comm_index, int extra_kernels, double extra_bytes) {
+    if (comm_index < 0) return;
+    CommOp& c = b_.comm[static_cast<std::size_t>(comm_index)];
+    const int ranks = shape_of(ctx_, c.group).ranks;
+    const GpuSpec& gpu = *ctx_.gpu;
+    c.local_s = ranks * kernel_fixed_s(gpu) + memory_bound_time_s(gpu, 2 * c.bytes + extra_bytes);
+    c.time_s += c.local_s;
+    host_s_ += (ranks + extra_kernels) * host_launch_s(gpu);
   }
 
   void params(double dense, double experts) {
@@ -720,14 +742,78 @@ struct GatherPart {
   double params, bytes_per_param;
 };
 
+// The parameter tensors of a module, for frameworks that gather and reduce-scatter each on its
+// own (plan.zero3_collectives "parameter"): its vectors (norm weights and biases) at
+// `vector_params` elements each, and its weight matrices as equal shares of the rest; a routed
+// expert part is its experts' matrices alone. The collectives' count and the sizes that set
+// their protocol are what this changes; the bytes stay the module's.
+struct ModuleTensors {
+  int matrices = 1;
+  int vectors = 0;
+  double vector_params = 0;
+  int expert_matrices = 0;
+};
+
+// One tensor's elements: what `tensors` splits `params` (one part of a module) into.
+std::vector<double> tensor_sizes(const ModuleTensors& t, double params, bool experts) {
+  std::vector<double> out;
+  if (params <= 0) return out;
+  const int matrices = std::max(1, experts ? t.expert_matrices : t.matrices);
+  const double vectors = experts ? 0.0 : t.vectors * t.vector_params;
+  if (vectors >= params) return {params};
+  for (int i = 0; !experts && i < t.vectors; ++i) out.push_back(t.vector_params);
+  for (int i = 0; i < matrices; ++i) out.push_back((params - vectors) / matrices);
+  return out;
+}
+
+// A transformer layer's tensors on one rank (Megatron's layer: one fused QKV matrix): the
+// attention's QKV and output projections (MLA: its down- and up-projections), the dense MLP's
+// up (and gate) and down projections, or a MoE layer's router and shared experts; a norm weight
+// per norm (and its bias with linear biases, a LayerNorm's), a bias per dense matrix.
+ModuleTensors layer_tensors(const LayerContext& c, bool moe_layer) {
+  const ModelSpec& m = *c.model;
+  const int mlp = m.ffn_act == FfnActivation::kSwiglu ? 3 : 2;
+  ModuleTensors t;
+  int attention = 2, norms = 2;
+  if (m.mla) {
+    attention = m.mla->q_lora_rank > 0 ? 5 : 4;
+    norms += m.mla->q_lora_rank > 0 ? 2 : 1;
+  }
+  t.matrices = attention + (moe_layer ? 1 + m.moe->shared_experts * mlp : mlp);
+  t.vectors = norms * (m.linear_bias ? 2 : 1) + (m.linear_bias ? t.matrices : 0);
+  t.vector_params = static_cast<double>(m.hidden);
+  // Bounded to keep a layer's op list small: 4096 matrices, more than any published MoE model
+  // holds on one rank (DeepSeek-V3's 256 experts at EP 1: 768).
+  if (moe_layer)
+    t.expert_matrices = static_cast<int>(std::min<double>(4096, mlp * static_cast<double>(m.moe->experts) / c.ep));
+  return t;
+}
+
 // A module's ZeRO-3 gathers: the part its prefetch buffer holds one repetition ahead, the rest
-// at its start.
-void gathers(BlockBuilder& b, const LayerContext& c, std::initializer_list<GatherPart> parts) {
+// at its start. Gathered tensor by tensor, the buffer holds whole tensors, in order (DeepSpeed
+// fetches whole parameters).
+void gathers(BlockBuilder& b, const LayerContext& c, std::initializer_list<GatherPart> parts,
+             const ModuleTensors& tensors) {
   double total = 0;
   for (const GatherPart& g : parts) total += g.params;
   const double ahead = prefetch_share(c, total);
-  for (const GatherPart& g : parts) b.gather_now(g.group, (1 - ahead) * g.params * g.bytes_per_param);
-  for (const GatherPart& g : parts) b.prefetch_gather(g.group, ahead * g.params * g.bytes_per_param);
+  if (!c.zero3_per_parameter) {
+    for (const GatherPart& g : parts) b.gather_now(g.group, (1 - ahead) * g.params * g.bytes_per_param);
+    for (const GatherPart& g : parts) b.prefetch_gather(g.group, ahead * g.params * g.bytes_per_param);
+    return;
+  }
+  double budget = ahead * total * (1 + 1e-12);
+  std::vector<std::pair<const GatherPart*, double>> now, early;
+  for (const GatherPart& g : parts)
+    for (double n : tensor_sizes(tensors, g.params, g.group == CommGroup::kExpertDp)) {
+      (n <= budget ? early : now).emplace_back(&g, n);
+      if (n <= budget) budget -= n;
+    }
+  // Each gather zeroes its whole tensor and copies this rank's shard into it (two kernels).
+  for (const auto& [g, n] : now)
+    b.add_list_copies(b.gather_now(g->group, n * g->bytes_per_param), 2, n * g->bytes_per_param);
+  for (const auto& [g, n] : early)
+    b.add_list_copies(b.prefetch_gather(g->group, n * g->bytes_per_param), 2, n * g->bytes_per_param);
 }
 
 // ZeRO-3's gathers of a module's parameters for a pass. The forward gathers the dense part over
@@ -736,7 +822,8 @@ void gathers(BlockBuilder& b, const LayerContext& c, std::initializer_list<Gathe
 // secondary partition's slice (a copy of 1/hpz of the module); the backward gathers it over the
 // secondary partition where hpZ keeps one, else over the shard group again. Expert parameters
 // are gathered over their expert-DP group as they are.
-void zero3_gathers(BlockBuilder& b, const LayerContext& c, Pass pass, double dense, double experts = 0) {
+void zero3_gathers(BlockBuilder& b, const LayerContext& c, Pass pass, const ModuleTensors& tensors, double dense,
+                   double experts = 0) {
   if (c.zero_stage < 3) return;
   const int hpz = shape_of(c, CommGroup::kDpSecondary).ranks;
   if (pass == Pass::kForward) {
@@ -748,11 +835,13 @@ void zero3_gathers(BlockBuilder& b, const LayerContext& c, Pass pass, double den
       dense_bytes = kQwzBytesPerParam;
     }
     if (hpz > 1 && dense > 0) b.mem(OpRole::kOther, Pass::kForward, 2 * c.param_bytes * dense / hpz, dense / hpz);
-    gathers(b, c, {{CommGroup::kDpShard, dense, dense_bytes}, {CommGroup::kExpertDp, experts, c.param_bytes}});
+    gathers(b, c, {{CommGroup::kDpShard, dense, dense_bytes}, {CommGroup::kExpertDp, experts, c.param_bytes}}, tensors);
     return;
   }
-  gathers(b, c, {{hpz > 1 ? CommGroup::kDpSecondary : CommGroup::kDpShard, dense, c.param_bytes},
-                 {CommGroup::kExpertDp, experts, c.param_bytes}});
+  gathers(b, c,
+          {{hpz > 1 ? CommGroup::kDpSecondary : CommGroup::kDpShard, dense, c.param_bytes},
+           {CommGroup::kExpertDp, experts, c.param_bytes}},
+          tensors);
 }
 
 // ZeRO++'s qgZ (arXiv:2306.10209 sec. 3.3; DeepSpeed's all_to_all_quant_reduce): the gradients
@@ -783,8 +872,24 @@ void quantized_gradient_exchange(BlockBuilder& b, const LayerContext& c, double 
 // HYBRID_SHARD post-backward: reduce-scatter, then all-reduce of the shard); expert gradients
 // over their expert-DP group. On the gathers' stream (CommStream::kSharded): the next module's
 // gather waits for them.
-void zero3_reduce_scatters(BlockBuilder& b, const LayerContext& c, double dense_params, double expert_params) {
+void zero3_reduce_scatters(BlockBuilder& b, const LayerContext& c, const ModuleTensors& tensors, double dense_params,
+                           double expert_params) {
   if (c.zero_stage < 3) return;
+  if (c.zero3_per_parameter && !c.zero_quantized_gradients) {
+    // Each gradient reduce-scattered from a list of one view per rank (BlockBuilder::add_list_copies).
+    for (double n : tensor_sizes(tensors, dense_params, false))
+      b.add_list_copies(b.async_comm(CollectiveOp::kReduceScatter, CommPurpose::kDp, CommGroup::kDpShard,
+                                     CommStream::kSharded, n * c.grad_bytes),
+                        0, 0);
+    for (double n : tensor_sizes(tensors, expert_params, true))
+      b.add_list_copies(b.async_comm(CollectiveOp::kReduceScatter, CommPurpose::kDp, CommGroup::kExpertDp,
+                                     CommStream::kSharded, n * c.grad_bytes),
+                        0, 0);
+    const int shard_ranks = std::max(1, shape_of(c, CommGroup::kDpShard).ranks);
+    b.async_comm(CollectiveOp::kAllReduce, CommPurpose::kDp, CommGroup::kDpReplicate, CommStream::kSharded,
+                 dense_params / shard_ranks * c.grad_bytes);
+    return;
+  }
   if (c.zero_quantized_gradients && dense_params > 0)
     quantized_gradient_exchange(b, c, dense_params);
   else
@@ -859,8 +964,9 @@ OpBlock layer_block(const LayerContext& c, bool moe, PassKind pass, int repeat) 
   const RankLayerParams params = rank_layer_params(c, moe);
   const bool moe_layer = moe && c.model->moe.has_value();
   b.params(params.dense, params.experts);
+  const ModuleTensors tensors = layer_tensors(c, moe_layer);
   if (pass == PassKind::kForward) {
-    zero3_gathers(b, c, Pass::kForward, params.dense, params.experts);
+    zero3_gathers(b, c, Pass::kForward, tensors, params.dense, params.experts);
     weight_casts(b, c, Pass::kForward, params.dense + params.experts);
     attention_forward(b, c, d, Pass::kForward);
     if (moe_layer) moe_mlp_forward(b, c, d, Pass::kForward);
@@ -869,7 +975,7 @@ OpBlock layer_block(const LayerContext& c, bool moe, PassKind pass, int repeat) 
   }
   if (has_input_grad(pass)) {
     // Parameters are gathered again for the backward pass; W alone does not need them (dW = X^T dY).
-    zero3_gathers(b, c, Pass::kBackwardInput, params.dense, params.experts);
+    zero3_gathers(b, c, Pass::kBackwardInput, tensors, params.dense, params.experts);
     if (c.recompute == Recompute::kFull) {
       weight_casts(b, c, Pass::kRecompute, params.dense + params.experts);
       attention_forward(b, c, d, Pass::kRecompute);
@@ -885,7 +991,7 @@ OpBlock layer_block(const LayerContext& c, bool moe, PassKind pass, int repeat) 
   attention_backward(b, c, d, pass);
   if (pass != PassKind::kBackwardInput) {
     weight_casts(b, c, Pass::kBackwardWeight, params.dense + params.experts);
-    zero3_reduce_scatters(b, c, params.dense, params.experts);
+    zero3_reduce_scatters(b, c, tensors, params.dense, params.experts);
     gradient_accumulation(b, c, params.dense + params.experts);
   }
   return b.finish();
@@ -917,7 +1023,7 @@ OpBlock embedding_block(const LayerContext& c, PassKind pass) {
   const double params = static_cast<double>(m.vocab) * d.h / (c.vocab_parallel ? c.tp : 1);
   b.params(params, 0);
   if (pass == PassKind::kForward) {
-    zero3_gathers(b, c, Pass::kForward, params);
+    zero3_gathers(b, c, Pass::kForward, ModuleTensors{}, params);
     // Vocab-parallel embedding: each rank gathers the rows it holds, an all-reduce (or, with
     // sequence parallel, a reduce-scatter) sums the partial embeddings. A replicated one gathers
     // every row itself.
@@ -927,10 +1033,10 @@ OpBlock embedding_block(const LayerContext& c, PassKind pass) {
   } else if (pass != PassKind::kBackwardInput) {
     // The embedding's gradient is a scatter-add of the incoming gradient (its weight gradient).
     // ZeRO-3 / FSDP gather a module's parameters for its backward whether it reads them or not.
-    zero3_gathers(b, c, Pass::kBackwardWeight, params);
+    zero3_gathers(b, c, Pass::kBackwardWeight, ModuleTensors{}, params);
     if (c.sp) b.tp_comm(CollectiveOp::kAllGather, d.T * d.h * d.A);
     b.mem(OpRole::kEmbedding, Pass::kBackwardWeight, 2 * d.R * d.T * d.h, d.T * d.h);
-    zero3_reduce_scatters(b, c, params, 0);
+    zero3_reduce_scatters(b, c, ModuleTensors{}, params, 0);
   }
   return b.finish();
 }
@@ -944,8 +1050,10 @@ OpBlock head_block(const LayerContext& c, PassKind pass) {
   const double v = static_cast<double>(m.vocab) / (c.vocab_parallel ? c.tp : 1);
   const double params = v * d.h + d.h;
   b.params(params, 0);
+  // The output matrix and the final norm's weight (and bias, a LayerNorm's).
+  const ModuleTensors tensors{1, m.linear_bias ? 2 : 1, d.h, 0};
   if (pass == PassKind::kForward) {
-    zero3_gathers(b, c, Pass::kForward, params);
+    zero3_gathers(b, c, Pass::kForward, tensors, params);
     weight_casts(b, c, Pass::kForward, v * d.h);
     norm_op(b, d, Pass::kForward, d.h);
     if (c.sp) b.tp_comm(CollectiveOp::kAllGather, d.T * d.h * d.A);
@@ -960,7 +1068,7 @@ OpBlock head_block(const LayerContext& c, PassKind pass) {
     b.mem(loss_role(c), Pass::kForward, bytes * d.T * v, d.T * v, loss_kernels(c));
     return b.finish();
   }
-  if (has_input_grad(pass)) zero3_gathers(b, c, Pass::kBackwardInput, params);
+  if (has_input_grad(pass)) zero3_gathers(b, c, Pass::kBackwardInput, tensors, params);
   if (has_input_grad(pass)) {
     const double bytes = c.fused_loss ? fused_loss_backward_bytes(d.A) : kLossBackwardBytes;
     b.mem(loss_role(c), Pass::kBackwardInput, bytes * d.T * v, d.T * v, loss_kernels(c));
@@ -972,7 +1080,7 @@ OpBlock head_block(const LayerContext& c, PassKind pass) {
     if (c.vocab_parallel) b.tp_comm(c.sp ? CollectiveOp::kReduceScatter : CollectiveOp::kAllReduce, d.T * d.h * d.A);
     norm_op(b, d, Pass::kBackwardInput, d.h);
   }
-  if (pass != PassKind::kBackwardInput) zero3_reduce_scatters(b, c, params, 0);
+  if (pass != PassKind::kBackwardInput) zero3_reduce_scatters(b, c, tensors, params, 0);
   return b.finish();
 }
 

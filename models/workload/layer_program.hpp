@@ -82,6 +82,7 @@ struct LayerContext {
   bool overlap_tp = false;
   int zero_stage = 0;
   double zero3_prefetch_params = 0;  // plan.zero3_prefetch_params (0: a whole layer ahead)
+  bool zero3_per_parameter = false;  // plan.zero3_collectives "parameter"
   bool zero_quantized_weights = false;  // plan.zero_quantized_weights (ZeRO++'s qwZ)
   bool zero_quantized_gradients = false;  // plan.zero_quantized_gradients (ZeRO++'s qgZ)
   MoeDispatcher moe_dispatcher = MoeDispatcher::kAllToAll;  // plan.moe_dispatcher

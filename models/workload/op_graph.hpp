@@ -87,6 +87,9 @@ struct CommOp {
   // from the block's ops since the group's previous collective; the simulate tier plays it as a
   // delay before the flows.
   double arrival_wait_s = 0;
+  // Of time_s: the framework's own kernels beside the collective on its stream (the per-rank
+  // copies of a collective on a list of views, layer_program.cpp); played as a delay as well.
+  double local_s = 0;
   CollectiveAlgo algo = CollectiveAlgo::kAuto;                 // what runs (the tuner's choice)
   CollectiveProtocol protocol = CollectiveProtocol::kSimple;  // what runs (the tuner's choice)
   double wire_bytes = 0;  // bytes each rank of the group sends (traffic accounting)

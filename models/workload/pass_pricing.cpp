@@ -76,7 +76,7 @@ struct ContextKey {
   double micro_batch, activation_bytes, param_bytes, grad_bytes, zero3_prefetch_params, power_share, slowest_gpu;
   char algo[24];
   uint8_t protocol, sp, precision, recompute, flash, kernel, overlap_tp, zero3, gaf, pass, vocab_parallel, dispatcher,
-      autocast, relayout, early_stop, qwz, qgz, fused_loss;
+      autocast, relayout, early_stop, qwz, qgz, fused_loss, per_parameter;
 };
 
 bool has_weight_grads(PassKind pass) { return pass == PassKind::kBackward || pass == PassKind::kBackwardWeight; }
@@ -120,6 +120,7 @@ void context_ids(const LayerContext& ctx, const PassKind* kinds, int count, uint
   k.zero3 = zero3;
   k.qwz = zero3 && ctx.zero_quantized_weights;
   k.qgz = zero3 && ctx.zero_quantized_gradients;
+  k.per_parameter = zero3 && ctx.zero3_per_parameter;
   k.vocab_parallel = ctx.vocab_parallel;
   k.dispatcher = static_cast<uint8_t>(ctx.moe_dispatcher);
   k.autocast = ctx.autocast;

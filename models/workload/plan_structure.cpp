@@ -143,6 +143,9 @@ std::vector<std::string> unused_plan_fields(const Scenario& sc) {
   if (p.zero_stage < 3 && p.zero3_prefetch_params > 0)
     out.push_back("plan.zero3_prefetch_params is unused: it bounds ZeRO-3's parameter prefetch, and plan.zero_stage is " +
                   std::to_string(p.zero_stage));
+  if (p.zero_stage < 3 && p.zero3_per_parameter)
+    out.push_back("plan.zero3_collectives is unused: it says how ZeRO-3 gathers its parameters, and plan.zero_stage is " +
+                  std::to_string(p.zero_stage));
   bool fp8 = p.precision == Precision::kFp8;
   for (const PrecisionStage& st : p.precision_stages) fp8 = fp8 || st.precision == Precision::kFp8;
   if (!fp8 && p.fp8_activation_cache)

@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "models/core/scenario_error.hpp"
+#include "models/cost/compute/launch_model.hpp"
 #include "models/cost/flops.hpp"
 #include "models/cost/moe_routing.hpp"
 #include "models/estimate/estimate.hpp"
@@ -673,6 +674,58 @@ TEST(OpGraph, ABoundedPrefetchBufferGathersTheRestWhenTheLayerStarts) {
   const double exposed_all = estimate(make(plan, "gpt-1.7b")).breakdown.dp_comm_s;
   EXPECT_GT(exposed_none, exposed_quarter);
   EXPECT_GT(exposed_quarter, exposed_all);
+}
+
+TEST(OpGraph, PerParameterCollectivesGatherEachTensorAndCopyItPerRank) {
+  // plan.zero3_collectives "parameter": a GPT layer with linear biases holds 12 tensors (fused
+  // QKV, projection, fc1, fc2, their biases, two LayerNorms' weights and biases), each gathered
+  // and reduce-scattered on its own, the module's bytes in all. Each collective on a list of 64
+  // views copies once per rank: 64 kernels of at least their fixed time on the gather stream,
+  // and 64 more (+2 for DeepSpeed's zeroing and own-shard copy in a gather) for the training
+  // thread to issue.
+  json plan = {{"tp", 1}, {"pp", 1}, {"dp", 64}, {"global_batch", 64}, {"zero_stage", 3}};
+  Result r_module, r_param;
+  const Workload module = build(make(plan, "gpt-1.7b"), r_module);
+  plan["zero3_collectives"] = "parameter";
+  const Scenario sc = make(plan, "gpt-1.7b");
+  ASSERT_TRUE(sc.plan.zero3_per_parameter);
+  ASSERT_TRUE(sc.model.linear_bias);
+  const Workload param = build(sc, r_param);
+  EXPECT_NEAR(r_param.dp_bytes, r_module.dp_bytes, 1e-9 * r_module.dp_bytes);
+  const OpBlock& one = layer_block(module, PassKind::kForward);
+  const OpBlock& each = layer_block(param, PassKind::kForward);
+  ASSERT_EQ(one.comm.size(), 1u);
+  ASSERT_EQ(each.comm.size(), 12u);
+  const double fixed_s = kernel_fixed_s(sc.cluster.gpu), host_s = host_launch_s(sc.cluster.gpu);
+  double bytes = 0;
+  for (const CommOp& c : each.comm) {
+    bytes += c.bytes;
+    EXPECT_TRUE(c.prefetch);
+    EXPECT_GE(c.local_s, 64 * fixed_s);
+    EXPECT_GE(c.time_s, c.local_s);
+  }
+  EXPECT_NEAR(bytes, one.comm[0].bytes, 1e-9 * one.comm[0].bytes);
+  // The training thread issues 12 x 66 kernels for the gathers besides the layer's own: the
+  // forward block takes at least that long, where the module-wise one takes its GPU time.
+  EXPECT_GE(each.compute_total_s(), 12 * 66 * host_s);
+  EXPECT_GT(each.compute_total_s(), 1.5 * one.compute_total_s());
+  const OpBlock& bwd = layer_block(param, PassKind::kBackward);
+  int scatters = 0;
+  for (const CommOp& c : bwd.comm) scatters += c.op == CollectiveOp::kReduceScatter;
+  EXPECT_EQ(scatters, 12);
+  // The copies grow with the group: per GPU, the step slows as the same per-GPU work spreads
+  // over more GPUs, where gathering a module at once barely changes it.
+  auto step = [&](int dp, const char* collectives) {
+    json p = plan;
+    p["dp"] = dp;
+    p["global_batch"] = dp;
+    p["zero3_collectives"] = collectives;
+    return estimate(make(p, "gpt-1.7b", dp / 8)).step_time_s;
+  };
+  const double module_growth = step(256, "module") / step(64, "module");
+  const double param_growth = step(256, "parameter") / step(64, "parameter");
+  EXPECT_LT(module_growth, 1.1);
+  EXPECT_GT(param_growth, module_growth + 0.2);
 }
 
 TEST(OpGraph, StraddlingTensorParallelGroupsAreCostedAndWarnedAbout) {

@@ -116,13 +116,14 @@ TEST(PlanStructure, FieldsThePlanDoesNotUseAreNamed) {
   s.plan.recompute = Recompute::kFull;
   s.plan.recompute_modules.mlp = true;
   s.plan.zero3_prefetch_params = 5e7;
+  s.plan.zero3_per_parameter = true;
   s.plan.fp8_activation_cache = true;
   s.plan.moe_dispatcher = MoeDispatcher::kDeepEp;
   s.plan.flash_attention = false;
   s.plan.attention_kernel = "flash3";
   const std::vector<std::string> unused = unused_plan_fields(s);
   const std::vector<std::string> fields = {"plan.recompute_modules", "plan.zero3_prefetch_params",
-                                           "plan.fp8_activation_cache", "plan.moe_dispatcher",
+                                           "plan.zero3_collectives", "plan.fp8_activation_cache", "plan.moe_dispatcher",
                                            "plan.attention_kernel"};
   ASSERT_EQ(unused.size(), fields.size());
   for (std::size_t i = 0; i < fields.size(); ++i) EXPECT_EQ(unused[i].rfind(fields[i] + " is unused", 0), 0u) << unused[i];
