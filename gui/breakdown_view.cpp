@@ -134,7 +134,7 @@ void BreakdownView::redraw() {
   table_->setItem(row, 1, total_t);
   table_->setItem(row, 2, new QTableWidgetItem(""));
   note_->setText(tr("Critical pipeline stage, exposed time only: communication hidden behind compute is "
-                    "not counted (%1 overlapped). MFU %2, HFU %3, bubble %4 of the step.")
+                    "not counted (%1 overlapped). MFU %2, HFU %3; over all stages, the mean bubble is %4 of the step.")
                      .arg(format_seconds(r.overlapped_comm_s), format_percent(r.mfu), format_percent(r.hfu),
                           format_percent(r.bubble_fraction)));
 }

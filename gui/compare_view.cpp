@@ -106,7 +106,7 @@ void CompareView::redraw() {
        [](const Evaluation& e) { return e.result.tokens_per_s; }, true},
       {"MFU", [](const Evaluation& e) { return format_percent(e.result.mfu); }, [](const Evaluation& e) { return e.result.mfu; }, true},
       {"HFU", [](const Evaluation& e) { return format_percent(e.result.hfu); }, [](const Evaluation& e) { return e.result.hfu; }, true},
-      {tr("Bubble"), [](const Evaluation& e) { return format_percent(e.result.bubble_fraction); },
+      {tr("Bubble (stage mean)"), [](const Evaluation& e) { return format_percent(e.result.bubble_fraction); },
        [](const Evaluation& e) { return e.result.bubble_fraction; }, false},
       {tr("Exposed comm"), [](const Evaluation& e) { return format_seconds(e.result.exposed_comm_s); },
        [](const Evaluation& e) { return e.result.exposed_comm_s; }, false},

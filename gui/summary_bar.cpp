@@ -17,7 +17,7 @@ SummaryBar::SummaryBar(QWidget* parent) : QWidget(parent) {
   auto* row = new QHBoxLayout;
   row->setSpacing(6);
   const char* titles[] = {QT_TR_NOOP("Step time"), QT_TR_NOOP("Throughput"),  QT_TR_NOOP("MFU"),
-                          QT_TR_NOOP("HFU"),       QT_TR_NOOP("Bubble"),      QT_TR_NOOP("Exposed comm"),
+                          QT_TR_NOOP("HFU"),       QT_TR_NOOP("Bubble (stage mean)"), QT_TR_NOOP("Exposed comm"),
                           QT_TR_NOOP("Peak memory / HBM"), QT_TR_NOOP("GPUs")};
   for (const char* t : titles) {
     auto* frame = new QFrame(this);

@@ -151,7 +151,7 @@
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>Critical pipeline stage, exposed time only: communication hidden behind compute is not counted (%1 overlapped). MFU %2, HFU %3, bubble %4 of the step.</source>
+        <source>Critical pipeline stage, exposed time only: communication hidden behind compute is not counted (%1 overlapped). MFU %2, HFU %3; over all stages, the mean bubble is %4 of the step.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
@@ -269,7 +269,7 @@
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>Bubble</source>
+        <source>Bubble (stage mean)</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
@@ -1196,7 +1196,7 @@ Live numbers come from the estimate tier (closed form, in-process); Simulate run
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>Bubble</source>
+        <source>Bubble (stage mean)</source>
         <translation type="unfinished"></translation>
     </message>
     <message>

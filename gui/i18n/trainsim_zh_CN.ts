@@ -151,8 +151,8 @@
         <translation>步时间</translation>
     </message>
     <message>
-        <source>Critical pipeline stage, exposed time only: communication hidden behind compute is not counted (%1 overlapped). MFU %2, HFU %3, bubble %4 of the step.</source>
-        <translation>关键流水线阶段，仅计暴露时间：被计算掩盖的通信不计入（重叠 %1）。MFU %2，HFU %3，气泡占步时间 %4。</translation>
+        <source>Critical pipeline stage, exposed time only: communication hidden behind compute is not counted (%1 overlapped). MFU %2, HFU %3; over all stages, the mean bubble is %4 of the step.</source>
+        <translation>关键流水线阶段，仅计暴露时间：被计算掩盖的通信不计入（重叠 %1）。MFU %2，HFU %3；各阶段平均气泡占步时间 %4。</translation>
     </message>
     <message>
         <source>seconds per step</source>
@@ -269,8 +269,8 @@
         <translation>token/秒</translation>
     </message>
     <message>
-        <source>Bubble</source>
-        <translation>气泡</translation>
+        <source>Bubble (stage mean)</source>
+        <translation>气泡（阶段平均）</translation>
     </message>
     <message>
         <source>Exposed comm</source>
@@ -1199,8 +1199,8 @@ Live numbers come from the estimate tier (closed form, in-process); Simulate run
         <translation>HFU</translation>
     </message>
     <message>
-        <source>Bubble</source>
-        <translation>气泡</translation>
+        <source>Bubble (stage mean)</source>
+        <translation>气泡（阶段平均）</translation>
     </message>
     <message>
         <source>Exposed comm</source>

@@ -9,11 +9,13 @@
 #include <QSpinBox>
 #include <QTabBar>
 #include <QTabWidget>
+#include <QTableWidget>
 #include <QTemporaryDir>
 #include <QtTest>
 
 #include <cmath>
 
+#include "gui/format.hpp"
 #include "gui/goodput_view.hpp"
 #include "gui/language.hpp"
 #include "gui/main_window.hpp"
@@ -66,6 +68,39 @@ class MainWindowTest : public QObject {
     QVERIFY(w.evaluation().loaded);
     QVERIFY(w.evaluation().result.step_time_s != before);
     QVERIFY(w.summary()->step_time_text() != shown_before);
+  }
+
+  // The summary's bubble is the mean over the stages (Result::bubble_fraction), the breakdown's
+  // "Pipeline bubble" row the critical stage's share: on the default plan (PP 8, 1F1B) the two
+  // differ, so each says which it is, and the note under the breakdown names the mean a mean.
+  void the_two_bubble_figures_say_which_stages_they_describe() {
+    MainWindow w;
+    QVERIFY(w.open_scenario(kDefault));
+    const trainsim::Result& r = w.evaluation().result;
+    QVERIFY(r.feasible && r.bubble_fraction > 0);
+    const QString mean = trainsim::gui::format_percent(r.bubble_fraction);
+    QLabel* value = w.summary()->findChild<QLabel*>("summary_4");
+    QVERIFY(value);
+    QCOMPARE(value->text(), mean);
+    QStringList titles;
+    for (QLabel* l : w.summary()->findChildren<QLabel*>()) titles << l->text();
+    QVERIFY2(titles.contains("Bubble (stage mean)"), qPrintable(titles.join(", ")));
+
+    trainsim::gui::ScenarioView* breakdown = nullptr;
+    for (const auto& [name, view] : w.views())
+      if (name == "breakdown") breakdown = view;
+    QVERIFY(breakdown);
+    auto* table = breakdown->findChild<QTableWidget*>();
+    QVERIFY(table);
+    QString critical;
+    for (int row = 0; row < table->rowCount(); ++row)
+      if (table->item(row, 0) && table->item(row, 0)->text() == "Pipeline bubble") critical = table->item(row, 2)->text();
+    QVERIFY(!critical.isEmpty());
+    QVERIFY2(critical != mean, qPrintable(critical + " vs " + mean));  // the critical stage's share differs
+    QString note;
+    for (QLabel* l : breakdown->findChildren<QLabel*>())
+      if (l->text().startsWith("Critical pipeline stage")) note = l->text();
+    QVERIFY2(note.contains("the mean bubble is " + mean), qPrintable(note));
   }
 
   void an_infeasible_plan_flags_the_controls_named_in_the_reason() {
