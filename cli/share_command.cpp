@@ -87,7 +87,12 @@ int share(ShareOptions& o) {
       std::printf("infeasible: %s\n", reason.c_str());
     return kExitInfeasible;
   };
-  if (!setup.reason.empty()) return infeasible(setup.reason);
+  if (!setup.reason.empty()) {
+    if (setup.nodes_needed > setup.fabric.nodes)
+      return infeasible(setup.reason + " (--nodes " + std::to_string(setup.nodes_needed) +
+                        " sizes the first job's cluster to hold them)");
+    return infeasible(setup.reason);
+  }
   for (std::size_t j = 0; j < setup.jobs.size(); ++j) {
     const Result est = estimate(setup.jobs[j]);
     if (!est.feasible) return infeasible(setup.jobs[j].name + ": " + est.reason);

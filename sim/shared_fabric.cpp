@@ -96,6 +96,7 @@ SharedSetup prepare_shared(const std::vector<Scenario>& scenarios, JobPlacement 
     need.push_back(job.cluster.nodes);
     s.jobs.push_back(std::move(job));
   }
+  for (int n : need) s.nodes_needed += n;
   s.nodes = place_nodes(need, s.fabric.nodes, placement, s.reason);
   return s;
 }

@@ -27,6 +27,7 @@ struct SharedSetup {
   std::vector<std::vector<int>> nodes;  // per job, fabric node indices
   std::vector<std::string> warnings;
   std::string reason;  // not empty: the jobs cannot be placed (infeasible)
+  long nodes_needed = 0;  // the jobs' nodes together
 };
 
 // fabric_nodes 0: the first scenario's cluster as it is; otherwise that cluster with this many

@@ -177,4 +177,9 @@ print(\"ok\")'"
 check plan-zero-plus-plus 0 'DP32 .* ZeRO-3\+\+ .*\(ZeRO-3\+\+: ZeRO\+\+' -- bash -c \
   "'$T' plan --model gpt-1.7b --cluster $tmp/slow.json --gpus 32 --global-batch 512 --top 10 | tr '\n' ' '"
 
+# Two jobs that do not fit the first one's cluster: infeasible (3), and the reason says how to
+# size the shared fabric.
+check share-too-few-nodes 3 'need 4 nodes but the fabric has 2 \(--nodes 4 ' -- "$T" share \
+  "$S/faults/share_job_a.json" "$S/faults/share_job_b.json"
+
 finish
