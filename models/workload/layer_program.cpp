@@ -806,8 +806,9 @@ void gathers(BlockBuilder& b, const LayerContext& c, std::initializer_list<Gathe
   std::vector<std::pair<const GatherPart*, double>> now, early;
   for (const GatherPart& g : parts)
     for (double n : tensor_sizes(tensors, g.params, g.group == CommGroup::kExpertDp)) {
-      (n <= budget ? early : now).emplace_back(&g, n);
-      if (n <= budget) budget -= n;
+      const bool fits = n <= budget;
+      if (fits) budget -= n;
+      (fits ? early : now).emplace_back(&g, n);
     }
   // Each gather zeroes its whole tensor and copies this rank's shard into it (two kernels).
   for (const auto& [g, n] : now)
@@ -875,31 +876,32 @@ void quantized_gradient_exchange(BlockBuilder& b, const LayerContext& c, double 
 void zero3_reduce_scatters(BlockBuilder& b, const LayerContext& c, const ModuleTensors& tensors, double dense_params,
                            double expert_params) {
   if (c.zero_stage < 3) return;
-  if (c.zero3_per_parameter && !c.zero_quantized_gradients) {
-    // Each gradient reduce-scattered from a list of one view per rank (BlockBuilder::add_list_copies).
-    for (double n : tensor_sizes(tensors, dense_params, false))
-      b.add_list_copies(b.async_comm(CollectiveOp::kReduceScatter, CommPurpose::kDp, CommGroup::kDpShard,
-                                     CommStream::kSharded, n * c.grad_bytes),
-                        0, 0);
-    for (double n : tensor_sizes(tensors, expert_params, true))
-      b.add_list_copies(b.async_comm(CollectiveOp::kReduceScatter, CommPurpose::kDp, CommGroup::kExpertDp,
-                                     CommStream::kSharded, n * c.grad_bytes),
-                        0, 0);
+  // Tensor by tensor (plan.zero3_collectives "parameter"), each from a list of one view per rank
+  // (BlockBuilder::add_list_copies), unless qgZ exchanges the gradients.
+  const bool each = c.zero3_per_parameter && !c.zero_quantized_gradients;
+  auto reduce_scatter = [&](CommGroup group, double params, bool experts) {
+    if (!each) {
+      b.async_comm(CollectiveOp::kReduceScatter, CommPurpose::kDp, group, CommStream::kSharded, params * c.grad_bytes);
+      return;
+    }
+    for (double n : tensor_sizes(tensors, params, experts)) {
+      const int i =
+          b.async_comm(CollectiveOp::kReduceScatter, CommPurpose::kDp, group, CommStream::kSharded, n * c.grad_bytes);
+      b.add_list_copies(i, 0, 0);
+    }
+  };
+  auto replica_all_reduce = [&] {
     const int shard_ranks = std::max(1, shape_of(c, CommGroup::kDpShard).ranks);
     b.async_comm(CollectiveOp::kAllReduce, CommPurpose::kDp, CommGroup::kDpReplicate, CommStream::kSharded,
                  dense_params / shard_ranks * c.grad_bytes);
-    return;
-  }
-  if (c.zero_quantized_gradients && dense_params > 0)
-    quantized_gradient_exchange(b, c, dense_params);
-  else
-    b.async_comm(CollectiveOp::kReduceScatter, CommPurpose::kDp, CommGroup::kDpShard, CommStream::kSharded,
-                 dense_params * c.grad_bytes);
-  const int shard_ranks = std::max(1, shape_of(c, CommGroup::kDpShard).ranks);
-  b.async_comm(CollectiveOp::kAllReduce, CommPurpose::kDp, CommGroup::kDpReplicate, CommStream::kSharded,
-               dense_params / shard_ranks * c.grad_bytes);
-  b.async_comm(CollectiveOp::kReduceScatter, CommPurpose::kDp, CommGroup::kExpertDp, CommStream::kSharded,
-               expert_params * c.grad_bytes);
+  };
+  if (c.zero_quantized_gradients && dense_params > 0) quantized_gradient_exchange(b, c, dense_params);
+  else reduce_scatter(CommGroup::kDpShard, dense_params, false);
+  // Module-wise the shard's all-reduce across replicas follows the dense reduce-scatter; tensor
+  // by tensor it follows the experts' too (the order the stream plays them in).
+  if (!each) replica_all_reduce();
+  reduce_scatter(CommGroup::kExpertDp, expert_params, true);
+  if (each) replica_all_reduce();
 }
 
 // Every micro-batch after the first adds its weight gradients into the gradient buffer the
