@@ -23,4 +23,8 @@ int nodes_per_leaf(const ClusterSpec& cluster) {
                         std::max(1, cluster.network.nics_per_node));
 }
 
+int leaf_rails(const ClusterSpec& cluster) {
+  return cluster.network.topology == "rail-optimized" ? std::max(1, cluster.network.nics_per_node) : 0;
+}
+
 }  // namespace trainsim

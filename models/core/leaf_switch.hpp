@@ -25,5 +25,8 @@ int switch_radix(const NetworkSpec& network);
 // 1 for a topology not listed: a group that spans nodes is taken to cross the taper.
 int nodes_per_leaf(const std::string& topology, int radix, int nics_per_node);
 int nodes_per_leaf(const ClusterSpec& cluster);
+// The rails of a rail-optimised fabric (its NICs per node: NIC r of every node on rail r's
+// leaf); 0 where a leaf holds whole nodes.
+int leaf_rails(const ClusterSpec& cluster);
 
 }  // namespace trainsim

@@ -172,6 +172,21 @@ bool same_layout(const ChunkLayers& a, const ChunkLayers& b) {
   return a.layers == b.layers && a.moe_layers == b.moe_layers && a.first == b.first && a.last == b.last;
 }
 
+// A pipeline send across a tapered leaf: alone_s with the uplinks carrying its direction's
+// sends, both_s with the other direction's as well (RankPlacement::pp_pair_shape). In the
+// steady state a boundary carries one send each way per micro-batch slot of slot_s, so the
+// other direction's transfer shares the uplinks for about min(1, t / slot_s) of a send that
+// lasts t, and t = alone_s + (both_s - alone_s) min(1, t / slot_s). Its fixed point: a send
+// that fits its slot even at the shared rate takes alone_s slot_s / (slot_s - (both_s -
+// alone_s)); one that does not runs beside the other direction throughout (both_s): a
+// pipeline paced by its transfers.
+double pp_send_under_taper_s(double alone_s, double both_s, double slot_s) {
+  const double extra_s = both_s - alone_s;
+  if (extra_s <= 0) return alone_s;
+  if (both_s >= slot_s) return both_s;
+  return alone_s * slot_s / (slot_s - extra_s);
+}
+
 }  // namespace
 
 bool build_workload(const Scenario& sc, Workload& w, Result& r, const WorkloadOptions& options) {
@@ -213,6 +228,7 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r, const WorkloadOp
   // The cost-only route memoises every priced part under this environment (memo.hpp).
   const uint32_t env = options.keep_programs ? 0 : memo::environment_id(m, gpu, fabric);
   w.placement = RankPlacement(tp, cp, dp, pp, p.placement, m.moe ? ep : 1, etp, gpn, nodes_per_leaf(c));
+  if (c.network.oversubscription > 1) w.placement.set_leaves(c.nodes, leaf_rails(c));
   w.placement.set_dp_shard(p.zero_stage >= 1 ? p.dp_shard : 0);
   w.placement.set_hpz(p.zero_stage >= 3 ? p.zero_hpz_partition_size : 0);
   w.placement.set_qgz(p.zero_stage >= 3 && p.zero_quantized_gradients);
@@ -598,13 +614,29 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r, const WorkloadOp
     // interleaved stages cross. Neighbouring boundaries of one shape share a price. The slowest
     // boundary's is the workload's p2p_s.
     w.p2p_boundary_s.assign(static_cast<std::size_t>(pp), 0.0);
-    GroupShape priced{};
-    double price = -1;
+    // Interleaved chunks also cross from the last device to the first; DualPipe's two
+    // directions run over the same pairs.
+    const bool ring = visited > 1 && !schedule.bidirectional();
+    auto send_s = [&](const GroupShape& g) {
+      return memo::collective_cost(env, CollectiveOp::kSendRecv, algo, protocol, bytes, g, fabric).time_s;
+    };
+    GroupShape priced{}, priced_both{};
+    double alone_s = -1, both_s = 0;
     for (int d = 0; d < (visited > 1 ? pp : pp - 1); ++d) {
-      const GroupShape pair = place.pp_pair_shape(d, (d + 1) % pp);
-      if (price < 0 || pair != priced)
-        price = memo::collective_cost(env, CollectiveOp::kSendRecv, algo, protocol, bytes, pair, fabric).time_s;
+      const int next = (d + 1) % pp;
+      GroupShape both;
+      const GroupShape pair = place.pp_pair_shape(d, next, ring, &both);
+      if (alone_s < 0 || pair != priced || both != priced_both) {
+        alone_s = send_s(pair);
+        both_s = both == pair ? alone_s : send_s(both);
+      }
       priced = pair;
+      priced_both = both;
+      // The slower device's time per micro-batch and crossing paces its sends.
+      const auto& a = w.stages[static_cast<std::size_t>(d)];
+      const auto& b = w.stages[static_cast<std::size_t>(next)];
+      const double slot_s = std::max(a.forward_s + a.backward_s, b.forward_s + b.backward_s) / visited;
+      const double price = pp_send_under_taper_s(alone_s, both_s, slot_s);
       w.p2p_boundary_s[static_cast<std::size_t>(d)] = price;
       pp_p2p_s = std::max(pp_p2p_s, price);
     }

@@ -323,9 +323,78 @@ GroupShape RankPlacement::shape(const std::vector<int>& group) const {
   return shape_of_nodes(nodes.data(), n, npl_);
 }
 
-GroupShape RankPlacement::pp_pair_shape(int stage, int next_stage) const {
-  int nodes[2] = {node_of(gpu(0, 0, 0, stage)), node_of(gpu(0, 0, 0, next_stage))};
-  return shape_of_nodes(nodes, 2, npl_);
+GroupShape RankPlacement::pp_pair_shape(int stage, int next_stage, bool ring, GroupShape* both_ways) const {
+  const int from = gpu(0, 0, 0, stage), to = gpu(0, 0, 0, next_stage);
+  int nodes[2] = {node_of(from), node_of(to)};
+  GroupShape g = shape_of_nodes(nodes, 2, npl_);
+  if (both_ways) *both_ways = g;
+  if (g.leaf_span <= 1 || !map_.empty() || !leaves_set_) return g;
+  ring = ring || next_stage <= stage;  // a pair that wraps is the ring's
+  // The activations leave the sender's leaf beside the other forward sends off it; the
+  // gradients leave the receiver's leaf beside the other backward sends off it. Each leaf's
+  // uplinks also carry its sends the other way.
+  int gpus_from = 0, gpus_to = 0;
+  const int fwd_from = sends_off_leaf(from, +1, ring, gpus_from), bwd_from = sends_off_leaf(from, -1, ring, gpus_from);
+  const int bwd_to = sends_off_leaf(to, -1, ring, gpus_to), fwd_to = sends_off_leaf(to, +1, ring, gpus_to);
+  // The busier of two loads, compared as shares of their leaves' GPUs.
+  auto busier = [](GroupShape& out, int a, int gpus_a, int b, int gpus_b) {
+    const bool first = static_cast<long long>(a) * gpus_b >= static_cast<long long>(b) * gpus_a;
+    out.leaf_crossing = first ? a : b;
+    out.leaf_gpus = first ? gpus_a : gpus_b;
+  };
+  busier(g, fwd_from, gpus_from, bwd_to, gpus_to);
+  if (both_ways) busier(*both_ways, fwd_from + bwd_from, gpus_from, bwd_to + fwd_to, gpus_to);
+  return g;
+}
+
+void RankPlacement::set_leaves(int cluster_nodes, int rails) {
+  leaves_set_ = true;
+  cluster_nodes_ = std::max(0, cluster_nodes);
+  rails_ = std::max(0, rails);
+}
+
+int RankPlacement::sends_off_leaf(int from, int dir, bool ring, int& leaf_gpus) const {
+  const long long per_leaf = static_cast<long long>(npl_) * gpn_;
+  const long long job_nodes = (static_cast<long long>(gpus()) + gpn_ - 1) / gpn_;
+  const long long nodes = std::max<long long>(cluster_nodes_, job_nodes);
+  const long long leaf = node_of(from) / npl_;
+  const long long attached = std::min<long long>(npl_, nodes - leaf * npl_);
+  // A rail's leaf serves the GPUs of one NIC index on each of its nodes.
+  const int per_rail = rails_ > 0 ? std::max(1, gpn_ / rails_) : gpn_;
+  const int local_lo = rails_ > 0 ? (from % gpn_) / per_rail * per_rail : 0;
+  leaf_gpus = static_cast<int>(attached * per_rail);
+  const long long start = leaf * per_leaf, end = start + per_leaf;  // the leaf's GPU ids
+  const long long hi = std::min<long long>(start + attached * gpn_, gpus());
+  const long long step = stride_[3];
+  // The leaf's GPUs below x (of the rail's, on a rail-optimised fabric).
+  auto below = [&](long long x) {
+    return x / gpn_ * per_rail + std::clamp<long long>(x % gpn_ - local_lo, 0, per_rail);
+  };
+  // Those in [x, y) whose stage is one `want` takes, a run of one stage at a time (a stage's
+  // GPUs are runs of `step` ids): a plan search prices every pair of every plan.
+  auto count = [&](long long x, long long y, auto want) {
+    long long n = 0;
+    x = std::max(x, start);
+    y = std::min(y, hi);
+    while (x < y) {
+      const long long run_end = std::min(y, (x / step + 1) * step);
+      if (want(static_cast<int>((x / step) % pp_))) n += below(run_end) - below(x);
+      x = run_end;
+    }
+    return n;
+  };
+  const long long wrap = static_cast<long long>(pp_ - 1) * step;
+  long long n = 0;
+  if (dir > 0) {
+    // Partner g + step at or past the leaf's end; with the ring, the last stage's g - wrap
+    // before its start.
+    n += count(end - step, hi, [&](int s) { return s < pp_ - 1; });
+    if (ring) n += count(start, start + wrap, [&](int s) { return s == pp_ - 1; });
+  } else {
+    n += count(start, start + step, [&](int s) { return s > 0; });
+    if (ring) n += count(end - wrap, hi, [&](int s) { return s == 0; });
+  }
+  return static_cast<int>(n);
 }
 
 int RankPlacement::leaf_span_over_stages(long long lo, long long hi) const {

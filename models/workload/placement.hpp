@@ -102,8 +102,23 @@ class RankPlacement {
 
   // The shape the collective cost models price: ranks, nodes spanned, most ranks on one node.
   GroupShape shape(const std::vector<int>& group) const;
-  // shape(pp_pair(stage, next_stage)) without building the pair.
-  GroupShape pp_pair_shape(int stage, int next_stage) const;
+  // shape(pp_pair(stage, next_stage)) without building the pair. A pair whose nodes hang off
+  // two leaves also carries its load on the taper (GroupShape::leaf_crossing): in a pipeline's
+  // steady state every stage sends at once, so the activations leave the sender's leaf beside
+  // every other GPU under it whose next stage is under another leaf, and the gradients leave the
+  // receiver's leaf beside those whose previous stage is; the pair pays the busier leaf's share.
+  // both_ways: the same with each leaf's sends the other way added, the load while the two
+  // directions' transfers run at once (build_workload.cpp weighs the two). ring: the last stage
+  // sends to the first as well (interleaved chunks; implied by a pair that wraps). Not under a
+  // GPU map (the pair then counts as crossing in full).
+  GroupShape pp_pair_shape(int stage, int next_stage, bool ring = false, GroupShape* both_ways = nullptr) const;
+  // The fabric's leaves as the simulator builds them (sim/topology_fat_tree.cpp,
+  // sim/topology_rail_optimized.cpp), for pp_pair_shape's load: the cluster's nodes (the last
+  // leaf holds what is left; 0: the job's own) and, on a rail-optimised fabric, its rails (NIC r
+  // of every node on rail r's leaf; 0: a leaf holds whole nodes). A send loads its sender's
+  // rail (rail-aligned, as leaf_span counts it). Until it is called pp_pair_shape leaves the
+  // load unset (a fabric without a taper needs none).
+  void set_leaves(int cluster_nodes, int rails);
   // True when the group spans more nodes than its size needs (TP 3 or 6 on 8-GPU nodes: some
   // groups cross a node boundary and their traffic crosses the NICs).
   bool straddles(const std::vector<int>& group) const;
@@ -117,8 +132,14 @@ class RankPlacement {
   GroupShape worst_shape_sampled(int kind) const;
   // g's leaf_span as the sampled groups show it, or 0 where other groups of the kind may cross.
   GroupShape crossing_unless_sampled_exactly(int kind, GroupShape g) const;
+  // Of the GPUs sharing `from`'s leaf, how many send to a stage `dir` (+1 next, -1 previous)
+  // away under another leaf; leaf_gpus: the GPUs that leaf's ports serve.
+  int sends_off_leaf(int from, int dir, bool ring, int& leaf_gpus) const;
 
   int tp_, cp_, dp_, pp_, ep_, etp_, edp_, gpn_, npl_;
+  bool leaves_set_ = false;  // set_leaves
+  int cluster_nodes_ = 0;
+  int rails_ = 0;
   int dp_shard_ = 0;  // 0: the whole DP group
   int hpz_ = 0;       // 0: no secondary partition
   bool qgz_ = false;

@@ -297,6 +297,30 @@ TEST(StepSimulator, APipelinePacedByItsTransfersReportsThemAsPipelineCommunicati
   EXPECT_NEAR(est.breakdown.pp_comm_s, sim_pp, 0.25 * sim_pp);
 }
 
+TEST(StepSimulator, OnlyTheSendsThatLeaveALeafShareItsTaper) {
+  // TP8 PP8 on 8 nodes of 8 NICs under 64-port leaves (4 nodes a leaf), a 32:1 taper: only
+  // the boundary 3 -> 4 leaves a leaf, and its 8 sends share uplinks of 32 / 32 ports, an
+  // eighth of a NIC each, not the 32nd the full taper would give. Micro-batch 8 makes the
+  // sends weigh. Both tiers charge the taper alike.
+  auto plan = [](double oversubscription) {
+    nlohmann::json raw = tp8_pp8_1f1b_raw({{"topology", "fat-tree"}, {"oversubscription", oversubscription}});
+    raw["plan"]["micro_batch"] = 8;
+    raw["plan"]["global_batch"] = 256;
+    return scenario(raw);
+  };
+  const Result flat = estimate(plan(1)), tapered = estimate(plan(32));
+  const auto sim_flat = nlohmann::json::parse(simulate_json(plan(1)));
+  const auto sim = nlohmann::json::parse(simulate_json(plan(32)));
+  const double sim_flat_pp = sim_flat["breakdown_s"]["pp_comm"].get<double>();
+  const double sim_pp = sim["breakdown_s"]["pp_comm"].get<double>();
+  std::printf("pp comm: full bisection estimate %.4f simulate %.4f s; 32:1 estimate %.4f simulate %.4f s\n",
+              flat.breakdown.pp_comm_s, sim_flat_pp, tapered.breakdown.pp_comm_s, sim_pp);
+  const double added_est = tapered.breakdown.pp_comm_s - flat.breakdown.pp_comm_s;
+  const double added_sim = sim_pp - sim_flat_pp;
+  EXPECT_GT(added_sim, 0);
+  EXPECT_NEAR(added_est, added_sim, 0.25 * added_sim);
+}
+
 TEST(StepSimulator, BothTiersBreakDownTheSameStage) {
   // TP8 PP8 1F1B, gpt-1.7b: the last stage carries the logits and the loss besides its three
   // layers, so it is the busiest and sits idle least; stage 0 finishes last and idles most.

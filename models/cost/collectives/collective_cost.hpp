@@ -86,12 +86,18 @@ double bus_bandwidth_factor(CollectiveOp op, int ranks);
 // models/core/leaf_switch.hpp); 1 means its inter-node traffic turns at one leaf and never
 // crosses the fabric's taper (network.oversubscription). 0: not known, and a group over several
 // nodes is priced as crossing it.
+// leaf_crossing of leaf_gpus: where the placement knows how much of a leaf's traffic of this
+// kind climbs above it at once (pipeline sends, RankPlacement::pp_pair_shape), the GPUs under
+// the busiest leaf whose sends leave it, of the GPUs its ports serve; the taper then slows the
+// group by o x leaf_crossing / leaf_gpus (at least 1). leaf_gpus 0: the group's own span decides.
 struct GroupShape {
   int ranks = 1;
   int nodes = 1;
   int ranks_per_node = 1;
   int nics = 0;
   int leaf_span = 0;
+  int leaf_crossing = 0;
+  int leaf_gpus = 0;
   bool operator==(const GroupShape&) const = default;
 };
 // The shape of an explicit group of GPU ids (GPU g on node g / gpus_per_node, NIC

@@ -111,10 +111,13 @@ namespace {
 // same nodes alike), while the leaf's uplinks carry 1/o of its ports: o / k. An all-to-all
 // sends (N - k) / (N - 1) of every node's traffic off its leaf. A group under one leaf, or one
 // too small to fill the uplinks, pays nothing; an unknown span counts every node as its own
-// leaf (k = 1: the full o).
+// leaf (k = 1: the full o). Where the placement counted the leaf's GPUs whose traffic of the
+// kind leaves it at once (GroupShape::leaf_crossing), that share of its ports meets uplinks that
+// carry 1/o of them: o x crossing / leaf GPUs.
 double taper(CollectiveOp op, const GroupShape& g, int nodes, double oversubscription) {
   const double o = std::max(1.0, oversubscription);
   if (o <= 1 || nodes <= 1 || g.leaf_span == 1) return 1;
+  if (g.leaf_gpus > 0) return std::max(1.0, o * g.leaf_crossing / g.leaf_gpus);
   const int span = g.leaf_span > 1 ? std::min(g.leaf_span, nodes) : nodes;
   const double k = std::max(1, nodes / span);  // the fewest a leaf holds, for an even split
   const double crossing = op == CollectiveOp::kAllToAll ? (nodes - k) / (nodes - 1.0) : 1.0 / k;

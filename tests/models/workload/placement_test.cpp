@@ -170,5 +170,116 @@ TEST(RankPlacement, ExpertDegreesThatDoNotFoldAreRejected) {
   EXPECT_THROW(RankPlacement(2, 1, 3, 1, "tp-cp-dp-pp", 4, 1, 8), std::invalid_argument);
 }
 
+
+TEST(RankPlacement, PipelineLeafLoadsAreTheListedSendsThatLeaveALeaf) {
+  // pp_pair_shape counts the sends off a leaf in closed form, run by run of a stage's ids;
+  // listing every GPU's pipeline partner gives the same count, for every rank order, leaf
+  // size, fabric (whole-node leaves or rails) and ring.
+  int checked = 0;
+  for (const char* order : {"tp-cp-dp-pp", "tp-pp-dp", "pp-tp-dp", "dp-tp-pp"})
+    for (int gpn : {4, 8})
+      for (int npl : {1, 2, 3})
+        for (int rails : {0, 2, gpn})
+          for (int tp : {1, 2, 4})
+            for (int dp : {1, 2, 3})
+              for (int pp : {2, 3, 5})
+                for (int extra_nodes : {0, 3})
+                  for (bool ring : {false, true}) {
+                    RankPlacement p(tp, 1, dp, pp, order, 1, 0, gpn, npl);
+                    const int job_nodes = (p.gpus() + gpn - 1) / gpn;
+                    p.set_leaves(job_nodes + extra_nodes, rails);
+                    const int per_rail = rails > 0 ? gpn / rails : gpn;
+                    auto leaf_of = [&](int g) {
+                      const int node = g / gpn;
+                      return std::pair<int, int>(node / npl, rails > 0 ? (g % gpn) / per_rail : 0);
+                    };
+                    // The load one leaf sends up in one direction, listed: a send leaves
+                    // when its partner's node is under another leaf (the rail a send rides
+                    // is its sender's: rail-aligned, as the leaf span counts it).
+                    auto off_leaf = [&](int g, int partner) { return g / gpn / npl != partner / gpn / npl; };
+                    auto listed = [&](int from, int dir) {
+                      int n = 0;
+                      for (int r = 0; r < dp; ++r)
+                        for (int t = 0; t < tp; ++t)
+                          for (int st = 0; st < pp; ++st) {
+                            const int g = p.gpu(t, 0, r, st);
+                            if (leaf_of(g) != leaf_of(from)) continue;
+                            int to = st + dir;
+                            if (to < 0 || to >= pp) {
+                              if (!ring) continue;
+                              to = (to + pp) % pp;
+                            }
+                            if (off_leaf(g, p.gpu(t, 0, r, to))) ++n;
+                          }
+                      return n;
+                    };
+                    for (int st = 0; st + 1 < pp; ++st) {
+                      GroupShape both;
+                      const GroupShape one = p.pp_pair_shape(st, st + 1, ring, &both);
+                      if (one.leaf_span <= 1) continue;
+                      const int from = p.gpu(0, 0, 0, st), to = p.gpu(0, 0, 0, st + 1);
+                      const int attached_from = std::min(npl, job_nodes + extra_nodes - from / gpn / npl * npl);
+                      const int attached_to = std::min(npl, job_nodes + extra_nodes - to / gpn / npl * npl);
+                      const int ga = attached_from * per_rail, gb = attached_to * per_rail;
+                      const int fa = listed(from, +1), ba = listed(from, -1);
+                      const int bb = listed(to, -1), fb = listed(to, +1);
+                      SCOPED_TRACE(std::string(order) + " gpn " + std::to_string(gpn) + " npl " +
+                                   std::to_string(npl) + " rails " + std::to_string(rails) + " tp " +
+                                   std::to_string(tp) + " dp " + std::to_string(dp) + " pp " + std::to_string(pp) +
+                                   " stage " + std::to_string(st) + (ring ? " ring" : ""));
+                      // The busier share of the two leaves, as pp_pair_shape reports it.
+                      const double want_one = std::max(double(fa) / ga, double(bb) / gb);
+                      const double want_both = std::max(double(fa + ba) / ga, double(bb + fb) / gb);
+                      ASSERT_DOUBLE_EQ(double(one.leaf_crossing) / one.leaf_gpus, want_one);
+                      ASSERT_DOUBLE_EQ(double(both.leaf_crossing) / both.leaf_gpus, want_both);
+                      ++checked;
+                    }
+                  }
+  EXPECT_GT(checked, 1000);
+}
+
+TEST(RankPlacement, PipelinePairsCountTheSendsThatLeaveTheirLeaf) {
+  // A pair's load on the taper: (GPUs sending off the leaf, GPUs the leaf serves).
+  using Load = std::pair<int, int>;
+  auto load = [](const GroupShape& g) { return Load(g.leaf_crossing, g.leaf_gpus); };
+  // TP 8 PP 8 on 8 nodes of 8 GPUs under leaves of 4 nodes: stages 0-3 on leaf 0. Only the
+  // boundary 3 -> 4 crosses, and of leaf 0's 32 GPUs the 8 of stage 3 send off it at once.
+  RankPlacement p(8, 1, 1, 8, "tp-cp-dp-pp", 1, 0, 8, 4);
+  p.set_leaves(8, 0);
+  EXPECT_EQ(p.pp_pair_shape(0, 1).leaf_span, 1);
+  EXPECT_EQ(p.pp_pair_shape(0, 1).leaf_gpus, 0);
+  const GroupShape cross = p.pp_pair_shape(3, 4);
+  EXPECT_EQ(cross.leaf_span, 2);
+  EXPECT_EQ(load(cross), Load(8, 32));
+  // Interleaved chunks also send from stage 7 on to stage 0, from leaf 1 to leaf 0: that pair
+  // crosses too, its 8 senders of leaf 1's 32 GPUs (and stage 0's 8 sending gradients back).
+  EXPECT_EQ(load(p.pp_pair_shape(7, 0)), Load(8, 32));
+  // On a cluster of 6 nodes the second leaf holds 2 and its uplinks serve 16 GPUs: the
+  // gradients of stage 4 back to stage 3 leave it from 8 of them, the busier share.
+  RankPlacement q(8, 1, 1, 6, "tp-cp-dp-pp", 1, 0, 8, 4);
+  q.set_leaves(6, 0);
+  EXPECT_EQ(load(q.pp_pair_shape(3, 4)), Load(8, 16));
+  // Leaves of 2 nodes: leaf 1 holds stages 2 and 3, whose sends leave it both ways (3 -> 4
+  // forward, 2 -> 1 back): 8 of its 16 GPUs in one direction, all 16 in both.
+  RankPlacement two(8, 1, 1, 8, "tp-cp-dp-pp", 1, 0, 8, 2);
+  two.set_leaves(8, 0);
+  GroupShape both;
+  const GroupShape one = two.pp_pair_shape(3, 4, false, &both);
+  EXPECT_EQ(load(one), Load(8, 16));
+  EXPECT_EQ(load(both), Load(16, 16));
+  // A stage over 4 nodes (DP 4) under leaves of 2: every GPU's next stage is under another
+  // leaf, the whole leaf's traffic climbs (the full taper).
+  RankPlacement w(8, 1, 4, 2, "tp-cp-dp-pp", 1, 0, 8, 2);
+  w.set_leaves(8, 0);
+  EXPECT_EQ(load(w.pp_pair_shape(0, 1)), Load(16, 16));
+  // Rail-optimised, 8 rails: TP 4 puts two stages on a node; rail 4's leaf of a 4-node unit
+  // holds GPU 4 of nodes 0-3 (stages 1, 3, 5, 7), and only stage 7's send leaves the unit.
+  RankPlacement r(4, 1, 1, 16, "tp-cp-dp-pp", 1, 0, 8, 4);
+  r.set_leaves(8, 8);
+  const GroupShape rail = r.pp_pair_shape(7, 8);
+  EXPECT_EQ(rail.leaf_span, 2);
+  EXPECT_EQ(load(rail), Load(1, 4));
+}
+
 }  // namespace
 }  // namespace trainsim
