@@ -5,18 +5,33 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <vector>
 
+#include "models/core/scenario_error.hpp"
 #include "models/estimate/estimate.hpp"
 #include "models/scenario/scenario_loader.hpp"
 
 using namespace trainsim;
 
 int main(int argc, char** argv) {
+  if (argc > 2 || (argc == 2 && (std::strcmp(argv[1], "-h") == 0 || std::strcmp(argv[1], "--help") == 0))) {
+    std::fprintf(argc > 2 ? stderr : stdout,
+                 "usage: bench_estimate [SCENARIO]\n"
+                 "  plans evaluated per second by the estimate tier on one core, over TP/PP/micro-batch/\n"
+                 "  ZeRO/schedule variations of SCENARIO (default: scenarios/default.json)\n");
+    return argc > 2 ? 2 : 0;
+  }
   LoadOptions o;
   o.preset_dirs = default_preset_dirs();
   const std::string file = argc > 1 ? argv[1] : std::string(TRAINSIM_SCENARIOS_DIR "/default.json");
-  const Scenario base = load_scenario_file(file, o);
+  Scenario base;
+  try {
+    base = load_scenario_file(file, o);
+  } catch (const ScenarioError& e) {
+    std::fprintf(stderr, "bench_estimate: %s\n", e.what());
+    return 2;
+  }
   std::vector<Scenario> plans;
   for (int tp : {1, 2, 4, 8})
     for (int pp : {1, 2, 4, 8, 16})
