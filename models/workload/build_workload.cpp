@@ -283,6 +283,15 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r, const WorkloadOp
   const double largest_layer_params =
       std::max(dense_lp.dense_per_tp_rank(tp) - dense_lp.norms,
                m.moe ? moe_lp.dense_per_tp_rank(tp) - moe_lp.norms + moe_lp.experts / (double(ep) * etp) : 0.0);
+  // Per-parameter ZeRO-3 collectives pass each tensor through a flat buffer of its size
+  // (largest_zero3_tensor_params): the largest tensor's gathered parameters or its gradients.
+  const double zero3_flat_buffer_params =
+      p.zero_stage >= 3 && p.zero3_per_parameter
+          ? std::max(largest_zero3_tensor_params(m, ep, false, dense_lp.dense_per_tp_rank(tp), 0),
+                     m.moe ? largest_zero3_tensor_params(m, ep, true, moe_lp.dense_per_tp_rank(tp),
+                                                         moe_lp.experts / (double(ep) * etp))
+                           : 0.0)
+          : 0.0;
   double max_stage_params = 0, max_stage_dense = 0, max_stage_expert = 0;
   for (const StageWork& sw : w.stages)
     if (sw.dense_params + sw.expert_params > max_stage_params) {
@@ -364,7 +373,8 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r, const WorkloadOp
       // The layer being computed, gathered whole, and the prefetch buffer: the next layer, or
       // as many parameters as plan.zero3_prefetch_params bounds it to.
       b.other_bytes +=
-          (largest_layer_params + zero3_prefetched_params(p.zero3_prefetch_params, largest_layer_params)) * sb.params;
+          (largest_layer_params + zero3_prefetched_params(p.zero3_prefetch_params, largest_layer_params)) * sb.params +
+          zero3_flat_buffer_params * std::max(sb.params, sb.grads);
     }
     if (error_feedback) b.other_bytes += (sw.dense_params + sw.expert_params) * sb.grads;
     sm.total_bytes = b.total();

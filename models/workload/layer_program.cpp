@@ -770,8 +770,7 @@ std::vector<double> tensor_sizes(const ModuleTensors& t, double params, bool exp
 // attention's QKV and output projections (MLA: its down- and up-projections), the dense MLP's
 // up (and gate) and down projections, or a MoE layer's router and shared experts; a norm weight
 // per norm (and its bias with linear biases, a LayerNorm's), a bias per dense matrix.
-ModuleTensors layer_tensors(const LayerContext& c, bool moe_layer) {
-  const ModelSpec& m = *c.model;
+ModuleTensors layer_tensors(const ModelSpec& m, int ep, bool moe_layer) {
   const int mlp = m.ffn_act == FfnActivation::kSwiglu ? 3 : 2;
   ModuleTensors t;
   int attention = 2, norms = 2;
@@ -785,9 +784,10 @@ ModuleTensors layer_tensors(const LayerContext& c, bool moe_layer) {
   // Bounded to keep a layer's op list small: 4096 matrices, more than any published MoE model
   // holds on one rank (DeepSeek-V3's 256 experts at EP 1: 768).
   if (moe_layer)
-    t.expert_matrices = static_cast<int>(std::min<double>(4096, mlp * static_cast<double>(m.moe->experts) / c.ep));
+    t.expert_matrices = static_cast<int>(std::min<double>(4096, mlp * static_cast<double>(m.moe->experts) / std::max(1, ep)));
   return t;
 }
+ModuleTensors layer_tensors(const LayerContext& c, bool moe_layer) { return layer_tensors(*c.model, c.ep, moe_layer); }
 
 // A module's ZeRO-3 gathers: the part its prefetch buffer holds one repetition ahead, the rest
 // at its start. Gathered tensor by tensor, the buffer holds whole tensors, in order (DeepSpeed
@@ -927,6 +927,15 @@ void weight_casts(BlockBuilder& b, const LayerContext& c, Pass pass, double para
 }
 
 }  // namespace
+
+double largest_zero3_tensor_params(const ModelSpec& model, int ep, bool moe_layer, double dense_params,
+                                   double expert_params) {
+  const ModuleTensors t = layer_tensors(model, ep, moe_layer);
+  double largest = 0;
+  for (double n : tensor_sizes(t, dense_params, false)) largest = std::max(largest, n);
+  for (double n : tensor_sizes(t, expert_params, true)) largest = std::max(largest, n);
+  return largest;
+}
 
 double zero3_prefetched_params(double bound_params, double module_params) {
   return bound_params > 0 ? std::min(module_params, bound_params) : module_params;

@@ -121,6 +121,13 @@ double layer_power_share(const LayerContext& ctx, bool moe_layer);
 // plan.zero3_prefetch_params = `bound_params`: all of them at 0 (FSDP's one unit ahead), else
 // at most the bound (DeepSpeed's stage3_prefetch_bucket_size counts parameter elements).
 double zero3_prefetched_params(double bound_params, double module_params);
+// The largest parameter tensor of one layer on a rank, in elements (its dense part of
+// dense_params and routed-expert part of expert_params split as the per-parameter ZeRO-3
+// collectives split them), for plan.zero3_collectives "parameter": PyTorch runs a collective on
+// a list of per-rank views through one flat buffer of the whole tensor (ProcessGroupNCCL's
+// allgather and reduce_scatter of that time), which the memory model holds beside the views.
+double largest_zero3_tensor_params(const ModelSpec& model, int ep, bool moe_layer, double dense_params,
+                                   double expert_params);
 OpBlock embedding_block(const LayerContext& ctx, PassKind pass);
 OpBlock head_block(const LayerContext& ctx, PassKind pass);
 

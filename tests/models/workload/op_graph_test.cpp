@@ -713,6 +713,15 @@ TEST(OpGraph, PerParameterCollectivesGatherEachTensorAndCopyItPerRank) {
   int scatters = 0;
   for (const CommOp& c : bwd.comm) scatters += c.op == CollectiveOp::kReduceScatter;
   EXPECT_EQ(scatters, 12);
+  // Each list collective passes its tensor through a flat buffer of the tensor's size: memory
+  // holds one more tensor than the module-wise gather, the largest, a weight matrix. GPT's four
+  // matrices hold 12 h^2 of the layer's 12 h^2 + 13 h parameters; the split gives each an equal
+  // share, 3 h^2, at the larger of its two precisions: bf16 parameters, and gradients reduced
+  // in fp32 (bf16 training's default, grad_reduce_precision), 4 bytes.
+  const double h = sc.model.hidden;
+  ASSERT_EQ(sc.plan.precision, Precision::kBf16);
+  EXPECT_NEAR(r_param.peak_breakdown.other_bytes - r_module.peak_breakdown.other_bytes, 3 * h * h * 4,
+              0.01 * 3 * h * h * 4);
   // The copies grow with the group: per GPU, the step slows as the same per-GPU work spreads
   // over more GPUs, where gathering a module at once barely changes it.
   auto step = [&](int dp, const char* collectives) {
