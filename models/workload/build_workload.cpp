@@ -280,16 +280,17 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r, const WorkloadOp
       sw.expert_params += chunk_expert_params(cl);
     }
   }
+  // A MoE layer's routed-expert parameters on one GPU.
+  const double layer_expert_params = m.moe ? moe_lp.experts / (double(ep) * etp) : 0.0;
   const double largest_layer_params =
       std::max(dense_lp.dense_per_tp_rank(tp) - dense_lp.norms,
-               m.moe ? moe_lp.dense_per_tp_rank(tp) - moe_lp.norms + moe_lp.experts / (double(ep) * etp) : 0.0);
+               m.moe ? moe_lp.dense_per_tp_rank(tp) - moe_lp.norms + layer_expert_params : 0.0);
   // Per-parameter ZeRO-3 collectives pass each tensor through a flat buffer of its size
   // (largest_zero3_tensor_params): the largest tensor's gathered parameters or its gradients.
   const double zero3_flat_buffer_params =
       p.zero_stage >= 3 && p.zero3_per_parameter
           ? std::max(largest_zero3_tensor_params(m, ep, false, dense_lp.dense_per_tp_rank(tp), 0),
-                     m.moe ? largest_zero3_tensor_params(m, ep, true, moe_lp.dense_per_tp_rank(tp),
-                                                         moe_lp.experts / (double(ep) * etp))
+                     m.moe ? largest_zero3_tensor_params(m, ep, true, moe_lp.dense_per_tp_rank(tp), layer_expert_params)
                            : 0.0)
           : 0.0;
   double max_stage_params = 0, max_stage_dense = 0, max_stage_expert = 0;

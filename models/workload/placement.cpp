@@ -333,17 +333,15 @@ GroupShape RankPlacement::pp_pair_shape(int stage, int next_stage, bool ring, Gr
   // The activations leave the sender's leaf beside the other forward sends off it; the
   // gradients leave the receiver's leaf beside the other backward sends off it. Each leaf's
   // uplinks also carry its sends the other way.
-  int gpus_from = 0, gpus_to = 0;
-  const int fwd_from = sends_off_leaf(from, +1, ring, gpus_from), bwd_from = sends_off_leaf(from, -1, ring, gpus_from);
-  const int bwd_to = sends_off_leaf(to, -1, ring, gpus_to), fwd_to = sends_off_leaf(to, +1, ring, gpus_to);
+  const LeafSends a = sends_off_leaf(from, ring), b = sends_off_leaf(to, ring);
   // The busier of two loads, compared as shares of their leaves' GPUs.
-  auto busier = [](GroupShape& out, int a, int gpus_a, int b, int gpus_b) {
-    const bool first = static_cast<long long>(a) * gpus_b >= static_cast<long long>(b) * gpus_a;
-    out.leaf_crossing = first ? a : b;
-    out.leaf_gpus = first ? gpus_a : gpus_b;
+  auto busier = [&](GroupShape& out, int load_a, int load_b) {
+    const bool first = static_cast<long long>(load_a) * b.gpus >= static_cast<long long>(load_b) * a.gpus;
+    out.leaf_crossing = first ? load_a : load_b;
+    out.leaf_gpus = first ? a.gpus : b.gpus;
   };
-  busier(g, fwd_from, gpus_from, bwd_to, gpus_to);
-  if (both_ways) busier(*both_ways, fwd_from + bwd_from, gpus_from, bwd_to + fwd_to, gpus_to);
+  busier(g, a.forward, b.backward);
+  if (both_ways) busier(*both_ways, a.forward + a.backward, b.backward + b.forward);
   return g;
 }
 
@@ -353,7 +351,7 @@ void RankPlacement::set_leaves(int cluster_nodes, int rails) {
   rails_ = std::max(0, rails);
 }
 
-int RankPlacement::sends_off_leaf(int from, int dir, bool ring, int& leaf_gpus) const {
+RankPlacement::LeafSends RankPlacement::sends_off_leaf(int from, bool ring) const {
   const long long per_leaf = static_cast<long long>(npl_) * gpn_;
   const long long job_nodes = (static_cast<long long>(gpus()) + gpn_ - 1) / gpn_;
   const long long nodes = std::max<long long>(cluster_nodes_, job_nodes);
@@ -362,7 +360,8 @@ int RankPlacement::sends_off_leaf(int from, int dir, bool ring, int& leaf_gpus) 
   // A rail's leaf serves the GPUs of one NIC index on each of its nodes.
   const int per_rail = rails_ > 0 ? std::max(1, gpn_ / rails_) : gpn_;
   const int local_lo = rails_ > 0 ? (from % gpn_) / per_rail * per_rail : 0;
-  leaf_gpus = static_cast<int>(attached * per_rail);
+  LeafSends out;
+  out.gpus = static_cast<int>(attached * per_rail);
   const long long start = leaf * per_leaf, end = start + per_leaf;  // the leaf's GPU ids
   const long long hi = std::min<long long>(start + attached * gpn_, gpus());
   const long long step = stride_[3];
@@ -384,17 +383,18 @@ int RankPlacement::sends_off_leaf(int from, int dir, bool ring, int& leaf_gpus) 
     return n;
   };
   const long long wrap = static_cast<long long>(pp_ - 1) * step;
-  long long n = 0;
-  if (dir > 0) {
-    // Partner g + step at or past the leaf's end; with the ring, the last stage's g - wrap
-    // before its start.
-    n += count(end - step, hi, [&](int s) { return s < pp_ - 1; });
-    if (ring) n += count(start, start + wrap, [&](int s) { return s == pp_ - 1; });
-  } else {
-    n += count(start, start + step, [&](int s) { return s > 0; });
-    if (ring) n += count(end - wrap, hi, [&](int s) { return s == 0; });
+  // Forward: partner g + step at or past the leaf's end; with the ring, the last stage's
+  // g - wrap before its start. Backward: g - step before its start; the first stage's g + wrap
+  // past its end.
+  long long forward = count(end - step, hi, [&](int s) { return s < pp_ - 1; });
+  long long backward = count(start, start + step, [&](int s) { return s > 0; });
+  if (ring) {
+    forward += count(start, start + wrap, [&](int s) { return s == pp_ - 1; });
+    backward += count(end - wrap, hi, [&](int s) { return s == 0; });
   }
-  return static_cast<int>(n);
+  out.forward = static_cast<int>(forward);
+  out.backward = static_cast<int>(backward);
+  return out;
 }
 
 int RankPlacement::leaf_span_over_stages(long long lo, long long hi) const {

@@ -132,9 +132,12 @@ class RankPlacement {
   GroupShape worst_shape_sampled(int kind) const;
   // g's leaf_span as the sampled groups show it, or 0 where other groups of the kind may cross.
   GroupShape crossing_unless_sampled_exactly(int kind, GroupShape g) const;
-  // Of the GPUs sharing `from`'s leaf, how many send to a stage `dir` (+1 next, -1 previous)
-  // away under another leaf; leaf_gpus: the GPUs that leaf's ports serve.
-  int sends_off_leaf(int from, int dir, bool ring, int& leaf_gpus) const;
+  // Of the GPUs sharing `from`'s leaf, how many send to their next stage (forward) and to their
+  // previous one (backward) under another leaf, and how many GPUs that leaf's ports serve.
+  struct LeafSends {
+    int forward = 0, backward = 0, gpus = 0;
+  };
+  LeafSends sends_off_leaf(int from, bool ring) const;
 
   int tp_, cp_, dp_, pp_, ep_, etp_, edp_, gpn_, npl_;
   bool leaves_set_ = false;  // set_leaves
