@@ -113,7 +113,7 @@ GanttTrace estimate_timeline(const Evaluation& ev) {
                 .arg(pp)
                 .arg(vpp)
                 .arg(m)
-                .arg(format_seconds(t.makespan_s), format_percent(t.bubble_fraction), format_percent(r.bubble_fraction));
+                .arg(format_seconds(t.step_s), format_percent(t.bubble_fraction), format_percent(r.bubble_fraction));
   // After a simulation without a timeline of its own, this is still the estimate's pipeline:
   // say so, and give the simulation's bubble beside it.
   if (ev.simulated())

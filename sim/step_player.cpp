@@ -805,13 +805,19 @@ StepTimeline finish_timeline(Player& p, Platform& platform, const Workload& work
   if (!p.runner.done())
     throw std::logic_error("play_step: the schedule stalled with ops left (dependency bug)");
   StepTimeline& tl = p.tl;
+  const bool overlap = workload.schedule->steps_overlap();
+  tl.origin_s.assign(static_cast<std::size_t>(p.n), overlap ? -1.0 : 0.0);
   for (auto& op : tl.ops) {
     op.start_s -= t0;
     op.end_s -= t0;
     op.free_s -= t0;
     tl.compute_end_s[op.stage] = std::max(tl.compute_end_s[op.stage], op.free_s);
-    tl.pipeline_end_s = std::max(tl.pipeline_end_s, op.free_s);
+    double& origin = tl.origin_s[op.stage];
+    if (origin < 0 || (overlap && op.start_s < origin)) origin = op.start_s;
   }
+  for (double& o : tl.origin_s) o = std::max(0.0, o);
+  for (int d = 0; d < p.n; ++d)
+    tl.pipeline_end_s = std::max(tl.pipeline_end_s, tl.compute_end_s[d] - tl.origin_s[d]);
   for (auto& t : tl.transfers) {
     t.start_s -= t0;
     t.end_s -= t0;
@@ -830,7 +836,8 @@ StepTimeline finish_timeline(Player& p, Platform& platform, const Workload& work
   // never before its last op.
   for (int d = 0; d < p.n; ++d) tl.dp_end_s[d] = std::max(tl.compute_end_s[d], tl.async_end_s[d]);
   for (const auto& b : tl.buckets) tl.dp_end_s[b.stage] = std::max(tl.dp_end_s[b.stage], b.end_s);
-  for (int d = 0; d < p.n; ++d) tl.optimizer_start_s = std::max(tl.optimizer_start_s, tl.dp_end_s[d]);
+  for (int d = 0; d < p.n; ++d)
+    tl.optimizer_start_s = std::max(tl.optimizer_start_s, tl.dp_end_s[d] - tl.origin_s[d]);
   tl.step_end_s = tl.optimizer_start_s + workload.optimizer_s + workload.offload_s;
   tl.transfers_started = platform.transfers_started();
   return std::move(tl);

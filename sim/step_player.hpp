@@ -134,12 +134,16 @@ struct StepTimeline {
   std::vector<double> busy_s;         // per stage: compute op time
   std::vector<double> compute_end_s;  // per stage: last op free
   std::vector<double> dp_end_s;       // per stage: last bucket done (>= compute_end_s)
+  // Per stage, where its step begins: 0, or where the schedule's steps overlap
+  // (ScheduleTraits::steps_overlap) its first op's start, the fill before it running beside the
+  // previous step. The spans below are measured from it.
+  std::vector<double> origin_s;
   std::vector<int> max_in_flight;     // per stage: forwards started minus backwards done (chunk ops)
   int chunks_per_device = 1;
   int buckets_per_chunk = 0;  // simulated buckets per model chunk at most (after merging)
-  double pipeline_end_s = 0;
-  double optimizer_start_s = 0;  // max over stages of dp_end_s
-  double step_end_s = 0;         // + ZeRO-3 gathers + optimizer + offload
+  double pipeline_end_s = 0;     // max over stages of compute_end_s - origin_s
+  double optimizer_start_s = 0;  // max over stages of dp_end_s - origin_s
+  double step_end_s = 0;         // + optimizer + offload: the step time
   std::size_t transfers_started = 0;
   std::size_t mirror_flows = 0;
 };

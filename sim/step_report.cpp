@@ -87,7 +87,7 @@ double schedule_bubble_s(const Workload& w, const StepTimeline& tl, int c) {
     };
     costs[d] = StageCosts{mean(PipeOpKind::kForward), mean(PipeOpKind::kBackward), mean(PipeOpKind::kBackwardWeight)};
   }
-  const double makespan = play_makespan_s(*w.schedule, w.pp, w.vpp, w.micro_batches, costs.data(), n, 0.0);
+  const double makespan = play_step_s(*w.schedule, w.pp, w.vpp, w.micro_batches, costs.data(), n, 0.0);
   return std::max(0.0, makespan - tl.busy_s[static_cast<std::size_t>(c)]);
 }
 
@@ -99,7 +99,7 @@ void compose_simulated_result(const Scenario& sc, const Workload& w, const StepT
   const int n = static_cast<int>(tl.busy_s.size());
   std::vector<StageFigures> fig(n);
   {
-    std::vector<double> prev_free(n, 0.0);
+    std::vector<double> prev_free(tl.origin_s.begin(), tl.origin_s.end());  // waits before it: none
     for (const StepOpRecord& op : tl.ops) {
       StageFigures& f = fig[op.stage];
       const double gap_start = prev_free[op.stage];
@@ -115,7 +115,7 @@ void compose_simulated_result(const Scenario& sc, const Workload& w, const StepT
       f.pp_wait_s += op.free_s - op.end_s;  // blocked on its own sends (overlap.pp off)
       prev_free[op.stage] = op.free_s;
     }
-    for (int s = 0; s < n; ++s) fig[s].idle_s = std::max(0.0, tl.compute_end_s[s] - tl.busy_s[s]);
+    for (int s = 0; s < n; ++s) fig[s].idle_s = std::max(0.0, tl.compute_end_s[s] - tl.origin_s[s] - tl.busy_s[s]);
     for (const StepBucketRecord& b : tl.buckets) {
       StageFigures& f = fig[b.stage];
       const double dur = b.end_s - b.start_s;
@@ -145,8 +145,8 @@ void compose_simulated_result(const Scenario& sc, const Workload& w, const StepT
   bd.ep_comm_s = purpose(CommPurpose::kEp);
   // c's idle over the pipeline's span (up to the last stage's last op, the drain included);
   // idle beyond the schedule's own bubble waited for transfers.
-  double pipeline_idle =
-      std::max(0.0, fig[c].idle_s - fig[c].pp_wait_s) + (tl.pipeline_end_s - tl.compute_end_s[c]);
+  double pipeline_idle = std::max(0.0, fig[c].idle_s - fig[c].pp_wait_s) +
+                         (tl.pipeline_end_s - (tl.compute_end_s[c] - tl.origin_s[c]));
   bd.pp_comm_s = fig[c].pp_wait_s;
   const double own_bubble = schedule_bubble_s(w, tl, c);
   if (own_bubble >= 0 && pipeline_idle > own_bubble) {
@@ -198,6 +198,7 @@ void compose_simulated_result(const Scenario& sc, const Workload& w, const StepT
                       {"idle_s", fig[s].idle_s},
                       {"pp_wait_s", fig[s].pp_wait_s},
                       {"pp_contention_s", fig[s].pp_contention_s},
+                      {"origin_s", tl.origin_s[s]},
                       {"compute_end_s", tl.compute_end_s[s]},
                       {"dp_end_s", tl.dp_end_s[s]},
                       {"dp_exposed_s", tl.dp_end_s[s] - tl.compute_end_s[s]},

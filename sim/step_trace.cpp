@@ -61,10 +61,12 @@ void write_step_trace(std::ostream& out, const StepTimeline& tl, const LinkStats
                   {"args", {{"params", b.params}, {"bytes_per_rank", b.bytes}, {"groups", b.groups},
                             {"ready_us", us(b.ready_s)}, {"closed_form_us", us(b.closed_form_s)}}}});
   }
+  // Each stage's optimizer where its step's span ends (from its origin: the same instant for all
+  // where a step ends with a barrier).
   if (tl.step_end_s > tl.optimizer_start_s)
     for (int s = 0; s < n; ++s)
       ev.push_back({{"ph", "X"}, {"pid", s}, {"tid", kTrackCompute}, {"name", "optimizer"},
-                    {"cat", "optimizer"}, {"ts", us(tl.optimizer_start_s)},
+                    {"cat", "optimizer"}, {"ts", us(tl.origin_s[static_cast<std::size_t>(s)] + tl.optimizer_start_s)},
                     {"dur", us(tl.step_end_s - tl.optimizer_start_s)}});
   if (stats && !links.empty()) {
     std::ostringstream ls;

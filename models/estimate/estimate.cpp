@@ -37,7 +37,10 @@ struct PlaybackKey {
 // Rounding: each end the playback computes is fl(start + duration) >= (start + duration)(1 - u),
 // as if every duration were shorter by at most u x makespan, so the computed makespan is at least
 // the exact bound times 1 - K u (K: the terms of the bound, at most ops + 2p); the bound's own
-// sums are within K u too. K <= 10^6 keeps both under 1e-9, the margin taken off.
+// sums are within K u too. K <= 10^6 keeps both under 1e-9, the margin taken off. Where steps
+// overlap (ScheduleTraits::steps_overlap) a step takes a device's span, not the makespan, and
+// only busy(d) bounds it: the fill before d and the drain after it run beside the neighbouring
+// steps.
 double makespan_lower_bound_s(const Workload& w) {
   if (w.schedule->bidirectional()) return 0.0;  // the argument follows one direction's stages
   const int chunks = w.schedule->layer_chunks(w.vpp);
@@ -48,17 +51,20 @@ double makespan_lower_bound_s(const Workload& w) {
   for (const StageWork& s : w.stages) {
     const StageCosts c = stage_costs(w, s);
     const double busy = static_cast<double>(w.micro_batches) * chunks * (c.forward_s + c.backward_s + c.backward_weight_s);
-    bound = std::max(bound, forwards + busy + (split ? 0.0 : backwards));
+    if (w.schedule->steps_overlap())
+      bound = std::max(bound, busy);
+    else
+      bound = std::max(bound, forwards + busy + (split ? 0.0 : backwards));
     forwards += c.forward_s;
     backwards += c.backward_s + c.backward_weight_s;
   }
   return bound * (1 - 1e-9);
 }
 
-// A playback's makespan, and what the overlapped pairs of a schedule that pairs a forward with a
-// backward saved: on the stage `worst` and over all stages.
+// A playback's step time (Timeline::step_s), and what the overlapped pairs of a schedule that
+// pairs a forward with a backward saved: on the stage `worst` and over all stages.
 struct Played {
-  double makespan_s = 0;
+  double step_s = 0;
   double saved_worst_s = 0;
   double saved_total_s = 0;
 };
@@ -90,7 +96,7 @@ double paired_makespan_lower_bound_s(const Workload& w) {
   return bound * (1 - 1e-9);
 }
 
-// The playback without its ops (play_makespan_s: the same makespan, no allocation), with
+// The playback without its ops (play_step_s: the same step time, no allocation), with
 // transfers instant unless `delays` say otherwise.
 Played makespan_only(const Workload& w, std::size_t worst, TransferDelays delays = 0.0) {
   thread_local std::vector<StageCosts> costs;
@@ -99,7 +105,7 @@ Played makespan_only(const Workload& w, std::size_t worst, TransferDelays delays
   for (const StageWork& s : w.stages) costs.push_back(stage_costs(w, s));
   saved.assign(costs.size(), 0.0);
   Played p;
-  p.makespan_s = play_makespan_s(*w.schedule, w.pp, w.vpp, w.micro_batches, costs.data(), costs.size(), delays,
+  p.step_s = play_step_s(*w.schedule, w.pp, w.vpp, w.micro_batches, costs.data(), costs.size(), delays,
                                  saved.data());
   p.saved_worst_s = saved[worst];
   for (double x : saved) p.saved_total_s += x;
@@ -114,7 +120,7 @@ Played played(const Workload& w, std::size_t worst, bool memoise) {
   if (!memoise) {
     const Timeline t = pipeline_timeline(w, 0.0);
     Played p;
-    p.makespan_s = t.makespan_s;
+    p.step_s = t.step_s;
     p.saved_worst_s = t.pair_saved_s[worst];
     for (double x : t.pair_saved_s) p.saved_total_s += x;
     return p;
@@ -262,13 +268,15 @@ void compose_closed_form(const Scenario& sc, Workload& w, Result& r, const Estim
   Played pl;
   if (play) {
     pl = played(w, static_cast<std::size_t>(worst - &w.stages.front()), memoise);
-    bubble = std::max(0.0, pl.makespan_s - (steady - pl.saved_worst_s));
+    bubble = std::max(0.0, pl.step_s - (steady - pl.saved_worst_s));
   }
   const double busy = steady - pl.saved_worst_s;
-  double makespan = busy + bubble;  // the pipeline's, first op to last
+  // The pipeline's time per step: first op to last, or where steps overlap the longest device's
+  // span (Timeline::step_s).
+  double makespan = busy + bubble;
   if (play_transfers) {
     // What the transfers add to the pipeline's makespan beyond its bubble.
-    const double played_s = makespan_only(w, static_cast<std::size_t>(worst - &w.stages.front()), w.p2p_delays()).makespan_s;
+    const double played_s = makespan_only(w, static_cast<std::size_t>(worst - &w.stages.front()), w.p2p_delays()).step_s;
     pp_exposed = std::max(0.0, played_s - (busy + bubble));
   }
   makespan += pp_exposed;

@@ -22,7 +22,7 @@ double pipeline_makespan_s(const Workload& w) {
   }
   std::vector<StageCosts> costs;
   for (const StageWork& s : w.stages) costs.push_back(stage_costs(w, s));
-  return play_schedule(*w.schedule, w.pp, w.vpp, m, costs, 0.0).makespan_s;
+  return play_schedule(*w.schedule, w.pp, w.vpp, m, costs, 0.0).step_s;
 }
 
 // Makespan of workload `w` with its stages slowed by `speeds`, minus the nominal makespan.

@@ -118,6 +118,15 @@ struct ScheduleTraits {
   // one's collectives beside the other's compute (DualPipe's F&B chunk; fb_overlap.hpp): the
   // players ask PipelineRunner::pick_partner for the forward.
   bool overlaps_forward_backward = false;
+  // Its runtime does not hold the stages at the optimizer step: each stage updates its own
+  // parameters once its gradients are reduced and starts the next step, and a step whose update
+  // turns out invalid (non-finite gradients, clipping) is rolled back afterwards (the
+  // zero-bubble paper's post-validation, Qi et al., ICLR'24, section 4). Back-to-back steps then
+  // tile: the next step's fill runs beside this one's drain, and a step takes the longest
+  // device's span, first op to last, not the makespan from the first device's first op. ZB-H2's
+  // parallelogram needs it (the paper: "the synchronization between the optimizer steps is
+  // removed here"); a schedule whose first device also ends last (1F1B, ZB-H1) gains nothing.
+  bool steps_overlap = false;
 };
 
 class PipelineSchedule {
@@ -151,6 +160,7 @@ class PipelineSchedule {
   bool uses_virtual_stages() const { return traits_.virtual_stages; }
   bool bidirectional() const { return traits_.bidirectional; }
   bool overlaps_forward_backward() const { return traits_.overlaps_forward_backward; }
+  bool steps_overlap() const { return traits_.steps_overlap; }
 
   // Model chunks a device's layers are cut into (each chunk's pass costs 1/chunks of the
   // device's), and chunks a device runs (a bidirectional schedule runs its stage twice).

@@ -1,6 +1,8 @@
 // Zero-bubble H2 (Qi et al., ICLR'24): as H1 with 2(p-s)-1 micro-batches in flight, which
-// fills the warm-up bubble too. Bubble max(0, (p-1)(F+B-3W)), about zero when W >= (F+B)/3, at
-// about twice 1F1B's activations.
+// fills the warm-up bubble too, at about twice 1F1B's activations. One step alone still starts
+// the last device (p-1)F late; with the optimizer step's synchronisation removed (post-
+// validation, ScheduleTraits::steps_overlap) that fill runs beside the previous step's drain,
+// and the bubble per step is max(0, (p-1)(F+B-3W)), about zero when W >= (F+B)/3.
 #include "models/schedules/pipeline_schedule.hpp"
 
 namespace trainsim {
@@ -11,7 +13,7 @@ class ZbH2 final : public PipelineSchedule {
   ZbH2()
       : PipelineSchedule("zb-h2",
                          "zero-bubble H2: near-zero bubble at about twice 1F1B's activations",
-                         ScheduleTraits{.splits_backward = true, .rule_order_fixed = true}) {}
+                         ScheduleTraits{.splits_backward = true, .rule_order_fixed = true, .steps_overlap = true}) {}
   int in_flight_limit(int pp, int, int, int device) const override { return 2 * (pp - device) - 1; }
   // The first stage's peak: deferring W never raises the peak activation memory above it.
   int weight_hold_limit(int pp) const override { return 2 * pp - 1; }

@@ -53,7 +53,29 @@ struct Player {
   std::vector<PipeOp> running;  // the completions-only route: the op each busy device runs
   std::vector<std::optional<PipeOp>> partner;  // ... and the forward beside it, in a pair
   std::vector<std::pair<double, int>> ends;
+  // Per device, its first op's start and its last op's end (step_span_s).
+  std::vector<double> first_at, last_at;
+  void clear_spans(int n) {
+    first_at.assign(static_cast<std::size_t>(n), -1.0);
+    last_at.assign(static_cast<std::size_t>(n), 0.0);
+  }
+  void ran(int d, double start, double end) {
+    if (first_at[d] < 0) first_at[d] = start;
+    last_at[d] = std::max(last_at[d], end);
+  }
 };
+
+// The pipeline's time per step: the makespan, or where the schedule's steps overlap
+// (ScheduleTraits::steps_overlap) the longest device span, first op to last: back-to-back steps
+// shifted by it keep every device's order and every input's arrival, and no device runs two
+// steps at once.
+double step_span_s(const Player& pl, const PipelineSchedule& schedule, double makespan) {
+  if (!schedule.steps_overlap()) return makespan;
+  double span = 0;
+  for (std::size_t d = 0; d < pl.first_at.size(); ++d)
+    if (pl.first_at[d] >= 0) span = std::max(span, pl.last_at[d] - pl.first_at[d]);
+  return span;
+}
 
 // What an op costs on a device: costs[device] (the last entry for devices past the end).
 double op_cost(const StageCosts* costs, std::size_t stages, int device, const PipeOp& op) {
@@ -100,6 +122,7 @@ double play_static_order(Player& pl, int micro_batches, const StageCosts* costs,
   pl.b_end.assign(slots, -1.0);
   pl.next.assign(static_cast<std::size_t>(n), 0);
   pl.free_at.assign(static_cast<std::size_t>(n), 0.0);
+  pl.clear_spans(n);
   double* f_end = pl.f_end.data();
   double* b_end = pl.b_end.data();
   double makespan = 0;
@@ -134,7 +157,9 @@ double play_static_order(Player& pl, int micro_batches, const StageCosts* costs,
           const int from = (vs + 1) % n;
           ready = from != d ? e + delays.between(from, d, n) : e;
         }
-        const double end = std::max(free, ready) + op_cost(costs, stages, d, op);
+        const double start = std::max(free, ready);
+        const double end = start + op_cost(costs, stages, d, op);
+        pl.ran(d, start, end);
         free = end;
         if (op.kind == PipeOpKind::kForward) f_end[at] = end;
         else if (op.kind == PipeOpKind::kBackward) b_end[at] = end;
@@ -164,6 +189,7 @@ double play_completions(Player& pl, const StageCosts* costs, std::size_t stages,
   pl.running.assign(static_cast<std::size_t>(n), PipeOp{});
   pl.partner.assign(static_cast<std::size_t>(n), std::nullopt);
   pl.ends.clear();
+  pl.clear_spans(n);
   std::vector<int>& asked = pl.asked;
   asked.clear();
   for (int d = 0; d < n; ++d) asked.push_back(d);
@@ -188,6 +214,7 @@ double play_completions(Player& pl, const StageCosts* costs, std::size_t stages,
         const double cost = run_cost(runner, costs, stages, d, *op, pl.partner[d], saved);
         running[d] = *op;
         if (pair_saved_s) pair_saved_s[d] += saved;
+        pl.ran(d, now, now + cost);
         ends.emplace_back(now + cost, d);  // idle since: starts now
         std::push_heap(ends.begin(), ends.end(), later);
       }
@@ -233,6 +260,7 @@ double play(Player& pl, const PipelineSchedule& schedule, int pp, int vpp, int m
   }
   const bool deliver_at_once = !t && !observer && delays.none();
   pl.free_at.assign(n, 0.0);
+  pl.clear_spans(n);
   pl.busy.assign(n, 0);
   pl.changed.assign(n, 1);
   std::vector<Event>& events = pl.events;
@@ -263,6 +291,7 @@ double play(Player& pl, const PipelineSchedule& schedule, int pp, int vpp, int m
         std::optional<PipeOp> f;
         double saved = 0;
         const double end = start + run_cost(runner, costs, stages, d, *op, f, saved);
+        pl.ran(d, start, end);
         if (pair_saved_s) pair_saved_s[d] += saved;
         if (t) t->pair_saved_s[d] += saved;
         pl.busy[d] = 1;
@@ -321,21 +350,23 @@ Timeline play_schedule(const PipelineSchedule& schedule, int pp, int vpp, int mi
   Player pl;
   Timeline t;
   t.makespan_s = play(pl, schedule, pp, vpp, micro_batches, costs.data(), costs.size(), delays, observer, &t, nullptr);
+  t.step_s = step_span_s(pl, schedule, t.makespan_s);
   const int n = static_cast<int>(t.busy_s.size());
   double idle = 0;
-  for (int d = 0; d < n; ++d) idle += t.makespan_s > 0 ? 1.0 - t.busy_s[d] / t.makespan_s : 0.0;
+  for (int d = 0; d < n; ++d) idle += t.step_s > 0 ? 1.0 - t.busy_s[d] / t.step_s : 0.0;
   t.bubble_fraction = idle / n;
   return t;
 }
 
-double play_makespan_s(const PipelineSchedule& schedule, int pp, int vpp, int micro_batches, const StageCosts* costs,
-                       std::size_t stages, TransferDelays delays, double* pair_saved_s) {
+double play_step_s(const PipelineSchedule& schedule, int pp, int vpp, int micro_batches, const StageCosts* costs,
+                   std::size_t stages, TransferDelays delays, double* pair_saved_s) {
   thread_local Player pl;
   pl.runner.reset(schedule, pp, vpp, micro_batches);
-  if (pl.runner.has_static_order())
-    return play_static_order(pl, micro_batches, costs, stages, delays,
-                             [&](int d) -> const std::vector<PipeOp>& { return pl.runner.order_of(d); });
-  if (schedule.has_fixed_delay_order()) {
+  double makespan = 0;
+  if (pl.runner.has_static_order()) {
+    makespan = play_static_order(pl, micro_batches, costs, stages, delays,
+                                 [&](int d) -> const std::vector<PipeOp>& { return pl.runner.order_of(d); });
+  } else if (schedule.has_fixed_delay_order()) {
     // The order the schedule's ready-op rule reduces to under fixed delays (its file says why).
     const int n = pl.runner.devices();
     if (pl.fixed_orders.size() < static_cast<std::size_t>(n)) pl.fixed_orders.resize(static_cast<std::size_t>(n));
@@ -343,11 +374,14 @@ double play_makespan_s(const PipelineSchedule& schedule, int pp, int vpp, int mi
       pl.fixed_orders[d].clear();
       schedule.fixed_delay_order(n, schedule.layer_chunks(vpp), std::max(1, micro_batches), d, pl.fixed_orders[d]);
     }
-    return play_static_order(pl, micro_batches, costs, stages, delays,
-                             [&](int d) -> const std::vector<PipeOp>& { return pl.fixed_orders[d]; });
+    makespan = play_static_order(pl, micro_batches, costs, stages, delays,
+                                 [&](int d) -> const std::vector<PipeOp>& { return pl.fixed_orders[d]; });
+  } else if (delays.none()) {
+    makespan = play_completions(pl, costs, stages, pair_saved_s);
+  } else {
+    makespan = play(pl, schedule, pp, vpp, micro_batches, costs, stages, delays, nullptr, nullptr, pair_saved_s);
   }
-  if (delays.none()) return play_completions(pl, costs, stages, pair_saved_s);
-  return play(pl, schedule, pp, vpp, micro_batches, costs, stages, delays, nullptr, nullptr, pair_saved_s);
+  return step_span_s(pl, schedule, makespan);
 }
 
 }  // namespace trainsim

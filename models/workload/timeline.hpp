@@ -39,9 +39,12 @@ struct TimelineOp {
 
 struct Timeline {
   std::vector<TimelineOp> ops;  // in start order (the two ops of a pair start and end together)
-  double makespan_s = 0;
+  double makespan_s = 0;  // the first op's start to the last op's end
+  // The pipeline's time per step: the makespan, or where the schedule's steps overlap
+  // (ScheduleTraits::steps_overlap) the longest device span, first op to last.
+  double step_s = 0;
   std::vector<double> busy_s;  // per stage
-  double bubble_fraction = 0;  // idle / makespan, averaged over stages
+  double bubble_fraction = 0;  // idle / step_s, averaged over stages
   // Per stage, what its overlapped pairs saved: the sum over them of (F + B alone) - the pair.
   std::vector<double> pair_saved_s;
 };
@@ -86,11 +89,11 @@ Timeline play_schedule(const PipelineSchedule& schedule, int pp, int vpp, int mi
                        const std::vector<StageCosts>& costs, TransferDelays delays,
                        PlaybackObserver* observer = nullptr);
 
-// The makespan of the same playback (bit for bit), without recording ops: per-thread buffers,
-// no allocation once they are large enough. What the estimate tier needs of a playback.
-// costs[0 .. stages-1], one entry per device (stages >= 1).
+// The step time of the same playback (Timeline::step_s, bit for bit), without recording ops:
+// per-thread buffers, no allocation once they are large enough. What the estimate tier needs of
+// a playback. costs[0 .. stages-1], one entry per device (stages >= 1).
 // With pair_saved_s (stages entries), what each device's overlapped pairs saved is added to it.
-double play_makespan_s(const PipelineSchedule& schedule, int pp, int vpp, int micro_batches, const StageCosts* costs,
-                       std::size_t stages, TransferDelays delays, double* pair_saved_s = nullptr);
+double play_step_s(const PipelineSchedule& schedule, int pp, int vpp, int micro_batches, const StageCosts* costs,
+                   std::size_t stages, TransferDelays delays, double* pair_saved_s = nullptr);
 
 }  // namespace trainsim

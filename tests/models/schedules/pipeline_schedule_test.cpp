@@ -95,7 +95,7 @@ TEST(PipelineSchedule, EveryRegisteredSchedulePlaysWithinItsClosedForm) {
     const Timeline t = play_schedule(*s, p, v, m, costs, 0.0);
     EXPECT_EQ(t.ops.size(), static_cast<std::size_t>(m) * p * chunks *
                                 (s->splits_backward() ? 3 : 2) / (s->bidirectional() ? 2 : 1));
-    EXPECT_EQ(play_makespan_s(*s, p, v, m, costs.data(), costs.size(), 0.0), t.makespan_s);
+    EXPECT_EQ(play_step_s(*s, p, v, m, costs.data(), costs.size(), 0.0), t.step_s);
     const double ideal = m * 3.0;  // F + B + W per micro-batch on every device
     const double closed = s->bubble_time_s(BubbleInputs{p, v, m, 1.0, 2.0, 1.0});
     if (s->splits_backward()) {
@@ -138,14 +138,14 @@ TEST(PipelineSchedule, TheFillAndDrainAreTheOtherStagesOwnPasses) {
     SCOPED_TRACE(name);
     std::vector<StageCosts> heavy_last(p, StageCosts{1.0, 1.5, 0.5});
     heavy_last.back() = StageCosts{2.0, 3.0, 1.0};  // the output layer's stage
-    const double played = play_makespan_s(pipeline_schedule(name), p, 1, m, heavy_last.data(), p, 0.0);
+    const double played = play_step_s(pipeline_schedule(name), p, 1, m, heavy_last.data(), p, 0.0);
     const auto [closed, alike] = closed_makespan(name, heavy_last, 1);
     EXPECT_NEAR(closed, played, 1e-9 * played);  // 31 x 6 + 7 x 3 + 6 = 213
     EXPECT_NEAR(played, 213.0, 1e-9);
     EXPECT_GT(alike, played * 1.09);  // 234: the slowest stage's fill counted p - 1 times
     std::vector<StageCosts> heavy_first(p, StageCosts{1.0, 1.5, 0.5});
     heavy_first.front() = StageCosts{1.5, 2.0, 0.5};
-    const double played_first = play_makespan_s(pipeline_schedule(name), p, 1, m, heavy_first.data(), p, 0.0);
+    const double played_first = play_step_s(pipeline_schedule(name), p, 1, m, heavy_first.data(), p, 0.0);
     const auto [closed_first, alike_first] = closed_makespan(name, heavy_first, 1);
     EXPECT_GE(closed_first, played_first);
     EXPECT_LT(closed_first, played_first * 1.05);
@@ -154,7 +154,7 @@ TEST(PipelineSchedule, TheFillAndDrainAreTheOtherStagesOwnPasses) {
   // Interleaved (v = 2, each chunk half a stage): a heavy last device, within 2%.
   std::vector<StageCosts> inter(p, StageCosts{0.5, 0.75, 0.25});
   inter.back() = StageCosts{1.0, 1.5, 0.5};
-  const double played = play_makespan_s(pipeline_schedule("interleaved"), p, 2, m, inter.data(), p, 0.0);
+  const double played = play_step_s(pipeline_schedule("interleaved"), p, 2, m, inter.data(), p, 0.0);
   const auto [closed, alike] = closed_makespan("interleaved", inter, 2);
   EXPECT_NEAR(closed, played, 0.02 * played);
   EXPECT_LT(std::abs(closed - played), std::abs(alike - played));
@@ -191,7 +191,7 @@ TEST(PipelineSchedule, AScheduleDefinedInATestPlaysItsClosedForm) {
       EXPECT_EQ(t.ops.size(), static_cast<std::size_t>(2 * m * p));
       const double closed = s.bubble_time_s(BubbleInputs{p, 1, m, 1.0, 2.0, 0.5});
       EXPECT_DOUBLE_EQ(t.makespan_s - m * 3.0, closed);
-      EXPECT_DOUBLE_EQ(play_makespan_s(s, p, 1, m, costs.data(), costs.size(), 0.0), t.makespan_s);
+      EXPECT_DOUBLE_EQ(play_step_s(s, p, 1, m, costs.data(), costs.size(), 0.0), t.step_s);
       // The registered GPipe plays the same op order.
       const Timeline g = play_schedule(pipeline_schedule("gpipe"), p, 1, m, costs, 0.0);
       ASSERT_EQ(g.ops.size(), t.ops.size());
