@@ -225,11 +225,16 @@ void compose_closed_form(const Scenario& sc, Workload& w, Result& r, const Estim
   for (const StageWork& s : w.stages) dp_s = std::max(dp_s, s.dp_reduce_s);
   double dp_exposed = dp_s;
   if (w.overlap_dp && dp_s > 0) {
-    // Reduction of each bucket starts when its gradients are ready during the last
-    // micro-batch's backward; the last bucket is always exposed.
+    // Reduction of each bucket starts when its gradients are ready during the pass that makes
+    // them final: the last micro-batch's backward, or where a one-direction schedule splits the
+    // backward its W (B makes input gradients only, and the zero-bubble orders end on W); the
+    // last bucket is always exposed. DualPipe's two directions finish apart, the earlier one's
+    // reduction beside the later one's passes: the whole backward is kept as its window.
     const double last_bucket =
         dp_s * std::min(1.0, w.dp_bucket_params / std::max(1.0, w.largest_stage_params));
-    dp_exposed = std::max(last_bucket, dp_s - worst->backward_s);
+    const bool ends_on_w = w.split_backward && !w.schedule->bidirectional();
+    const double final_pass = ends_on_w ? worst->backward_weight_s : worst->backward_s;
+    dp_exposed = std::max(last_bucket, dp_s - final_pass);
   }
   // Collectives the passes leave running (ZeRO-3 gradient reduce-scatters) finish before the
   // optimizer: the last backward's tail, and whatever their stream could not drain while the

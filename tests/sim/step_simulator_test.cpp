@@ -165,7 +165,11 @@ TEST(StepSimulator, AgreesWithEstimateWithoutContention) {
   zb["plan"]["schedule"] = "zb-h2";
   nlohmann::json zb_short = zb;
   zb_short["plan"]["global_batch"] = 6;
-  for (const auto& raw : {tp8, pp4, dp2, dual, zb, zb_short}) {
+  // ZB-H1 with data parallelism: a stage's gradients are final in its last W, not in its last
+  // B + W, so its reduction has only that W to hide behind.
+  nlohmann::json zb_dp = dp2;
+  zb_dp["plan"]["schedule"] = "zb-h1";
+  for (const auto& raw : {tp8, pp4, dp2, dual, zb, zb_short, zb_dp}) {
     SCOPED_TRACE(raw["plan"].dump());
     const Scenario s = scenario(raw);
     const Result est = estimate(s);
