@@ -53,13 +53,17 @@ struct Player {
   std::vector<PipeOp> running;  // the completions-only route: the op each busy device runs
   std::vector<std::optional<PipeOp>> partner;  // ... and the forward beside it, in a pair
   std::vector<std::pair<double, int>> ends;
-  // Per device, its first op's start and its last op's end (step_span_s).
+  // Per device, its first op's start and its last op's end, kept where the schedule's steps
+  // overlap (`spans`, set before a playback; step_span_s).
+  bool spans = false;
   std::vector<double> first_at, last_at;
   void clear_spans(int n) {
+    if (!spans) return;
     first_at.assign(static_cast<std::size_t>(n), -1.0);
     last_at.assign(static_cast<std::size_t>(n), 0.0);
   }
   void ran(int d, double start, double end) {
+    if (!spans) return;
     if (first_at[d] < 0) first_at[d] = start;
     last_at[d] = std::max(last_at[d], end);
   }
@@ -69,8 +73,8 @@ struct Player {
 // (ScheduleTraits::steps_overlap) the longest device span, first op to last: back-to-back steps
 // shifted by it keep every device's order and every input's arrival, and no device runs two
 // steps at once.
-double step_span_s(const Player& pl, const PipelineSchedule& schedule, double makespan) {
-  if (!schedule.steps_overlap()) return makespan;
+double step_span_s(const Player& pl, double makespan) {
+  if (!pl.spans) return makespan;
   double span = 0;
   for (std::size_t d = 0; d < pl.first_at.size(); ++d)
     if (pl.first_at[d] >= 0) span = std::max(span, pl.last_at[d] - pl.first_at[d]);
@@ -348,9 +352,10 @@ Timeline play_schedule(const PipelineSchedule& schedule, int pp, int vpp, int mi
                        const std::vector<StageCosts>& costs, TransferDelays delays,
                        PlaybackObserver* observer) {
   Player pl;
+  pl.spans = schedule.steps_overlap();
   Timeline t;
   t.makespan_s = play(pl, schedule, pp, vpp, micro_batches, costs.data(), costs.size(), delays, observer, &t, nullptr);
-  t.step_s = step_span_s(pl, schedule, t.makespan_s);
+  t.step_s = step_span_s(pl, t.makespan_s);
   const int n = static_cast<int>(t.busy_s.size());
   double idle = 0;
   for (int d = 0; d < n; ++d) idle += t.step_s > 0 ? 1.0 - t.busy_s[d] / t.step_s : 0.0;
@@ -362,6 +367,7 @@ double play_step_s(const PipelineSchedule& schedule, int pp, int vpp, int micro_
                    std::size_t stages, TransferDelays delays, double* pair_saved_s) {
   thread_local Player pl;
   pl.runner.reset(schedule, pp, vpp, micro_batches);
+  pl.spans = schedule.steps_overlap();
   double makespan = 0;
   if (pl.runner.has_static_order()) {
     makespan = play_static_order(pl, micro_batches, costs, stages, delays,
@@ -381,7 +387,7 @@ double play_step_s(const PipelineSchedule& schedule, int pp, int vpp, int micro_
   } else {
     makespan = play(pl, schedule, pp, vpp, micro_batches, costs, stages, delays, nullptr, nullptr, pair_saved_s);
   }
-  return step_span_s(pl, schedule, makespan);
+  return step_span_s(pl, makespan);
 }
 
 }  // namespace trainsim
