@@ -402,6 +402,11 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r, const WorkloadOp
                          split + " (the embedding and the loss count as a layer each; plan.layers_per_stage sets another split)");
   }
   for (std::string& unused : unused_plan_fields(sc)) r.warnings.push_back(std::move(unused));
+  if (pp > 1 && schedule.steps_overlap())
+    r.warnings.push_back("plan.schedule \"" + std::string(schedule.name()) +
+                         "\": timed with back-to-back steps that overlap, as the zero-bubble runtime runs them "
+                         "(no barrier at the optimizer step; post-validation rolls back an invalid update): a "
+                         "runtime that synchronises the stages there adds the pipeline fill to every step");
   if (p.zero_stage >= 3 && !p.compression.empty())
     r.warnings.push_back("plan.compression is not applied under ZeRO-3: its per-layer gradient reduce-scatters "
                          "and parameter all-gathers are modelled uncompressed");
