@@ -87,8 +87,8 @@ double schedule_bubble_s(const Workload& w, const StepTimeline& tl, int c) {
     };
     costs[d] = StageCosts{mean(PipeOpKind::kForward), mean(PipeOpKind::kBackward), mean(PipeOpKind::kBackwardWeight)};
   }
-  const double makespan = play_step_s(*w.schedule, w.pp, w.vpp, w.micro_batches, costs.data(), n, 0.0);
-  return std::max(0.0, makespan - tl.busy_s[static_cast<std::size_t>(c)]);
+  const double step = play_step_s(*w.schedule, w.pp, w.vpp, w.micro_batches, costs.data(), n, 0.0);
+  return std::max(0.0, step - tl.busy_s[static_cast<std::size_t>(c)]);
 }
 
 }  // namespace

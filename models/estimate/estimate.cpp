@@ -106,7 +106,7 @@ Played makespan_only(const Workload& w, std::size_t worst, TransferDelays delays
   saved.assign(costs.size(), 0.0);
   Played p;
   p.step_s = play_step_s(*w.schedule, w.pp, w.vpp, w.micro_batches, costs.data(), costs.size(), delays,
-                                 saved.data());
+                         saved.data());
   p.saved_worst_s = saved[worst];
   for (double x : saved) p.saved_total_s += x;
   return p;
