@@ -260,6 +260,26 @@ struct Player {
     const auto& chunks = w.programs[d].chunks;
     return chunks[std::min<std::size_t>(c, chunks.size() - 1)];
   }
+  // What device d plays for `op` alone. A backward that carries its W in a schedule that splits
+  // them (a static order's choice: DualPipe's reference runs some backwards whole) plays B's
+  // program and then W's, as the estimate adds their times (stage_op_cost); only the W blocks
+  // count the chunk's gradients final.
+  const PassProgram& program_of(int d, const PipeOp& op) {
+    if (!(w.split_backward && op.kind == PipeOpKind::kBackward && op.with_weight_grad))
+      return chunk(d, op.chunk).program(pass_of(op, w.split_backward));
+    const std::size_t k = 2 * static_cast<std::size_t>(d) + (op.chunk & 1);
+    if (whole_backward.size() <= k) whole_backward.resize(k + 1);
+    if (!whole_backward[k]) {
+      const ChunkProgram& ch = chunk(d, op.chunk);
+      auto whole = std::make_unique<PassProgram>(ch.program(PassKind::kBackwardInput));
+      for (OpBlock& b : whole->blocks) b.dense_params = b.expert_params = 0;
+      const auto& weight = ch.program(PassKind::kBackwardWeight).blocks;
+      whole->blocks.insert(whole->blocks.end(), weight.begin(), weight.end());
+      whole_backward[k] = std::move(whole);
+    }
+    return *whole_backward[k];
+  }
+  std::vector<std::unique_ptr<PassProgram>> whole_backward;  // [2 device + chunk], on first use
   double speed(int d) const {
     return d < static_cast<int>(opt.device_speed.size()) && opt.device_speed[d] > 0 ? opt.device_speed[d] : 1.0;
   }
@@ -309,7 +329,6 @@ struct Player {
     run->device = d;
     run->record = idx;
     run->op = *op;
-    run->program = &chunk(d, op->chunk).program(pass_of(*op, w.split_backward));
     if (!w.programs[d].paired.empty()) {
       run->partner = runner.pick_partner(d, run->op);  // a paired backward carries its W
       if (run->partner) {
@@ -317,6 +336,7 @@ struct Player {
         run->program = &w.programs[d].pair(run->partner->chunk, op->chunk);
       }
     }
+    if (!run->partner) run->program = &program_of(d, run->op);
     if (carries_weight_grad(run->op) && ++wg_started[d][op->chunk] == wg_expected[d][op->chunk]) {
       run->weight_pass_final = true;
       for (const OpBlock& b : run->program->blocks) run->params_total += (b.dense_params + b.expert_params) * b.repeat;

@@ -15,7 +15,7 @@ class Interleaved final : public PipelineSchedule {
                          ScheduleTraits{.virtual_stages = true}) {}
   int in_flight_limit(int, int vpp, int m, int) const override { return m * vpp; }
   // Megatron-LM schedules.py (interleaved): warm-up, steady 1F1B, cool-down.
-  bool has_static_order() const override { return true; }
+  bool has_static_order(int, int) const override { return true; }
   void static_order(int pp, int vpp, int m, int d, std::vector<PipeOp>& order) const override {
     const int total = m * vpp;
     auto fwd = [&](int k) {

@@ -15,7 +15,7 @@ class OneFOneB final : public PipelineSchedule {
   // Megatron-LM schedules.py (non-interleaved). A static order, not "a ready B first": with an
   // uneven stage (a straggler, a heavy last stage) the greedy rule batches B's and F's and
   // leaves the slow stage idle, which Megatron's order does not.
-  bool has_static_order() const override { return true; }
+  bool has_static_order(int, int) const override { return true; }
   void static_order(int pp, int, int m, int d, std::vector<PipeOp>& order) const override {
     const int warmup = std::min(m, pp - d - 1);
     int f = 0, b = 0;

@@ -28,6 +28,10 @@ struct PipeOp {
   int chunk = 0;  // model chunk on the device; bidirectional: 0 = forward direction, 1 = reverse
   // True when B carries W with it (schedules that do not split the backward pass).
   bool with_weight_grad = true;
+  // Static orders: this backward runs beside the op after it in the order, a forward, as one
+  // program once both inputs are in (DualPipe's overlapped F&B chunk; the backward carries its
+  // W). Not part of the op's identity.
+  bool pairs_next = false;
   bool operator<(const PipeOp& o) const {
     return std::tie(micro_batch, chunk, kind) < std::tie(o.micro_batch, o.chunk, o.kind);
   }
@@ -59,6 +63,7 @@ class PipeOpSet {
   }
   // Removes the op equivalent to `op`; false when there is none.
   bool erase(const PipeOp& op);
+  bool contains(const PipeOp& op) const;
   void clear() { v_.clear(); }
 
  private:
@@ -170,14 +175,24 @@ class PipelineSchedule {
   }
 
   // ---- the order rule PipelineRunner plays ----
-  // Schedules with a fixed per-device op order (Megatron's) say so and write it; PipelineRunner
-  // then runs each device's order as its inputs arrive. `vpp` is the runner's chunks per device.
-  virtual bool has_static_order() const { return false; }
+  // Schedules with a fixed per-device op order (Megatron's, DualPipe's reference) say for which
+  // shapes and write it; PipelineRunner then runs each device's order as its inputs arrive.
+  // `vpp` is the runner's chunks per device.
+  virtual bool has_static_order(int pp, int micro_batches) const {
+    (void)pp, (void)micro_batches;
+    return false;
+  }
   virtual void static_order(int pp, int vpp, int micro_batches, int device,
                             std::vector<PipeOp>& out) const;
-  // An order the ready-op rule reduces to when every transfer takes the same time, which the
-  // closed-form playback may run without events; the static order where there is one.
-  virtual bool has_fixed_delay_order() const { return has_static_order(); }
+  // A warning for a plan whose shape the schedule's reference implementation does not run
+  // (the players then fall back on its ready-op rule); empty where it does.
+  virtual std::string order_note(int pp, int micro_batches) const {
+    (void)pp, (void)micro_batches;
+    return "";
+  }
+  // Schedules without a static order whose ready-op rule reduces to a fixed order when every
+  // transfer takes the same time, which the closed-form playback may run without events.
+  virtual bool has_fixed_delay_order() const { return false; }
   virtual void fixed_delay_order(int pp, int vpp, int micro_batches, int device,
                                  std::vector<PipeOp>& out) const {
     static_order(pp, vpp, micro_batches, device, out);

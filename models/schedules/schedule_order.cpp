@@ -52,6 +52,12 @@ std::size_t PipeOpSet::rank(const PipeOp& op) const {
   return static_cast<std::size_t>(v_.end() - it);
 }
 
+bool PipeOpSet::contains(const PipeOp& op) const {
+  auto greater = [](const PipeOp& a, const PipeOp& b) { return b < a; };
+  auto it = std::lower_bound(v_.begin(), v_.end(), op, greater);
+  return it != v_.end() && !(*it < op);
+}
+
 bool PipeOpSet::erase(const PipeOp& op) {
   auto greater = [](const PipeOp& a, const PipeOp& b) { return b < a; };
   auto it = std::lower_bound(v_.begin(), v_.end(), op, greater);
@@ -104,7 +110,7 @@ void PipelineRunner::rule_orders(const PipelineSchedule& schedule, int pp, int v
 void PipelineRunner::reset(const PipelineSchedule& schedule, int pp, int vpp, int micro_batches, bool rule) {
   schedule_ = &schedule;
   const bool fixed = !rule && schedule.rule_order_fixed();
-  static_ = !rule && (schedule.has_static_order() || fixed);
+  static_ = !rule && (schedule.has_static_order(std::max(1, pp), std::max(1, micro_batches)) || fixed);
   split_ = schedule.splits_backward();
   dual_ = schedule.bidirectional();
   pp_ = std::max(1, pp);
@@ -140,7 +146,7 @@ void PipelineRunner::reset(const PipelineSchedule& schedule, int pp, int vpp, in
     PipeOp f{PipeOpKind::kForward, mb, chunk_of(0, dir), !split_};
     arrive(Handoff{device_of(0, dir), f, false});
   }
-  if (fixed) {
+  if (static_) {
     // Plan searches play the same few shapes many times: the orders are kept per shape.
     struct Key {
       const PipelineSchedule* schedule;
@@ -151,11 +157,14 @@ void PipelineRunner::reset(const PipelineSchedule& schedule, int pp, int vpp, in
     };
     thread_local std::map<Key, std::vector<std::vector<PipeOp>>> kept;
     if (kept.size() > 256) kept.clear();
-    auto [it, added] = kept.try_emplace(Key{&schedule, pp_, vpp, m_});
-    if (added) rule_orders(schedule, pp_, vpp, m_, it->second);
+    auto [it, added] = kept.try_emplace(Key{&schedule, pp_, vpp_, m_});
+    if (added && fixed) {
+      rule_orders(schedule, pp_, vpp, m_, it->second);
+    } else if (added) {
+      it->second.assign(static_cast<std::size_t>(pp_), {});
+      for (int d = 0; d < pp_; ++d) schedule.static_order(pp_, vpp_, m_, d, it->second[d]);
+    }
     for (int d = 0; d < pp_; ++d) dev_[d].order = it->second[d];
-  } else if (static_) {
-    for (int d = 0; d < pp_; ++d) schedule.static_order(pp_, vpp_, m_, d, dev_[d].order);
   }
 }
 
@@ -166,7 +175,13 @@ std::optional<PipeOp> PipelineRunner::pick(int device) {
     const PipeOp want = d.order[d.next];
     PipeOp key = want;
     key.with_weight_grad = true;
-    if (!d.arrived.erase(key)) return std::nullopt;
+    if (!d.arrived.contains(key)) return std::nullopt;
+    if (want.pairs_next) {  // the pair starts once both inputs are in
+      PipeOp partner = d.order[d.next + 1];
+      partner.with_weight_grad = true;
+      if (!d.arrived.contains(partner)) return std::nullopt;
+    }
+    d.arrived.erase(key);
     ++d.next;
     return want;
   }
@@ -174,8 +189,16 @@ std::optional<PipeOp> PipelineRunner::pick(int device) {
 }
 
 std::optional<PipeOp> PipelineRunner::pick_partner(int device, PipeOp& first) {
-  if (static_ || first.kind != PipeOpKind::kBackward || !schedule_->overlaps_forward_backward())
-    return std::nullopt;
+  if (first.kind != PipeOpKind::kBackward || !schedule_->overlaps_forward_backward()) return std::nullopt;
+  if (static_) {  // the order names the pair: the op after `first`, whose input pick() saw in
+    if (!first.pairs_next) return std::nullopt;
+    PipeDevice& d = dev_[device];
+    const PipeOp partner = d.order[d.next++];
+    PipeOp key = partner;
+    key.with_weight_grad = true;
+    d.arrived.erase(key);
+    return partner;
+  }
   std::optional<PipeOp> partner = schedule_->forward_beside(dev_[device], device, pp_, m_);
   if (partner) first.with_weight_grad = true;
   return partner;

@@ -47,7 +47,9 @@ class PipelineRunner {
   // computes its weight gradients inside the pair (`first.with_weight_grad` is set, and no W of
   // its own follows): DualPipe's overlapped chunk runs the whole backward, and only a backward
   // alone defers its W (deepseek-ai/DualPipe, dualpipe.py: the main step's
-  // _forward_backward_chunk against _backward_chunk(enable_zb=True)).
+  // _forward_backward_chunk against _backward_chunk(enable_zb=True)). In a static order the
+  // order names the pair (PipeOp::pairs_next); a player whose costs do not pair ops does not
+  // ask, and the forward then runs after the backward.
   std::optional<PipeOp> pick_partner(int device, PipeOp& first);
   // The op finished: returns the inputs it produces (delivered later by arrive()).
   std::vector<Handoff> finish(int device, const PipeOp& op);

@@ -402,6 +402,7 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r, const WorkloadOp
                          split + " (the embedding and the loss count as a layer each; plan.layers_per_stage sets another split)");
   }
   for (std::string& unused : unused_plan_fields(sc)) r.warnings.push_back(std::move(unused));
+  if (std::string note = schedule.order_note(pp, micro_batches); !note.empty()) r.warnings.push_back(std::move(note));
   if (pp > 1 && schedule.steps_overlap())
     r.warnings.push_back("plan.schedule \"" + std::string(schedule.name()) +
                          "\": timed with back-to-back steps that overlap, as the zero-bubble runtime runs them "

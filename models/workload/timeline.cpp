@@ -81,11 +81,6 @@ double step_span_s(const Player& pl, double makespan) {
   return span;
 }
 
-// What an op costs on a device: costs[device] (the last entry for devices past the end).
-double op_cost(const StageCosts* costs, std::size_t stages, int device, const PipeOp& op) {
-  return stage_op_cost(costs[std::min<std::size_t>(device, stages - 1)], op);
-}
-
 // What device d runs for `op`, just picked: the op alone, or the pair of it (a backward, which
 // then carries its W: pick_partner) and the forward the rule starts beside it where the costs
 // pair ops (`partner`, then set). Returns the time; `saved` gets what the pair saved against its
@@ -116,7 +111,7 @@ double run_cost(PipelineRunner& runner, const StageCosts* costs, std::size_t sta
 // so the same makespan, bit for bit (Timeline tests compare the two).
 template <class OrderOf>
 double play_static_order(Player& pl, int micro_batches, const StageCosts* costs, std::size_t stages,
-                         TransferDelays delays, OrderOf order_of) {
+                         TransferDelays delays, double* pair_saved_s, OrderOf order_of) {
   PipelineRunner& runner = pl.runner;  // reset for this playback by the caller
   const int n = runner.devices();
   const int m = std::max(1, micro_batches);
@@ -129,6 +124,38 @@ double play_static_order(Player& pl, int micro_batches, const StageCosts* costs,
   pl.clear_spans(n);
   double* f_end = pl.f_end.data();
   double* b_end = pl.b_end.data();
+  // The device before d in an op's direction (a forward's producer) and the one after it (a
+  // backward's): the neighbours, wrapping round for interleaved chunks; reversed for the second
+  // direction of a bidirectional schedule.
+  const bool dual = runner.schedule().bidirectional();
+  // When op, at slot `at` of virtual stage vs, has its input on device d (-1: its producer has
+  // not run yet).
+  const auto ready_at = [&](int d, const PipeOp& op, int vs, std::size_t at) -> double {
+    const bool reverse = dual && op.chunk == 1;
+    if (op.kind == PipeOpKind::kForward) {
+      if (vs == 0) return 0;
+      const double e = f_end[at - m];
+      if (e < 0) return -1;
+      const int from = reverse ? d + 1 : (d + n - 1) % n;
+      return from != d ? e + delays.between(from, d, n) : e;
+    }
+    if (op.kind == PipeOpKind::kBackwardWeight) return b_end[at];  // its own B's inputs
+    if (vs == last) return f_end[at];                               // the loss: this device's F
+    const double e = b_end[at + m];
+    if (e < 0) return -1;
+    const int from = reverse ? d - 1 : (d + 1) % n;
+    return from != d ? e + delays.between(from, d, n) : e;
+  };
+  const auto ended = [&](const PipeOp& op, std::size_t at, double end) {
+    if (op.kind == PipeOpKind::kForward) f_end[at] = end;
+    else if (op.kind == PipeOpKind::kBackward) b_end[at] = end;
+  };
+  // A backward that carries its W in a schedule that splits them (a static order's choice)
+  // stands for both ops: total_ops() counts the W.
+  const bool split = runner.schedule().splits_backward();
+  const auto ops_in = [&](const PipeOp& op) {
+    return 1 + (split && op.kind == PipeOpKind::kBackward && op.with_weight_grad ? 1 : 0);
+  };
   double makespan = 0;
   int64_t left = runner.total_ops();
   while (left > 0) {
@@ -137,38 +164,44 @@ double play_static_order(Player& pl, int micro_batches, const StageCosts* costs,
       const std::vector<PipeOp>& order = order_of(d);
       std::size_t& i = pl.next[static_cast<std::size_t>(d)];
       double& free = pl.free_at[static_cast<std::size_t>(d)];
+      const StageCosts& c = costs[std::min<std::size_t>(d, stages - 1)];
       for (; i < order.size(); ++i) {
         const PipeOp& op = order[i];
         const int vs = runner.virtual_stage(d, op.chunk);
         const std::size_t at = static_cast<std::size_t>(vs) * m + op.micro_batch;
-        double ready = 0;
-        if (op.kind == PipeOpKind::kForward) {
-          if (vs > 0) {
-            const double e = f_end[at - m];
-            if (e < 0) break;
-            const int from = (vs - 1) % n;
-            ready = from != d ? e + delays.between(from, d, n) : e;
-          }
-        } else if (op.kind == PipeOpKind::kBackwardWeight) {  // its own B's inputs
-          ready = b_end[at];
-          if (ready < 0) break;
-        } else if (vs == last) {  // the loss: the same device's forward
-          ready = f_end[at];
-          if (ready < 0) break;
-        } else {
-          const double e = b_end[at + m];
-          if (e < 0) break;
-          const int from = (vs + 1) % n;
-          ready = from != d ? e + delays.between(from, d, n) : e;
+        double ready = ready_at(d, op, vs, at);
+        if (ready < 0) break;
+        std::size_t f_at = 0;
+        if (op.pairs_next) {  // the backward and the forward after it start once both inputs are in
+          const PipeOp& f = order[i + 1];
+          const int f_vs = runner.virtual_stage(d, f.chunk);
+          f_at = static_cast<std::size_t>(f_vs) * m + f.micro_batch;
+          const double f_ready = ready_at(d, f, f_vs, f_at);
+          if (f_ready < 0) break;
+          ready = std::max(ready, f_ready);
+        }
+        if (op.pairs_next && c.pairs()) {  // as one program
+          const PipeOp& f = order[i + 1];
+          const double start = std::max(free, ready);
+          const double alone = stage_op_cost(c, op) + stage_op_cost(c, f);
+          const double end = start + c.pair_s[f.chunk & 1][op.chunk & 1];
+          if (pair_saved_s) pair_saved_s[d] += alone - (end - start);
+          pl.ran(d, start, end);
+          free = end;
+          ended(op, at, end);
+          ended(f, f_at, end);
+          makespan = std::max(makespan, end);
+          ++i;
+          ran += ops_in(op) + 1;
+          continue;
         }
         const double start = std::max(free, ready);
-        const double end = start + op_cost(costs, stages, d, op);
+        const double end = start + stage_op_cost(c, op);
         pl.ran(d, start, end);
         free = end;
-        if (op.kind == PipeOpKind::kForward) f_end[at] = end;
-        else if (op.kind == PipeOpKind::kBackward) b_end[at] = end;
+        ended(op, at, end);
         makespan = std::max(makespan, end);
-        ++ran;
+        ran += ops_in(op);
       }
     }
     if (ran == 0) stalled(__LINE__);
@@ -370,7 +403,7 @@ double play_step_s(const PipelineSchedule& schedule, int pp, int vpp, int micro_
   pl.spans = schedule.steps_overlap();
   double makespan = 0;
   if (pl.runner.has_static_order()) {
-    makespan = play_static_order(pl, micro_batches, costs, stages, delays,
+    makespan = play_static_order(pl, micro_batches, costs, stages, delays, pair_saved_s,
                                  [&](int d) -> const std::vector<PipeOp>& { return pl.runner.order_of(d); });
   } else if (schedule.has_fixed_delay_order()) {
     // The order the schedule's ready-op rule reduces to under fixed delays (its file says why).
@@ -380,7 +413,7 @@ double play_step_s(const PipelineSchedule& schedule, int pp, int vpp, int micro_
       pl.fixed_orders[d].clear();
       schedule.fixed_delay_order(n, schedule.layer_chunks(vpp), std::max(1, micro_batches), d, pl.fixed_orders[d]);
     }
-    makespan = play_static_order(pl, micro_batches, costs, stages, delays,
+    makespan = play_static_order(pl, micro_batches, costs, stages, delays, pair_saved_s,
                                  [&](int d) -> const std::vector<PipeOp>& { return pl.fixed_orders[d]; });
   } else if (delays.none()) {
     makespan = play_completions(pl, costs, stages, pair_saved_s);

@@ -2,9 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <stdexcept>
+#include <string>
 
 namespace trainsim {
 namespace {
@@ -106,14 +108,74 @@ TEST(Timeline, ZeroBubbleOrdersAreFixedSoAShortTransferCostsOnlyItsOwnTime) {
 }
 
 TEST(Timeline, DualPipeRunsEveryOpOnceAndBeatsOneF1B) {
-  const int p = 8, m = 16;
-  const Timeline t = play_schedule(pipeline_schedule("dualpipe"), p, 1, m, uniform(p, 1, 1, 1), 0.0);
-  std::map<std::tuple<int, int, int>, int> seen;  // (mb, vstage-ish, kind)
-  for (const auto& op : t.ops) seen[{op.op.micro_batch, op.stage, int(op.op.kind)}]++;
-  EXPECT_EQ(t.ops.size(), static_cast<size_t>(3 * m * p));
-  for (const auto& [k, n] : seen) EXPECT_EQ(n, 1);
-  const double b1 = play_schedule(pipeline_schedule("1f1b"), p, 1, m, uniform(p, 1, 1, 1), 0).makespan_s;
-  EXPECT_LT(t.makespan_s, b1);
+  const int p = 8;
+  for (int m : {16, 10}) {  // the reference's fixed order (m >= 2p), and the ready-op rule
+    SCOPED_TRACE(m);
+    const Timeline t = play_schedule(pipeline_schedule("dualpipe"), p, 1, m, uniform(p, 1, 1, 1), 0.0);
+    // (mb, device, kind): each micro-batch passes each device once, F, B and W (a W run on its
+    // own, or carried by its B).
+    std::map<std::tuple<int, int, int>, int> seen;
+    for (const auto& op : t.ops) {
+      seen[{op.op.micro_batch, op.stage, int(op.op.kind)}]++;
+      if (op.op.kind == PipeOpKind::kBackward && op.op.with_weight_grad)
+        seen[{op.op.micro_batch, op.stage, int(PipeOpKind::kBackwardWeight)}]++;
+    }
+    EXPECT_EQ(seen.size(), static_cast<size_t>(3 * m * p));
+    for (const auto& [k, n] : seen) EXPECT_EQ(n, 1);
+    const double b1 = play_schedule(pipeline_schedule("1f1b"), p, 1, m, uniform(p, 1, 1, 1), 0).makespan_s;
+    EXPECT_LT(t.makespan_s, b1);
+  }
+}
+
+// DualPipe's devices run the reference implementation's order (deepseek-ai/DualPipe,
+// dualpipe.py, DualPipe.step), here written out by hand from its eight phases for 4 ranks and 8
+// micro-batches (direction 0 carries micro-batches 0-3, direction 1 (') 4-7; X&Y: a backward
+// that carries its W beside a forward; +w: a backward alone that carries its W).
+TEST(Timeline, DualPipeRunsTheReferenceOrderOfEachRank) {
+  const char* expected[4] = {
+      "F0 F1 F2 F4' B4' W4' F5' B5'&F3 B0&F6' B6'+w B1&F7' B7'+w B2 W2 B3 W3",
+      // rank 1 is a middle rank: the main phase's first forward and backward run one by one
+      "F0 F4' F1 F5' F2 B4'+w B0&F6' B5'&F3 B1&F7' B6'+w B2+w B7' B3 W7' W3",
+      "F4' F0 F5' F1 F6' B0+w B4'&F2 B1&F7' B5'&F3 B2+w B6'+w B3 B7' W3 W7'",
+      "F4' F5' F6' F0 B0 W0 F1 B1&F7' B4'&F2 B2+w B5'&F3 B3+w B6' W6' B7' W7'"};
+  const PipelineSchedule& s = pipeline_schedule("dualpipe");
+  ASSERT_TRUE(s.has_static_order(4, 8));
+  for (int d = 0; d < 4; ++d) {
+    std::vector<PipeOp> order;
+    s.static_order(4, 2, 8, d, order);
+    std::string got;
+    for (std::size_t i = 0; i < order.size(); ++i) {
+      const PipeOp& op = order[i];
+      if (!got.empty()) got += order[i - 1].pairs_next ? "&" : " ";
+      got += std::string(to_string(op.kind)) + std::to_string(op.micro_batch) + (op.chunk ? "'" : "");
+      if (op.kind == PipeOpKind::kBackward && op.with_weight_grad && !op.pairs_next) got += "+w";
+    }
+    EXPECT_EQ(got, expected[d]) << "rank " << d;
+  }
+  EXPECT_FALSE(s.has_static_order(4, 6));  // fewer than 2p micro-batches: the ready-op rule
+  EXPECT_FALSE(s.has_static_order(4, 9));  // an odd number
+}
+
+// Played with every F, B and W taking one unit and a pair the sum of its ops (F + B + W), the
+// reference order leaves the bubble of the DeepSeek-V3 report's Table 2, (p/2 - 1)(F&B + B -
+// 3W) with B the whole backward, on the busiest device; and a pair that overlaps its ops
+// shortens the step.
+TEST(Timeline, DualPipesReferenceOrderLeavesTheReportsBubble) {
+  for (int p : {4, 8, 16}) {
+    const int m = 3 * p;
+    std::vector<StageCosts> costs = uniform(p, 1, 1, 1);
+    for (StageCosts& c : costs)
+      for (auto& row : c.pair_s)
+        for (double& x : row) x = 3.0;
+    const Timeline t = play_schedule(pipeline_schedule("dualpipe"), p, 1, m, costs, 0.0);
+    const double busy = *std::max_element(t.busy_s.begin(), t.busy_s.end());
+    EXPECT_DOUBLE_EQ(busy, 3.0 * m);
+    EXPECT_DOUBLE_EQ(t.makespan_s - busy, (p / 2 - 1) * ((1.0 + 2.0) + 2.0 - 3 * 1.0)) << p;
+    for (StageCosts& c : costs)
+      for (auto& row : c.pair_s)
+        for (double& x : row) x = 2.5;
+    EXPECT_LT(play_schedule(pipeline_schedule("dualpipe"), p, 1, m, costs, 0.0).makespan_s, t.makespan_s);
+  }
 }
 
 TEST(Timeline, TransfersBetweenStagesLengthenTheFillAndDrain) {
