@@ -146,8 +146,10 @@ void PipelineRunner::reset(const PipelineSchedule& schedule, int pp, int vpp, in
     PipeOp f{PipeOpKind::kForward, mb, chunk_of(0, dir), !split_};
     arrive(Handoff{device_of(0, dir), f, false});
   }
-  if (static_) {
-    // Plan searches play the same few shapes many times: the orders are kept per shape.
+  if (fixed) {
+    // Plan searches play the same few shapes many times: the orders are kept per shape. The
+    // runner rule_orders plays is a static one only while it is constructed, and a static
+    // order does not use this map, so the entry stays valid while the orders are written.
     struct Key {
       const PipelineSchedule* schedule;
       int pp, vpp, m;
@@ -157,14 +159,11 @@ void PipelineRunner::reset(const PipelineSchedule& schedule, int pp, int vpp, in
     };
     thread_local std::map<Key, std::vector<std::vector<PipeOp>>> kept;
     if (kept.size() > 256) kept.clear();
-    auto [it, added] = kept.try_emplace(Key{&schedule, pp_, vpp_, m_});
-    if (added && fixed) {
-      rule_orders(schedule, pp_, vpp, m_, it->second);
-    } else if (added) {
-      it->second.assign(static_cast<std::size_t>(pp_), {});
-      for (int d = 0; d < pp_; ++d) schedule.static_order(pp_, vpp_, m_, d, it->second[d]);
-    }
+    auto [it, added] = kept.try_emplace(Key{&schedule, pp_, vpp, m_});
+    if (added) rule_orders(schedule, pp_, vpp, m_, it->second);
     for (int d = 0; d < pp_; ++d) dev_[d].order = it->second[d];
+  } else if (static_) {
+    for (int d = 0; d < pp_; ++d) schedule.static_order(pp_, vpp_, m_, d, dev_[d].order);
   }
 }
 
