@@ -25,7 +25,7 @@ class DualPipe final : public PipelineSchedule {
                          ScheduleTraits{.splits_backward = true, .bidirectional = true,
                                         .overlaps_forward_backward = true}) {}
   int in_flight_limit(int pp, int, int, int) const override { return pp + 1; }
-  bool has_static_order(int pp, int m) const override { return pp > 1 && m % 2 == 0 && m >= 2 * pp; }
+  bool has_static_order(int pp, int m) const override { return pp > 1 && pp % 2 == 0 && m % 2 == 0 && m >= 2 * pp; }
   std::string order_note(int pp, int m) const override {
     if (pp <= 1 || has_static_order(pp, m)) return "";
     return "plan.schedule \"dualpipe\" with " + std::to_string(m) +

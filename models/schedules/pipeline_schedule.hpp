@@ -67,6 +67,7 @@ class PipeOpSet {
   void clear() { v_.clear(); }
 
  private:
+  std::vector<PipeOp>::const_iterator find(const PipeOp& op) const;  // the equivalent op, or end
   std::vector<PipeOp> v_;  // descending
 };
 

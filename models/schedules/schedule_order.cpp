@@ -52,16 +52,17 @@ std::size_t PipeOpSet::rank(const PipeOp& op) const {
   return static_cast<std::size_t>(v_.end() - it);
 }
 
-bool PipeOpSet::contains(const PipeOp& op) const {
+std::vector<PipeOp>::const_iterator PipeOpSet::find(const PipeOp& op) const {
   auto greater = [](const PipeOp& a, const PipeOp& b) { return b < a; };
   auto it = std::lower_bound(v_.begin(), v_.end(), op, greater);
-  return it != v_.end() && !(*it < op);
+  return it != v_.end() && !(*it < op) ? it : v_.end();
 }
 
+bool PipeOpSet::contains(const PipeOp& op) const { return find(op) != v_.end(); }
+
 bool PipeOpSet::erase(const PipeOp& op) {
-  auto greater = [](const PipeOp& a, const PipeOp& b) { return b < a; };
-  auto it = std::lower_bound(v_.begin(), v_.end(), op, greater);
-  if (it == v_.end() || *it < op) return false;
+  const auto it = find(op);
+  if (it == v_.end()) return false;
   v_.erase(it);
   return true;
 }
@@ -174,13 +175,12 @@ std::optional<PipeOp> PipelineRunner::pick(int device) {
     const PipeOp want = d.order[d.next];
     PipeOp key = want;
     key.with_weight_grad = true;
-    if (!d.arrived.contains(key)) return std::nullopt;
     if (want.pairs_next) {  // the pair starts once both inputs are in
       PipeOp partner = d.order[d.next + 1];
       partner.with_weight_grad = true;
       if (!d.arrived.contains(partner)) return std::nullopt;
     }
-    d.arrived.erase(key);
+    if (!d.arrived.erase(key)) return std::nullopt;
     ++d.next;
     return want;
   }

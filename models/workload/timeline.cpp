@@ -81,6 +81,14 @@ double step_span_s(const Player& pl, double makespan) {
   return span;
 }
 
+// A backward `b` that carries its W and the forward `f` beside it, as one program: the pair's
+// time; `saved` gets what it saves against the two alone.
+double pair_cost(const StageCosts& c, const PipeOp& b, const PipeOp& f, double& saved) {
+  const double pair = c.pair_s[f.chunk & 1][b.chunk & 1];  // F with B + W
+  saved = stage_op_cost(c, b) + stage_op_cost(c, f) - pair;
+  return pair;
+}
+
 // What device d runs for `op`, just picked: the op alone, or the pair of it (a backward, which
 // then carries its W: pick_partner) and the forward the rule starts beside it where the costs
 // pair ops (`partner`, then set). Returns the time; `saved` gets what the pair saved against its
@@ -90,11 +98,7 @@ double run_cost(PipelineRunner& runner, const StageCosts* costs, std::size_t sta
   const StageCosts& c = costs[std::min<std::size_t>(device, stages - 1)];
   saved = 0;
   partner = c.pairs() ? runner.pick_partner(device, op) : std::nullopt;
-  const double alone = stage_op_cost(c, op);
-  if (!partner) return alone;
-  const double pair = c.pair_s[partner->chunk & 1][op.chunk & 1];  // F with B + W
-  saved = alone + stage_op_cost(c, *partner) - pair;
-  return pair;
+  return partner ? pair_cost(c, op, *partner, saved) : stage_op_cost(c, op);
 }
 
 [[noreturn]] void stalled(int line) {  // a schedule rule that stalls is a bug, not a result
@@ -180,28 +184,22 @@ double play_static_order(Player& pl, int micro_batches, const StageCosts* costs,
           if (f_ready < 0) break;
           ready = std::max(ready, f_ready);
         }
-        if (op.pairs_next && c.pairs()) {  // as one program
-          const PipeOp& f = order[i + 1];
-          const double start = std::max(free, ready);
-          const double alone = stage_op_cost(c, op) + stage_op_cost(c, f);
-          const double end = start + c.pair_s[f.chunk & 1][op.chunk & 1];
-          if (pair_saved_s) pair_saved_s[d] += alone - (end - start);
-          pl.ran(d, start, end);
-          free = end;
-          ended(op, at, end);
-          ended(f, f_at, end);
-          makespan = std::max(makespan, end);
-          ++i;
-          ran += ops_in(op) + 1;
-          continue;
-        }
+        // Paired where the costs pair ops, as one program; otherwise the forward runs after.
+        const PipeOp* partner = op.pairs_next && c.pairs() ? &order[i + 1] : nullptr;
+        double saved = 0;
         const double start = std::max(free, ready);
-        const double end = start + stage_op_cost(c, op);
+        const double end = start + (partner ? pair_cost(c, op, *partner, saved) : stage_op_cost(c, op));
+        if (pair_saved_s) pair_saved_s[d] += saved;
         pl.ran(d, start, end);
         free = end;
         ended(op, at, end);
-        makespan = std::max(makespan, end);
         ran += ops_in(op);
+        if (partner) {
+          ended(*partner, f_at, end);
+          ++i;
+          ++ran;
+        }
+        makespan = std::max(makespan, end);
       }
     }
     if (ran == 0) stalled(__LINE__);
