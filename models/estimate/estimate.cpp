@@ -125,7 +125,8 @@ Played played(const Workload& w, std::size_t worst, bool memoise) {
     for (double x : t.pair_saved_s) p.saved_total_s += x;
     return p;
   }
-  PlaybackKey k = memo::zeroed<PlaybackKey>();
+  PlaybackKey k;
+  memo::zero(k);
   k.schedule = w.schedule;
   k.pp = w.pp;
   k.vpp = w.vpp;

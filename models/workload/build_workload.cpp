@@ -156,7 +156,8 @@ PlacementShapes placement_shapes(const RankPlacement& place, const std::string& 
     char order[24];
   };
   if (!memoise || order.size() >= sizeof(Key::order)) return compute();
-  Key k = memo::zeroed<Key>();
+  Key k;
+  memo::zero(k);
   k.tp = place.tp(), k.cp = place.cp(), k.dp = place.dp(), k.pp = place.pp();
   k.ep = place.ep(), k.etp = place.etp(), k.gpn = place.gpus_per_node();
   k.nodes_per_leaf = place.nodes_per_leaf();

@@ -67,7 +67,8 @@ OpPrice memo_price_op(uint32_t env, const GpuSpec& gpu, const ComputeOp& op) {
   if (env == 0) return price_op(gpu, op);
   // 8192 slots of ~130 bytes: every distinct op shape of a large plan search.
   thread_local memo::Table<OpKey, OpPrice, 8192> table;
-  OpKey k = memo::zeroed<OpKey>();
+  OpKey k;
+  memo::zero(k);
   k.env = env;
   k.kind = static_cast<uint8_t>(op.kind);
   k.role = static_cast<uint8_t>(op.role);

@@ -83,7 +83,8 @@ CollectiveCost collective_cost(uint32_t env, CollectiveOp op, CollectiveAlgo alg
   if (env == 0) return trainsim::collective_cost(op, algo, protocol, bytes, group, fabric);
   // 4096 slots of ~100 bytes: the collectives of every plan of a large search.
   thread_local Table<CollectiveKey, CollectiveCost, 4096> table;
-  CollectiveKey k = zeroed<CollectiveKey>();
+  CollectiveKey k;
+  zero(k);
   k.env = env;
   k.op = static_cast<int32_t>(op);
   k.group = group;

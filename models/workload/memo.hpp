@@ -4,8 +4,9 @@
 // same stage-cost ratios. Each part's result is stored under a key holding exactly what it
 // depends on, by content (scenarios are copied per plan, so pointers say nothing), and reused.
 //
-// Keys and values are plain bytes (trivially copyable): a key is built from a zeroed object
-// (zeroed<K>()) so that padding compares equal, then hashed and compared with memcmp. The model,
+// Keys and values are plain bytes (trivially copyable): a key's bytes are zeroed in place
+// (zero(k)) before its members are set, so that padding compares equal, then hashed, compared
+// with memcmp and stored with memcpy (an assignment or a returned copy need not keep padding). The model,
 // the GPU and the fabric are too large to hash per lookup: environment_id() gives each distinct
 // (ModelSpec, GpuSpec, FabricTerms) a small id by content, and keys carry the id.
 //
@@ -27,11 +28,16 @@
 namespace trainsim::memo {
 
 template <class T>
-T zeroed() {
+void zero(T& t) {
   static_assert(std::is_trivially_copyable_v<T>);
-  T t;
   std::memset(static_cast<void*>(&t), 0, sizeof t);
-  return t;
+}
+
+// Stores a key's bytes, padding included.
+template <class T>
+void copy_bytes(T& to, const T& from) {
+  static_assert(std::is_trivially_copyable_v<T>);
+  std::memcpy(static_cast<void*>(&to), &from, sizeof to);
 }
 
 // 64-bit hash of a key's bytes (multiply-rotate over 8-byte words).
@@ -72,7 +78,7 @@ class Table {
     Slot& s = slots_[i];
     s.used = true;
     s.hash = h;
-    s.key = key;
+    copy_bytes(s.key, key);
     s.value = v;
     ++size_;
     return v;

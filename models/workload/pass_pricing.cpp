@@ -89,7 +89,8 @@ void context_ids(const LayerContext& ctx, const PassKind* kinds, int count, uint
     std::fill(ids, ids + count, 0u);
     return;
   }
-  ContextKey k = memo::zeroed<ContextKey>();
+  ContextKey k;
+  memo::zero(k);
   const bool zero3 = ctx.zero_stage >= 3;
   k.env = ctx.memo_env;
   k.tp = ctx.tp, k.cp = ctx.cp, k.ep = ctx.ep, k.etp = ctx.etp;
@@ -97,7 +98,8 @@ void context_ids(const LayerContext& ctx, const PassKind* kinds, int count, uint
     uint32_t id;
   };
   {
-    GroupShapesKey s = memo::zeroed<GroupShapesKey>();
+    GroupShapesKey s;
+    memo::zero(s);
     for (int g = 0; g < kCommGroups; ++g)
       s.shape[g] = zero3 || !data_parallel_kind(static_cast<CommGroup>(g)) ? ctx.shape[g] : GroupShape{};
     // Ids are never reused: an evicted entry comes back under a new id, never another's.
@@ -197,7 +199,8 @@ PassSummary repeated_pass(const LayerContext& ctx, uint32_t context, const Chunk
   const int second_n = first_moe ? dense : cl.moe_layers;
   if (first_n <= 0) return summarize_pass(pass_program(ctx, cl, pass), sigma);
   thread_local std::unique_ptr<RepeatEntry[]> entries = std::make_unique<RepeatEntry[]>(kRepeatEntries);
-  RepeatKey k = memo::zeroed<RepeatKey>();
+  RepeatKey k;
+  memo::zero(k);
   k.context = context;
   k.pass = static_cast<uint8_t>(pass);
   k.lead = lead;
@@ -209,7 +212,7 @@ PassSummary repeated_pass(const LayerContext& ctx, uint32_t context, const Chunk
     e.pass.start(l, layer_block(ctx, first_moe, pass, 1), sigma);
     e.lead = PassSummary{};
     if (l) add_block(e.lead, *l, 1);
-    e.key = k;
+    memo::copy_bytes(e.key, k);
     e.used = true;
     e.end_built = false;
   }
@@ -253,7 +256,8 @@ double memo_layer_power_share(const LayerContext& ctx, bool moe_layer) {
   struct Value {
     double share;
   };
-  Key k = memo::zeroed<Key>();
+  Key k;
+  memo::zero(k);
   k.forward = ids[0], k.backward = ids[1], k.moe = moe_layer;
   thread_local memo::Table<Key, Value, 256> table;
   return table.get(k, [&] { return Value{layer_power_share(ctx, moe_layer)}; }).share;
@@ -263,7 +267,8 @@ PassSummary memo_pass(const LayerContext& ctx, uint32_t context, const ChunkLaye
                       double sigma) {
   if (context == 0) return summarize_pass(pass_program(ctx, cl, pass), sigma);
   thread_local memo::Table<PassKey, PassSummary, 8192> table;
-  PassKey k = memo::zeroed<PassKey>();
+  PassKey k;
+  memo::zero(k);
   k.context = context;
   k.layers = cl.layers, k.moe_layers = cl.moe_layers;
   k.first = cl.first, k.last = cl.last;
@@ -279,7 +284,7 @@ PassSummary memo_pass(const LayerContext& ctx, uint32_t context, const ChunkLaye
   Last& l = last[static_cast<int>(pass)];
   if (l.valid && std::memcmp(&l.key, &k, sizeof k) == 0) return l.value;
   l.value = table.get(k, [&] { return repeated_pass(ctx, context, cl, pass, sigma); });
-  l.key = k;
+  memo::copy_bytes(l.key, k);
   l.valid = true;
   return l.value;
 }
@@ -371,7 +376,8 @@ PairCosts pair_costs(const LayerContext& ctx, const uint32_t contexts[3], const 
     int32_t layers[2], moe_layers[2];
     uint8_t first[2], last[2], pass;
   };
-  Key k = memo::zeroed<Key>();
+  Key k;
+  memo::zero(k);
   k.forward = contexts[0];
   k.backward = contexts[1];
   k.weight = contexts[2];
