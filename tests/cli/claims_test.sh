@@ -45,6 +45,18 @@ ba=$(metric $S/zero_bubble_before.json "$za"); h1a=$(metric $S/zero_bubble_after
 row "zero bubble: ZB-H1 a third of 1F1B's bubble, ZB-H2 none at 2x activations" "$b% ${ba}GB" "H1 $h1% ${h1a}GB, H2 $h2% ${h2a}GB" "holds: H1 x$(ratio $h1 $b) of the bubble at the same activations; H2 none at x$(ratio $h2a $ba) the activations, with steps that overlap"
 expect zero-bubble "$h1 < 0.45 * $b and $h1a == $ba and $h2 < 0.05 * $b and 1.8 * $ba <= $h2a <= 2.2 * $ba"
 
+# DualPipe (DeepSeek-V3 report, sec. 3.2.1 and Table 2): a forward and a backward chunk of two
+# micro-batches overlapped, so each one's expert all-to-all runs beside the other's compute, and
+# fewer bubbles than 1F1B, at twice the parameters per device. The report's own plan (the
+# example), played with 1F1B and with DualPipe: step, bubble share, exposed expert all-to-all,
+# the first device's memory.
+X=$SCENARIOS/examples/deepseek-v3-2048xH800.json
+dv="round(d['step_time_s'],2), round(100*d['breakdown_s']['bubble']/d['step_time_s'],1), round(d['breakdown_s']['ep_comm'],2), round(p[0]['total_bytes']/2**30,1)"
+read -r bs bb be bm < <(metric $X "$dv" --set plan.schedule=1f1b | tr -d '(),')
+read -r as ab ae am < <(metric $X "$dv" | tr -d '(),')
+row "DualPipe: all-to-all hidden, fewer bubbles, 2x parameters" "${bs}s ${bb}% a2a ${be}s ${bm}GiB" "${as}s ${ab}% a2a ${ae}s ${am}GiB" "partly holds: step x$(ratio $as $bs), bubble x$(ratio $ab $bb); x$(ratio $ae $be) of 1F1B's exposed all-to-all stays exposed ($(python3 -c "print(round(100*$ae/$as))")% of the step), memory x$(ratio $am $bm)"
+expect dualpipe "$as < 0.85 * $bs and $ab < 0.6 * $bb and 0.3 * $be < $ae < 0.7 * $be and $am > 1.8 * $bm"
+
 b=$(metric $S/3d_step_before.json "round(d['step_time_s'],2)"); a=$(metric $S/3d_step_after.json "round(d['step_time_s'],2)")
 bc=$(metric $S/3d_step_before.json "round(100*comm/d['step_time_s'])"); ac=$(metric $S/3d_step_after.json "round(100*comm/d['step_time_s'])")
 row "3D step 12.7 s -> 8.3 s, comm share 42% -> 28%" "${b}s ${bc}%" "${a}s ${ac}%" "step gain holds (bubble, recompute); comm share stays ~10%: TP on NVLink"
