@@ -106,6 +106,19 @@ std::string check_plan_structure(const Scenario& sc) {
       return "plan.ep: " + str(p.ep) + " must divide plan.dp x plan.cp (" +
              str(int64_t{p.dp} * p.cp) + "): experts are spread over data-parallel ranks";
   }
+  if (m.moe) {
+    // MoE parallel folding (Megatron-Core): each expert group's expert TP x EP x expert DP ranks
+    // are the attention's TP x CP x DP ranks of a stage, folded another way.
+    const int64_t block = int64_t{p.tp} * p.cp * p.dp;
+    const int64_t etp_ep = int64_t{p.expert_tp} * p.ep;
+    if (p.expert_tp < 1 || block % etp_ep != 0)
+      return "plan.expert_tp x plan.ep = " + str(p.expert_tp) + " x " + str(p.ep) +
+             " must divide plan.tp x plan.cp x plan.dp (" + str(block) +
+             "): the expert groups fold into the ranks of a pipeline stage";
+    if (m.moe->expert_ffn_hidden % p.expert_tp != 0)
+      return "plan.expert_tp: " + str(p.expert_tp) + " does not divide model.moe.expert_ffn_hidden (" +
+             str(m.moe->expert_ffn_hidden) + ")";
+  }
   if (p.dp_shard < 0 || (p.dp_shard > 0 && p.dp % p.dp_shard != 0))
     return "plan.dp_shard: " + str(p.dp_shard) + " does not divide plan.dp (" + str(p.dp) + ")";
   if (p.dp_shard > 0 && p.dp_shard != p.dp && p.zero_stage < 1)

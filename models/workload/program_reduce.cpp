@@ -83,6 +83,8 @@ namespace {
 // A block's state is compared from the state after this many repetitions on (the first
 // repetition issues its own prefetches, so the state after it is not yet a repeating one).
 constexpr int kSteadyCheckFrom = 2;
+// Running collectives a player tracks one by one before it merges touching ones (run_beside).
+constexpr std::size_t kMergeFrom = 64;
 // Two states are the same when their times, seen from their clocks, differ by at most this
 // share of a repetition: rounding of the clock's growing sum, far below any op.
 constexpr double kSteadyTolerance = 1e-9;
@@ -308,12 +310,28 @@ class PassPlayer {
     const double begin = std::max(at, free);
     const double end = begin + c.time_s;
     free = end;
-    if (c.stream != CommStream::kInline && c.time_s > 0) active_.push_back({begin, end, c.purpose, c.sm_share});
+    if (c.stream != CommStream::kInline && c.time_s > 0) run_beside(begin, end, c);
     if (c.waited_by < 0) {
       async_end_ = std::max(async_end_, end);
       cost_.async_busy_s += c.time_s;
     }
     return end;
+  }
+
+  // Records collective c as running over [begin, end). Where collectives are issued faster than
+  // their streams run them (a backlog: ZeRO-3's reduce-scatters behind a short W pass), the
+  // running set would grow by a few each repetition, and with it every state kept and every
+  // compute op's stretch (quadratic in the layers). Past kMergeFrom running collectives, one
+  // that starts the instant another of the same purpose and SM share ends extends it instead:
+  // the two load the SMs exactly as the one does (the same share over the same span).
+  void run_beside(double begin, double end, const CommOp& c) {
+    if (active_.size() >= kMergeFrom)
+      for (auto it = active_.rbegin(); it != active_.rend(); ++it)
+        if (it->end == begin && it->purpose == c.purpose && it->sm_share == c.sm_share) {
+          it->end = end;
+          return;
+        }
+    active_.push_back({begin, end, c.purpose, c.sm_share});
   }
 
   static void need(std::vector<double>& ready, std::vector<int>& binding, const CommOp& c, int k, double end) {

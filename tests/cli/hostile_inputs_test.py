@@ -229,6 +229,19 @@ def extra_cases(tmp):
     cases.append(("simulate of a plan that cannot run", [T, "run", os.path.join(S, "default.json"), "--fidelity",
                   "simulate", "--set", "model.seq_len=16777216", "--set", "plan.cp=64", "--set", "plan.dp=1",
                   "--set", "cluster.nodes=512"], 3, "simulate tier skipped: the plan cannot run: out of memory", []))
+    # Expert groups larger than a stage's ranks: an infeasible plan with its reason, in both tiers.
+    for fidelity in ("estimate", "simulate"):
+        cases.append((f"expert_tp beyond the stage's ranks ({fidelity})", [T, "run", os.path.join(S, "default.json"),
+                      "--fidelity", fidelity, "--set", "model=mixtral-8x7b", "--set", "plan.expert_tp=4096"], 3,
+                      "plan.expert_tp x plan.ep = 4096 x 1 must divide plan.tp x plan.cp x plan.dp", []))
+    # 65,536 MoE layers under ZeRO-3 with a split backward: each W pass leaves its reduce-scatters
+    # queued behind it, thousands deep; the answer (out of memory) still comes at once.
+    deep = {"schema_version": 1, "name": "deep", "model": {"base": "mixtral-8x7b", "layers": 65536},
+            "cluster": {"base": "dgx-a100-superpod", "nodes": 16},
+            "plan": {"cp": 64, "ep": 2, "expert_tp": 2, "micro_batch": 1, "schedule": "zb-h2", "zero_stage": 3,
+                     "global_batch": 64}}
+    cases.append(("65,536 layers with a backlog of reduce-scatters", [T, "run", write("deep.json", json.dumps(deep)),
+                  "--fidelity", "estimate"], 3, "out of memory: pipeline stage 0 needs", []))
     # A search with no plan that runs is an infeasible answer with its reason.
     cases.append(("plan over a prime GPU count", [T, "plan", "--model", "gpt-1.7b", "--cluster", "dgx-a100-superpod",
                   "--gpus", "7", "--global-batch", "64"], 3, "no feasible plan: no plan to search", []))

@@ -148,6 +148,30 @@ void expect_same_cost(const PassCost& fast, const PassCost& full) {
   });
 }
 
+TEST(ProgramReduce, ABacklogOfCollectivesSlowsEveryLaterOpByTheFluidRule) {
+  // A reduce-scatter of d after each op of c, d > c (1 + sigma), nothing waiting for it (ZeRO-3
+  // gradients behind a short W pass): from the first issue on, one collective always runs, so
+  // every later op takes c (1 + sigma), and the last collective ends R d after the first op.
+  // Thousands of repetitions keep a backlog of thousands of collectives: the reduction (directly
+  // and through RepeatedPass) gives the closed form, whether it tracks each or merges them.
+  const double c = 1e-3, d = 3e-3, sigma = 0.25;
+  for (int repeat : {50, 5000}) {
+    SCOPED_TRACE(repeat);
+    OpBlock b = block(1, c, repeat);
+    b.comm.push_back(comm(CommStream::kSharded, d, 0, -1, CommPurpose::kDp));
+    const PassCost r = reduce_pass(program(b), sigma);
+    const double end = c + (repeat - 1) * c * (1 + sigma);
+    EXPECT_NEAR(r.time_s, end, 1e-9 * end);
+    EXPECT_NEAR(r.slowdown_s, (repeat - 1) * c * sigma, 1e-9 * end);
+    EXPECT_NEAR(r.exposed_s[static_cast<int>(CommPurpose::kDp)], r.slowdown_s, 1e-9 * end);
+    EXPECT_NEAR(r.async_tail_s, c + repeat * d - end, 1e-9 * end);
+    EXPECT_NEAR(r.async_busy_s, repeat * d, 1e-9 * end);
+    RepeatedPass rp;
+    rp.start(nullptr, b, sigma);
+    expect_same_cost(rp.reduce(repeat, nullptr, 0), r);
+  }
+}
+
 TEST(ProgramReduce, ARepeatedPassIsReducePassOfTheWholeProgram) {
   // Reduced from the state after L - 1 repetitions, a pass of L repetitions costs what
   // reduce_pass of the whole program costs, bit for bit: for every L, asked in any order
