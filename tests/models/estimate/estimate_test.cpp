@@ -27,6 +27,35 @@ Scenario make(const json& plan, const std::string& model = "gpt-18.4b", int node
   return parse_scenario(resolve_scenario_json(j, o));
 }
 
+TEST(Estimate, BucketedGradientReductionRunsOnceItsFirstBucketIsFinal) {
+  // DDP-style overlap: buckets of dp_bucket_params gradients reduce as the last backward makes
+  // them final, one after another on one stream. The first is final only after its share s of
+  // the pass (b seconds), so a reduction of R seconds that outlasts the pass ends
+  // R - b (1 - s) after it (the first bucket waits s b, then the buckets run back to back); one
+  // that does not leaves the last bucket, s R. GPT 1.7B, DP 16 over 2 nodes, fp32 gradients:
+  // 512-token sequences make the reduction outlast the backward, 4,096-token ones hide it.
+  for (int seq : {512, 4096}) {
+    SCOPED_TRACE(seq);
+    Scenario sc = make({{"tp", 1}, {"pp", 1}, {"dp", 16}, {"micro_batch", 1}, {"global_batch", 16},
+                        {"grad_reduce_precision", "fp32"}},
+                       "gpt-1.7b", 2);
+    sc.model.seq_len = seq;
+    Workload w;
+    Result built;
+    ASSERT_TRUE(build_workload(sc, w, built)) << built.reason;
+    const double reduce = w.stages[0].dp_reduce_s, pass = w.stages[0].backward_s;
+    const double share = std::min(1.0, w.dp_bucket_params / w.largest_stage_params);
+    ASSERT_GT(share, 0.0);
+    ASSERT_LT(share, 0.05);  // dozens of buckets
+    const Result r = estimate(sc);
+    ASSERT_TRUE(r.feasible) << r.reason;
+    const double expected = std::max(share * reduce, reduce - pass * (1 - share));
+    if (seq == 512) EXPECT_GT(reduce, pass);
+    else EXPECT_LT(reduce, 0.9 * pass);
+    EXPECT_NEAR(r.breakdown.dp_comm_s, expected, 1e-9 * r.step_time_s);
+  }
+}
+
 TEST(Estimate, PipelineSendsArePricedAtTheBoundaryThatCrossesALeaf) {
   // 8 nodes of 8 GPUs, one NIC a node, two nodes a leaf (switch radix 4), TP8 PP8: stage s on
   // node s. Stages 0 and 1 share a leaf, stages 1 and 2 do not: a 16:1 uplink taper slows the
