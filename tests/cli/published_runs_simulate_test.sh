@@ -26,12 +26,11 @@ sample = json.load(open(sys.argv[2]))
 runs = out["runs"]
 assert len(runs) == len(sample), f"{len(runs)} results for {len(sample)} records"
 training = [r for r in runs if r.get("predicted") and r.get("kind") == "training"]
-failed = [(r["id"], a) for r in training for a in r["assumptions"] if a.startswith("simulate failed")]
-assert not failed, f"simulate failed: {failed[:3]}"
-unsimulated = [r["id"] for r in training if "simulate tier" not in r["assumptions"]]
-assert not unsimulated, f"not simulated: {unsimulated[:5]}"
+# A run the simulate tier did not answer, with the note saying why ("simulate failed, ...").
+unsimulated = [(r["id"], [a for a in r["assumptions"] if a.startswith("simulate failed")])
+               for r in training if "simulate tier" not in r["assumptions"]]
+assert not unsimulated, f"not simulated: {unsimulated[:3]}"
 assert training, "no training run in the sample"
-mape = {m: v for m, v in out["mape"].items()} if isinstance(out["mape"], dict) else out["mape"]
-print(f"simulated {len(training)} training runs of {len(sample)} records; MAPE {mape}")
+print(f"simulated {len(training)} training runs of {len(sample)} records; MAPE {out['mape']}")
 PY
 exit "$rc"
