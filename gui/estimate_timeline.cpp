@@ -50,7 +50,7 @@ GanttTrace estimate_timeline(const Evaluation& ev) {
     g.hatch_idle.push_back(true);
     g.hatch_idle.push_back(false);
   }
-  const PipelineSchedule& schedule = pipeline_schedule(sc.plan.schedule);
+  const PipelineSchedule& schedule = plan_pipeline_schedule(sc.plan.schedule, sc.plan.pp);
   const bool split = schedule.splits_backward();
   for (const auto& op : t.ops) {
     GanttEvent e;

@@ -181,9 +181,13 @@ struct Player {
     replica_groups.resize(n);
     comm_groups.resize(n);
     mirror_kind.resize(n);
+    // Expert weights are reduced over their own data-parallel groups whenever the model has
+    // experts, with or without expert parallelism (ep 1 replicates every expert like a dense
+    // weight, but in its own buffer).
+    const bool experts = std::any_of(w.stages.begin(), w.stages.end(), [](const StageWork& sw) { return sw.expert_params > 0; });
     for (int s = 0; s < n; ++s) {
       if (w.dp_group.ranks > 1) dense_groups[s] = place.dp_groups(s);
-      if (w.ep > 1 && w.expert_dp_group.ranks > 1) expert_groups[s] = place.expert_dp_groups(s);
+      if (experts && w.expert_dp_group.ranks > 1) expert_groups[s] = place.expert_dp_groups(s);
       if (w.dp_sharded && w.zero_stage < 3 && w.dp_replica_group.ranks > 1) {
         shard_groups[s] = place.dp_shard_groups(s);
         replica_groups[s] = place.dp_replicate_groups(s);

@@ -250,6 +250,12 @@ const PipelineSchedule* find_pipeline_schedule(const std::string& name);  // nul
 const PipelineSchedule& default_pipeline_schedule();
 // The named schedule; ScenarioError on plan.schedule for an unknown name.
 const PipelineSchedule& pipeline_schedule(const std::string& name);
+// The schedule a plan of `pp` stages runs: the named one, or with one stage (no pipeline) the
+// default's loop, a forward then a backward per micro-batch, which frameworks run whatever
+// schedule is configured (Megatron-LM's forward_backward_no_pipelining): splitting W from B or
+// a second direction buys nothing without other stages, and a split would leave only W to
+// hide the gradient reduction behind.
+const PipelineSchedule& plan_pipeline_schedule(const std::string& name, int pp);
 std::vector<const char*> pipeline_schedule_names();
 
 }  // namespace trainsim

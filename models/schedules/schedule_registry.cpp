@@ -51,4 +51,9 @@ const PipelineSchedule& pipeline_schedule(const std::string& name) {
                                            "\"; expected one of " + list);
 }
 
+const PipelineSchedule& plan_pipeline_schedule(const std::string& name, int pp) {
+  const PipelineSchedule& named = pipeline_schedule(name);
+  return pp > 1 ? named : default_pipeline_schedule();
+}
+
 }  // namespace trainsim

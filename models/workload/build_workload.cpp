@@ -205,7 +205,7 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r, const WorkloadOp
 
   const int tp = p.tp, pp = p.pp, dp = p.dp, cp = p.cp, ep = p.ep, vpp = p.vpp;
   const int etp = m.moe ? p.expert_tp : tp;
-  const PipelineSchedule& schedule = pipeline_schedule(p.schedule);
+  const PipelineSchedule& schedule = plan_pipeline_schedule(p.schedule, p.pp);
   // As PipelineRunner splits them: zero-bubble schedules and DualPipe run B and W apart.
   const bool split = schedule.splits_backward();
   const int gpn = c.gpus_per_node;
@@ -682,12 +682,14 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r, const WorkloadOp
     // each shard, whose reduced gradients are all-reduced between the reduce-scatter and the
     // all-gather (Megatron-Core's partial distributed optimizer, FSDP's hybrid ZeRO-2).
     auto reduce = [&](double params, const GroupShape& g, const GroupShape& replicas) {
-      if (g.ranks <= 1 || params <= 0) return 0.0;
+      // A shard group of one rank (plan.dp_shard 1) leaves the replicas' all-reduce alone.
+      if ((g.ranks <= 1 && replicas.ranks <= 1) || params <= 0) return 0.0;
       const double grad_bytes = params * sb.grads;
       double s = 0;
       if (sharded) {
-        s = memo::collective_cost(env, CollectiveOp::kReduceScatter, algo, protocol, grad_bytes, g, fabric).time_s +
-            memo::collective_cost(env, CollectiveOp::kAllGather, algo, protocol, params * sb.params, g, fabric).time_s;
+        if (g.ranks > 1)
+          s = memo::collective_cost(env, CollectiveOp::kReduceScatter, algo, protocol, grad_bytes, g, fabric).time_s +
+              memo::collective_cost(env, CollectiveOp::kAllGather, algo, protocol, params * sb.params, g, fabric).time_s;
         if (replicas.ranks > 1)
           s += memo::collective_cost(env, CollectiveOp::kAllReduce, algo, protocol, grad_bytes / g.ranks, replicas, fabric).time_s;
       } else if (ce.needs_allgather) {

@@ -14,7 +14,7 @@ PlanCost plan_cost(const Scenario& s) {
   const double per_micro_batch = static_cast<double>(std::max<int64_t>(1, p.micro_batch)) * std::max(1, p.dp);
   c.micro_batches = std::max(1.0, std::floor(static_cast<double>(p.global_batch) / per_micro_batch));
   c.pipeline_devices = std::max(1, p.pp);
-  const PipelineSchedule& schedule = pipeline_schedule(p.schedule);
+  const PipelineSchedule& schedule = plan_pipeline_schedule(p.schedule, p.pp);
   c.chunks_per_device = schedule.chunks_per_device(p.pp, p.vpp);
   c.passes = schedule.splits_backward() ? 3 : 2;
   const double stages = static_cast<double>(c.pipeline_devices) * c.chunks_per_device;

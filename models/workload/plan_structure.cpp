@@ -165,6 +165,9 @@ std::vector<std::string> unused_plan_fields(const Scenario& sc) {
     out.push_back("plan.fp8_activation_cache is unused: no step trains in fp8 (plan.precision, plan.precision_stages)");
   if (!sc.model.moe && p.moe_dispatcher != MoeDispatcher::kAllToAll)
     out.push_back("plan.moe_dispatcher is unused: the model has no experts (model.moe)");
+  if (p.pp <= 1 && p.schedule != default_pipeline_schedule().name())
+    out.push_back("plan.schedule \"" + p.schedule + "\" is unused: plan.pp is 1, so there is no pipeline and each "
+                  "micro-batch runs its forward then its backward");
   if (!p.flash_attention && p.attention_kernel != "flash2")
     out.push_back("plan.attention_kernel is unused: plan.flash_attention is false (unfused attention)");
   return out;

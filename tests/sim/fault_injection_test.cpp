@@ -323,6 +323,21 @@ TEST(StepTraffic, EveryCollectiveKindIsMovedAsFlowsAndMatchesTheClosedForm) {
   }
 }
 
+// Without expert parallelism every GPU holds every expert, and the experts' gradients (most of
+// this model's) are reduced over the data-parallel group as the dense ones are, from their own
+// buffer: the step moves what the closed form counts.
+TEST(StepTraffic, ExpertGradientsAreReducedWithoutExpertParallelism) {
+  nlohmann::json raw = moe_raw(1);
+  raw["plan"]["ep"] = 1;
+  const auto out = simulate_raw(raw);
+  ASSERT_TRUE(out.contains("simulation")) << out.dump();
+  const auto& sim = out["simulation"];
+  const double closed = sim["traffic_bytes_closed_form"]["dp"].get<double>();
+  EXPECT_GT(closed, 0);
+  EXPECT_NEAR(sim["traffic_bytes"]["dp"].get<double>(), closed, 0.05 * closed);
+  EXPECT_GT(sim["expert_dp_buckets_simulated"].get<double>(), 0);
+}
+
 // A dense model on 2 nodes, data parallel over 16 GPUs sharded within each node (plan.dp_shard 8),
 // simulated: its DP traffic moved as flows, and the closed form's count of it.
 nlohmann::json simulate_sharded_within_nodes(int zero_stage, const nlohmann::json& plan_extra = nlohmann::json::object()) {

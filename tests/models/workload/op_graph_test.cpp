@@ -494,6 +494,19 @@ TEST(OpGraph, PartialShardingReducesWithinTheShardGroupAndAcrossReplicas) {
   const double expect = params * (g + p) * 7.0 / 8 + params / 8 * g * 2 * 3.0 / 4;
   EXPECT_NEAR(r_part.dp_bytes, expect, 1e-9 * expect);
   EXPECT_NEAR(r_full.dp_bytes, params * (g + p) * 31.0 / 32, 1e-9 * r_full.dp_bytes);
+
+  // A shard group of one rank shards nothing: the reduction is the replicas' all-reduce of the
+  // whole gradient over all 32, priced as ZeRO-0's all-reduce over the data-parallel group.
+  plan["dp_shard"] = 1;
+  Result r_one, r_zero0;
+  const Workload one = build(make(plan, "gpt-1.7b", 4), r_one);
+  plan.erase("dp_shard");
+  plan["zero_stage"] = 0;
+  const Workload zero0 = build(make(plan, "gpt-1.7b", 4), r_zero0);
+  EXPECT_EQ(one.dp_replica_group.ranks, 32);
+  EXPECT_GT(zero0.stages[0].dp_reduce_s, 0);
+  EXPECT_NEAR(one.stages[0].dp_reduce_s, zero0.stages[0].dp_reduce_s, 1e-9 * zero0.stages[0].dp_reduce_s);
+  EXPECT_NEAR(r_one.dp_bytes, params * g * 2 * 31.0 / 32, 1e-9 * r_one.dp_bytes);
 }
 
 // ZeRO++ (Wang et al. 2023) on 4 nodes: hpZ keeps a secondary copy of each layer sharded over a

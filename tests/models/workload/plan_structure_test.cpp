@@ -8,7 +8,9 @@
 #include <numeric>
 #include <vector>
 
+#include "models/estimate/estimate.hpp"
 #include "models/scenario/limits.hpp"
+#include "models/schedules/pipeline_schedule.hpp"
 #include "models/scenario/scenario_loader.hpp"
 
 namespace trainsim {
@@ -140,6 +142,29 @@ TEST(PlanStructure, FieldsThePlanDoesNotUseAreNamed) {
   s.plan.recompute_early_stop = true;
   ASSERT_EQ(unused_plan_fields(s).size(), 2u);
   EXPECT_EQ(unused_plan_fields(s).front().rfind("plan.recompute_early_stop is unused", 0), 0u);
+}
+
+// Without a pipeline there is nothing to schedule: frameworks run each micro-batch's forward
+// then its backward (Megatron-LM's forward_backward_no_pipelining) whatever plan.schedule says.
+// A split-backward schedule played there would leave only its W passes to hide the gradient
+// reduction behind, and DualPipe would hold a second copy of the model.
+TEST(PlanStructure, WithOneStageEveryScheduleRunsTheNoPipelineLoop) {
+  Scenario s = base();
+  s.plan.schedule = default_pipeline_schedule().name();
+  const Result plain = estimate(s);
+  ASSERT_TRUE(plain.feasible) << plain.reason;
+  for (const PipelineSchedule* schedule : pipeline_schedules()) {
+    if (schedule == &default_pipeline_schedule()) continue;
+    s.plan.schedule = schedule->name();
+    const Result r = estimate(s);
+    ASSERT_TRUE(r.feasible) << schedule->name() << ": " << r.reason;
+    EXPECT_EQ(r.step_time_s, plain.step_time_s) << schedule->name();
+    EXPECT_EQ(r.peak_memory_bytes, plain.peak_memory_bytes) << schedule->name();
+    const std::vector<std::string> unused = unused_plan_fields(s);
+    ASSERT_EQ(unused.size(), 1u) << schedule->name();
+    EXPECT_EQ(unused.front().rfind("plan.schedule \"" + std::string(schedule->name()) + "\" is unused", 0), 0u)
+        << unused.front();
+  }
 }
 
 }  // namespace
