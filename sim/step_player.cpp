@@ -670,9 +670,20 @@ struct Player {
   }
 
   // Buckets of a chunk are ready as `fraction` of its gradients are final: the first nb-1
-  // Megatron buckets merged into at most K-1 groups of consecutive buckets (each ready when its
-  // last member is), the last bucket exact.
+  // Megatron buckets merged into at most K-1 groups of consecutive buckets, the last bucket
+  // exact. A group starts when its first member is final, as that member's collective would,
+  // and is over no earlier than its last member's own collective after that member is final
+  // (the bytes of the members between move as the group's flows).
   std::map<std::tuple<int, int, int>, double> bucket_issued;  // (device, expert, chunk) -> params issued
+  struct GroupFinality {
+    double final_at = 0;      // the chunk's final parameters that make the last member final
+    double last_member_s = 0;  // that member's own collective, contention-free
+    bool final = true;
+    bool flows_done = false;
+    double flows_done_s = 0;
+  };
+  std::vector<GroupFinality> finality;  // per bucket
+  std::map<std::tuple<int, int, int>, std::vector<int>> awaiting_final;
   void bucket_progress(int d, bool expert, int chunk_i, double params, double fraction) {
     if (params <= 0) return;
     const double size = std::max(1.0, w.dp_bucket_params);
@@ -689,13 +700,37 @@ struct Player {
       }
     }
     ends.push_back(params);
-    double& issued = bucket_issued[{d, expert, chunk_i}];
+    const std::tuple<int, int, int> key{d, expert, chunk_i};
+    double& issued = bucket_issued[key];
     const double have = fraction * params * (1 + 1e-12);
+    std::vector<int>& waiting = awaiting_final[key];
     for (double e : ends) {
       if (e <= issued + 1e-9) continue;
-      if (e > have) break;
-      add_bucket(d, expert, chunk_i, e - issued, plat.now_s());
+      if (std::min(e, issued + size) > have) break;
+      const int bi = add_bucket(d, expert, chunk_i, e - issued, plat.now_s(), std::max(1.0, (e - issued) / size));
+      if (e > have) {
+        GroupFinality& f = finality[static_cast<std::size_t>(bi)];
+        f.final = false;
+        f.final_at = e;
+        f.last_member_s = bucket_closed_form_s(d, expert, std::min(size, e - issued));
+        waiting.push_back(bi);
+      }
       issued = e;
+    }
+    // Groups whose last member this progress made final.
+    for (auto it = waiting.begin(); it != waiting.end();) {
+      GroupFinality& f = finality[static_cast<std::size_t>(*it)];
+      if (f.final_at > have) {
+        ++it;
+        continue;
+      }
+      f.final = true;
+      if (f.flows_done) {
+        const int bi = *it;
+        tl.buckets[static_cast<std::size_t>(bi)].waiting_s += plat.now_s() - f.flows_done_s;
+        plat.after(f.last_member_s, [this, d, expert, bi] { bucket_done(d, expert, bi); });
+      }
+      it = waiting.erase(it);
     }
   }
 
@@ -713,7 +748,25 @@ struct Player {
     }
   }
 
-  void add_bucket(int d, bool expert, int chunk_i, double params, double ready_s) {
+  // `megatron_buckets`: how many of Megatron's buckets this one stands for (merged beyond
+  // max_buckets_per_chunk): each is its own collective and pays its own latency, which the
+  // merged flows pay once; the difference is waited after them.
+  // The contention-free time of one group's reduction of `n` parameters of stage d (alpha-beta).
+  double bucket_closed_form_s(int d, bool expert, double n) const {
+    const auto& groups = sharded_groups(d, expert);
+    const GroupShape shape = group_shape(plat.topology(), groups.front());
+    const double bytes = n * w.grad_bytes_per_param * w.dp_wire_ratio;
+    if (!w.dp_sharded) return collective_cost(CollectiveOp::kAllReduce, w.algo, w.protocol, bytes, shape, w.fabric).time_s;
+    double t = collective_cost(CollectiveOp::kReduceScatter, w.algo, w.protocol, bytes, shape, w.fabric).time_s +
+               collective_cost(CollectiveOp::kAllGather, w.algo, w.protocol, n * w.param_bytes_per_param * w.dp_wire_ratio,
+                               shape, w.fabric).time_s;
+    if (!expert && !replica_groups[d].empty())
+      t += collective_cost(CollectiveOp::kAllReduce, w.algo, w.protocol, bytes / static_cast<double>(groups.front().size()),
+                           group_shape(plat.topology(), replica_groups[d].front()), w.fabric).time_s;
+    return t;
+  }
+
+  int add_bucket(int d, bool expert, int chunk_i, double params, double ready_s, double megatron_buckets = 1) {
     StepBucketRecord b;
     b.stage = d;
     b.expert = expert;
@@ -723,33 +776,40 @@ struct Player {
     b.ready_s = ready_s + w.dp_arrival_wait_s;  // the replicas reach it apart (workload.hpp)
     const auto& groups = sharded_groups(d, expert);
     b.groups = static_cast<int>(groups.size());
-    const GroupShape shape = group_shape(plat.topology(), groups.front());
     const int members = static_cast<int>(groups.front().size());
+    const bool replicated = w.dp_sharded && !expert && !replica_groups[d].empty();
+    auto closed_form = [&](double n) { return bucket_closed_form_s(d, expert, n); };
+    b.closed_form_s = closed_form(params);
+    if (megatron_buckets > 1) {
+      const double whole = std::floor(megatron_buckets), rest = megatron_buckets - whole;
+      const double each = params / megatron_buckets;
+      const double separate = whole * closed_form(each) + (rest > 1e-9 ? closed_form(rest * each) : 0.0);
+      b.merged_latency_s = std::max(0.0, separate - b.closed_form_s);
+      b.closed_form_s = std::max(b.closed_form_s, separate);
+    }
     double wire = 0;
     if (w.dp_sharded) {
       // Reduce-scatter of the gradients, then all-gather of the updated parameters (workload.hpp);
-      // under a dp_shard, the shard all-reduced across its replicas between the two.
-      b.gather_bytes = params * w.param_bytes_per_param;
-      b.closed_form_s = collective_cost(CollectiveOp::kReduceScatter, w.algo, w.protocol, b.bytes, shape, w.fabric).time_s +
-                        collective_cost(CollectiveOp::kAllGather, w.algo, w.protocol, b.gather_bytes, shape, w.fabric).time_s;
+      // under a dp_shard, the shard all-reduced across its replicas between the two. The
+      // parameters are gathered as often as the gradients are reduced (plan.sync_interval):
+      // the same average over the run.
+      b.gather_bytes = params * w.param_bytes_per_param * w.dp_wire_ratio;
       wire = (b.bytes * bus_bandwidth_factor(CollectiveOp::kReduceScatter, members) +
               b.gather_bytes * bus_bandwidth_factor(CollectiveOp::kAllGather, members)) *
              members * groups.size();
-      if (!expert && !replica_groups[d].empty()) {
+      if (replicated) {
         const auto& replicas = replica_groups[d];
         const int copies = static_cast<int>(replicas.front().size());
         b.replica_bytes = b.bytes / members;
-        b.closed_form_s += collective_cost(CollectiveOp::kAllReduce, w.algo, w.protocol, b.replica_bytes,
-                                           group_shape(plat.topology(), replicas.front()), w.fabric).time_s;
         wire += b.replica_bytes * bus_bandwidth_factor(CollectiveOp::kAllReduce, copies) * copies * replicas.size();
       }
     } else {
-      b.closed_form_s = collective_cost(CollectiveOp::kAllReduce, w.algo, w.protocol, b.bytes, shape, w.fabric).time_s;
       wire = b.bytes * bus_bandwidth_factor(CollectiveOp::kAllReduce, members) * members * groups.size();
     }
     const int bi = static_cast<int>(tl.buckets.size());
     tl.buckets.push_back(b);
     bucket_outstanding.push_back(0);
+    finality.emplace_back();
     tl.traffic_bytes_as_flows[static_cast<int>(CommPurpose::kDp)] += wire;
     tl.traffic_bytes[static_cast<int>(CommPurpose::kDp)] += wire;
     plat.after(std::max(0.0, b.ready_s - plat.now_s()), [this, d, expert, bi] {
@@ -757,6 +817,7 @@ struct Player {
       q.ready.push_back(bi);
       if (!q.running) start_next(d, expert);
     });
+    return bi;
   }
 
   void start_next(int d, bool expert) {
@@ -814,6 +875,18 @@ struct Player {
   }
 
   void bucket_done(int d, bool expert, int bi) {
+    if (const double wait = tl.buckets[bi].merged_latency_s; wait > 0) {
+      tl.buckets[bi].merged_latency_s = 0;
+      plat.after(wait, [this, d, expert, bi] { bucket_done(d, expert, bi); });
+      return;
+    }
+    GroupFinality& f = finality[static_cast<std::size_t>(bi)];
+    if (!f.final) {
+      // The last member is not final yet: the stream waits for it (bucket_progress resumes).
+      f.flows_done = true;
+      f.flows_done_s = plat.now_s();
+      return;
+    }
     tl.buckets[bi].end_s = plat.now_s();
     start_next(d, expert);
   }

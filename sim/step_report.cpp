@@ -118,7 +118,7 @@ void compose_simulated_result(const Scenario& sc, const Workload& w, const StepT
     for (int s = 0; s < n; ++s) fig[s].idle_s = std::max(0.0, tl.compute_end_s[s] - tl.origin_s[s] - tl.busy_s[s]);
     for (const StepBucketRecord& b : tl.buckets) {
       StageFigures& f = fig[b.stage];
-      const double dur = b.end_s - b.start_s;
+      const double dur = b.busy_s();
       f.dp_busy_s += dur;
       if (b.end_s > tl.compute_end_s[b.stage])
         f.dp_contention_exposed_s += std::min(b.end_s - tl.compute_end_s[b.stage],
@@ -253,7 +253,7 @@ void compose_simulated_result(const Scenario& sc, const Workload& w, const StepT
       free += tl.contention_free_s_by_purpose[s][k];
     }
     if (k == static_cast<int>(CommPurpose::kDp))
-      for (const StepBucketRecord& b : tl.buckets) busy += b.end_s - b.start_s, free += b.closed_form_s;
+      for (const StepBucketRecord& b : tl.buckets) busy += b.busy_s(), free += b.closed_form_s;
     if (free <= 0) continue;
     const char* name = to_string(static_cast<CommPurpose>(k));
     by_purpose[name] = {{"busy_s", busy}, {"contention_free_s", free}, {"ratio", busy / free}};

@@ -229,15 +229,22 @@ void compose_closed_form(const Scenario& sc, Workload& w, Result& r, const Estim
     // Reduction of each bucket starts when its gradients are ready during the pass that makes
     // them final: the last micro-batch's backward, or where a one-direction schedule splits the
     // backward its W (B makes input gradients only, and the zero-bubble orders end on W); the
-    // last bucket is always exposed. DualPipe's two directions finish apart, the earlier one's
-    // reduction beside the later one's passes: the whole backward is kept as its window. The
-    // first bucket is final only once the pass has made its share of the gradients, so the
-    // reductions run in the rest of the pass.
-    const double bucket_share = std::min(1.0, w.dp_bucket_params / std::max(1.0, w.largest_stage_params));
-    const double last_bucket = dp_s * bucket_share;
+    // last bucket is always exposed, and on the stage that holds the input embedding it is at
+    // least the embedding, whose gradient is made last. DualPipe's two directions finish apart,
+    // the earlier one's reduction beside the later one's passes: the whole backward is kept as
+    // its window. The first bucket is final only once the pass has made its share of the
+    // gradients, so the reductions run in the rest of the pass. Each stage's own reduction
+    // and pass; the step waits for the longest.
     const bool ends_on_w = w.split_backward && !w.schedule->bidirectional();
-    const double final_pass = ends_on_w ? worst->backward_weight_s : worst->backward_s;
-    dp_exposed = std::max(last_bucket, dp_s - final_pass * (1 - bucket_share));
+    dp_exposed = 0;
+    for (const StageWork& s : w.stages) {
+      const double params = s.dense_params + s.expert_params;
+      if (s.dp_reduce_s <= 0 || params <= 0) continue;
+      const double last = std::max(w.dp_bucket_params, s.params_final_at_end);
+      const double share = std::min(1.0, last / params);
+      const double final_pass = ends_on_w ? s.backward_weight_s : s.backward_s;
+      dp_exposed = std::max(dp_exposed, std::max(s.dp_reduce_s * share, s.dp_reduce_s - final_pass * (1 - share)));
+    }
   }
   // Collectives the passes leave running (ZeRO-3 gradient reduce-scatters) finish before the
   // optimizer: the last backward's tail, and whatever their stream could not drain while the

@@ -279,6 +279,7 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r, const WorkloadOp
       sw.moe_layers += cl.moe_layers;
       sw.dense_params += chunk_dense_params(cl);
       sw.expert_params += chunk_expert_params(cl);
+      if (cl.first) sw.params_final_at_end = v * h / (p.vocab_parallel ? tp : 1);
     }
   }
   // A MoE layer's routed-expert parameters on one GPU.
@@ -701,8 +702,17 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r, const WorkloadOp
       if (stage) s += compression_kernel_time_s(*stage, ce, params, g.ranks, sb.grads, gpu);
       return s;
     };
-    return (sharded ? reduce(max_stage_dense, dp_shard_group, dp_replica_group) : reduce(max_stage_dense, dp_group, {})) +
-           reduce(max_stage_expert, expert_dp_group, {});
+    // Overlapped with the backward, the reduction runs bucket by bucket (Megatron-LM's
+    // max(40M, 1M x dp) parameters, dp_bucket_params), a collective each, each paying its
+    // latency; without overlap, one collective of the whole buffer after the backward.
+    auto bucketed = [&](double params, const GroupShape& g, const GroupShape& replicas) {
+      if (!p.overlap.dp) return reduce(params, g, replicas);
+      const double bucket = dp_bucket_params(dp);
+      const double full = std::floor(params / bucket);
+      return full * reduce(bucket, g, replicas) + reduce(params - full * bucket, g, replicas);
+    };
+    return (sharded ? bucketed(max_stage_dense, dp_shard_group, dp_replica_group) : bucketed(max_stage_dense, dp_group, {})) +
+           bucketed(max_stage_expert, expert_dp_group, {});
   };
   // Bytes one GPU sends reducing `dense` and `expert` gradients (a ring all-reduce's 2 (n-1)/n
   // of each buffer, over its data-parallel and its expert-data-parallel group).

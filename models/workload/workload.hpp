@@ -49,6 +49,10 @@ struct StageWork {
   double dense_params = 0;   // parameters on this GPU outside the experts
   double expert_params = 0;  // routed-expert parameters on this GPU
   double dp_reduce_s = 0;    // closed-form gradient reduction of this stage (ZeRO-0/1/2, one step average)
+  // Parameters whose gradients are final only as the stage's last backward ends, in one tensor:
+  // the input embedding's (its weight gradient, a scatter-add, is the backward's last op, and a
+  // gradient bucket never splits a parameter: Megatron-LM's param_and_grad_buffer).
+  double params_final_at_end = 0;
   // Sum of the squared times of the compute ops of one micro-batch (forward and backward): the
   // spread of a replica's arrival at the gradient reduction (models/cost/arrival_wait.hpp).
   double compute_sq_s2 = 0;

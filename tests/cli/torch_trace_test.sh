@@ -17,26 +17,27 @@ check fit 0 'GEMM sustained share \(bf16\): 0\.75[0-9] of peak, the kernel model
 check step_row 0 'step ProfilerStep#7: measured 11\.297 ms' -- \
   "$T" calibrate --from-torch-trace "$trace" --scenario "$scen"
 # The presets' kernel model (tile and wave quantised GEMMs at the training-loop tensor share,
-# FlashAttention-2 tables, fp32 loss) against this synthetic trace's own kernel rates: +16.9%,
+# FlashAttention-2 tables, fp32 loss) against this synthetic trace's own kernel rates: +19.0%,
 # the training-loop share (0.94: the trace's kernels run at their benchmark rates), the loss's
 # fp32 passes as PyTorch's kernels move them (48 bytes a logit; the trace times fewer) and the
 # optimizer's 28 bytes a parameter at the achieved streaming rate (the trace's 22 at peak).
-check presets_row 0 'estimate with the GPU presets +13\.[0-9]{3} ms +\+1[67]\.[0-9]%' -- \
+check presets_row 0 'estimate with the GPU presets +13\.[0-9]{3} ms +\+1[89]\.[0-9]%' -- \
   "$T" calibrate --from-torch-trace "$trace" --scenario "$scen"
 # The fitted GEMM share, FlashAttention-2 share and memory-bound share, no training-loop share on
-# top of the loop's own rates: the GEMM class within 3% (the row below), the step +11.3% (the
+# top of the loop's own rates: the GEMM class within 3% (the row below), the step +13.4% (the
 # model's memory-bound ops, loss and optimizer bytes, which this synthetic trace does not follow,
 # and the 8-GPU job's slowest GPU: its tensor-core ops 2.1% slower than the profiled rank's).
 check kernel_fit_gemm 0 'gemm +51 +6\.716 +6\.9[0-9]{2} +3\.[0-9] +6\.8[0-9]{2} +2\.[0-9]' -- \
   "$T" calibrate --from-torch-trace "$trace" --scenario "$scen"
-check kernel_fit_row 0 'estimate with the kernel fit +12\.[0-9]{3} ms +\+11\.[0-9]%' -- \
+check kernel_fit_row 0 'estimate with the kernel fit +12\.[0-9]{3} ms +\+13\.[0-9]%' -- \
   "$T" calibrate --from-torch-trace "$trace" --scenario "$scen"
 # Op rates measured from the trace's own ops: the GEMMs and attention come back exactly; the
-# step -1.7%: unmodelled elementwise time (dropout, bias-gradient sums, cat) and the DP
-# all-reduce DDP exposed after the backward, less the loss's two casts to and from fp32, which
-# the model counts (PyTorch's path) and this synthetic trace's bf16 log_softmax does not run
-# (see tests/models/interop/torch_trace_test.cpp).
-check op_rates_row 0 'estimate with op rates +11\.[0-9]{3} ms +-[0-3]\.[0-9]%' -- \
+# step +0.4%: the tied embedding's all-reduce exposed after the backward as the trace has it
+# (its gradient is made last and reduced whole), unmodelled elementwise time (dropout,
+# bias-gradient sums, cat) against the loss's two casts to and from fp32, which the model counts
+# (PyTorch's path) and this synthetic trace's bf16 log_softmax does not run (see
+# tests/models/interop/torch_trace_test.cpp).
+check op_rates_row 0 'estimate with op rates +11\.[0-9]{3} ms +[-+]0\.[0-9]%' -- \
   "$T" calibrate --from-torch-trace "$trace" --scenario "$scen"
 check op_rates_table 0 'residual_add +17 +3\.565e\+07 +0\.130 +3\.64[0-9]  trace' -- \
   "$T" calibrate --from-torch-trace "$trace" --scenario "$scen"

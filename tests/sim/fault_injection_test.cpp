@@ -383,6 +383,14 @@ TEST(StepTraffic, PartiallyShardedGradientBucketsRunAsFlows) {
   EXPECT_GT(simulate_sharded_within_nodes(1)["dp_buckets_simulated"].get<int>(), 0);
 }
 
+TEST(StepTraffic, ASyncIntervalSpreadsTheShardedReductionOverItsSteps) {
+  // plan.sync_interval 4: the gradients are reduced and the parameters gathered every fourth
+  // step, a quarter of each a step on average, in the flows as in the closed form.
+  const double every_step = simulate_sharded_within_nodes(2)["traffic_bytes_closed_form"]["dp"].get<double>();
+  const auto sim = simulate_sharded_within_nodes(2, {{"sync_interval", 4}});
+  EXPECT_NEAR(sim["traffic_bytes"]["dp"].get<double>(), every_step / 4, 0.05 * every_step / 4);
+}
+
 TEST(StepTraffic, ExpertAllToAllsContendWithTheGradientReductionOnAnOversubscribedFabric) {
   // On a 4:1 tapered fat-tree the last micro-batch's expert all-to-alls run while the gradient
   // buckets cross the same spine: both take longer beside each other than alone, and the report

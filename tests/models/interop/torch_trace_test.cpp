@@ -191,11 +191,12 @@ TEST(TorchTrace, TheFittedKernelModelPricesTheTracesGemmsAndItsStep) {
   // The attention class is the trace's: its FlashAttention-2 calls set the kernel model's share.
   const double attention_s = t.of(TorchOpClass::kAttention).gpu_time_s;
   EXPECT_NEAR(m.class_s[static_cast<int>(TorchOpClass::kAttention)], attention_s, 0.002 * attention_s);
-  // Measured 11.30 ms, estimate 12.42 ms (+9.9%): the rest of the step is priced by the kernel
+  // Measured 11.30 ms, estimate 12.82 ms (+13.4%): the rest of the step is priced by the kernel
   // model's memory-bound ops and loss, which this synthetic trace's kernels do not follow (no
   // fixed kernel time, norms and cat at the streaming rate), and the launch overhead the
-  // asynchronous GPU hid. With the trace's op rates instead: OpRatesPredictTheStep.
-  EXPECT_LT(std::fabs(m.step_s - t.step_time_s) / t.step_time_s, 0.12)
+  // asynchronous GPU hid; both have the tied embedding's all-reduce exposed after the backward.
+  // With the trace's op rates instead: OpRatesPredictTheStep.
+  EXPECT_LT(std::fabs(m.step_s - t.step_time_s) / t.step_time_s, 0.15)
       << "predicted " << m.step_s << " s, measured " << t.step_time_s << " s";
 }
 
@@ -462,13 +463,14 @@ TEST(TorchTrace, OpRatesPredictTheStep) {
                             s.model.vocab * s.cluster.gpu.op_rates.copy_s_per_element;
   const double modelled = t.of(TorchOpClass::kElementwise).gpu_time_s - o.unmodelled_elementwise_s + loss_casts;
   EXPECT_NEAR(cls(TorchOpClass::kElementwise), modelled, 0.03 * modelled);
-  // Measured 11.297 ms; op rates 11.105 ms (-1.7%), where the GEMMs and attention are exact and
+  // Measured 11.297 ms; op rates 11.342 ms (+0.4%), where the GEMMs and attention are exact and
   // the loss's casts (above) add 0.5 ms the trace does not have:
   //  - 0.262 ms of elementwise time the model does not count (dropout, bias-gradient sums, the
   //    attention backward's cat: unmodelled elementwise);
   //  - DDP's last bucket (the tied 51M-parameter embedding) all-reduces after the backward, 1.06
-  //    ms with the compute stream idle before the optimizer waits on it; the estimate's DP
-  //    overlap exposes 0.61 ms (communication is not what the op rates calibrate);
+  //    ms with the compute stream idle before the optimizer waits on it; the estimate exposes
+  //    0.87 ms, that bucket's all-reduce on the collective model's NVLink ring (communication
+  //    is not what the op rates calibrate);
   //  - the model has one embedding (the trace also has a learned position embedding) and
   //    zeroes gradients the trace never zeroes (fill_zero fallback, +0.125 ms).
   EXPECT_LT(std::fabs(m.step_s - t.step_time_s) / t.step_time_s, 0.08)
