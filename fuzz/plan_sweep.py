@@ -8,6 +8,12 @@ cannot run), within --wall seconds and --rss-mib of memory; anything else is wri
 as a scenario that reproduces it.
 
   fuzz/plan_sweep.py [--trainsim build/cli/trainsim] [--plans 500] [--seed 1] [--out build-fuzz/plans]
+
+With --tiers PCT it compares the tiers instead: each drawn plan the estimate finds feasible is
+simulated too, and the plans whose two step times differ by more than PCT percent
+(estimate_vs_simulate.difference_pct), or whose simulated traffic of a kind is not the closed
+form's within 5% (simulation.traffic_bytes against traffic_bytes_closed_form: bytes, whatever
+the contention), are kept as tier-*.json. Exit 1 on a traffic mismatch or a broken contract.
 """
 import argparse
 import json
@@ -90,7 +96,11 @@ def main():
     ap.add_argument("--out", default="build-fuzz/plans")
     ap.add_argument("--wall", type=float, default=60, help="seconds a run may take")
     ap.add_argument("--rss-mib", type=float, default=2048, help="memory a run may use")
+    ap.add_argument("--tiers", type=float, default=None, metavar="PCT",
+                    help="compare the tiers on --plans feasible plans; keep those more than PCT%% apart")
     a = ap.parse_args()
+    if a.tiers is not None:
+        return compare_tiers(a)
     os.makedirs(a.out, exist_ok=True)
     rng = random.Random(a.seed)
     path = os.path.join(a.out, "current.json")
@@ -127,6 +137,54 @@ def main():
                   flush=True)
     print(f"{a.plans} plans, exits {exits}, {failures} failures")
     return 1 if failures else 0
+
+
+def compare_tiers(a):
+    os.makedirs(a.out, exist_ok=True)
+    rng = random.Random(a.seed)
+    path = os.path.join(a.out, "current.json")
+    gaps, kept, mismatches, broken, draws = [], 0, 0, 0, 0
+    while len(gaps) < a.plans and draws < 50 * a.plans:
+        draws += 1
+        scenario = draw(rng)
+        with open(path, "w") as f:
+            json.dump(scenario, f)
+        base = [a.trainsim, "run", path, "--json", "--fidelity"]
+        try:
+            if subprocess.run(base + ["estimate"], capture_output=True, timeout=a.wall).returncode != 0:
+                continue
+            p = subprocess.run(base + ["simulate"], capture_output=True, timeout=a.wall)
+        except subprocess.TimeoutExpired:
+            p = None
+        i = len(gaps)
+        if p is None or p.returncode != 0:
+            broken += 1
+            gaps.append(0.0)
+            keep = os.path.join(a.out, f"tier-{a.seed}-{i}.json")
+            with open(keep, "w") as f:
+                json.dump(scenario, f, indent=1)
+            print(f"plan {i}: simulate {'timed out' if p is None else f'exit {p.returncode}'}: {keep}", flush=True)
+            continue
+        d = json.loads(p.stdout)
+        gap = d.get("estimate_vs_simulate", {}).get("difference_pct", 0.0)
+        gaps.append(abs(gap))
+        sim = d.get("simulation", {})
+        moved, closed = sim.get("traffic_bytes", {}), sim.get("traffic_bytes_closed_form", {})
+        off = {k: moved.get(k, 0) / v for k, v in closed.items() if v > 0 and abs(moved.get(k, 0) / v - 1) > 0.05}
+        mismatches += bool(off)
+        if abs(gap) > a.tiers or off:
+            kept += 1
+            keep = os.path.join(a.out, f"tier-{a.seed}-{i}.json")
+            with open(keep, "w") as f:
+                json.dump(scenario, f, indent=1)
+            cause = d.get("estimate_vs_simulate", {}).get("cause", "")
+            traffic = f"; traffic moved/closed form {off}" if off else ""
+            print(f"plan {i}: simulate {gap:+.2f}% of the estimate ({cause}){traffic}: {keep}", flush=True)
+    n = max(1, len(gaps))
+    print(f"{len(gaps)} feasible plans ({draws} drawn): mean |difference| {sum(gaps) / n:.2f}%, "
+          f"{sum(g > a.tiers for g in gaps)} above {a.tiers:g}%, {mismatches} traffic mismatches, "
+          f"{broken} simulations that failed")
+    return 1 if mismatches or broken else 0
 
 
 if __name__ == "__main__":
