@@ -748,9 +748,6 @@ struct Player {
     }
   }
 
-  // `megatron_buckets`: how many of Megatron's buckets this one stands for (merged beyond
-  // max_buckets_per_chunk): each is its own collective and pays its own latency, which the
-  // merged flows pay once; the difference is waited after them.
   // The contention-free time of one group's reduction of `n` parameters of stage d (alpha-beta).
   double bucket_closed_form_s(int d, bool expert, double n) const {
     const auto& groups = sharded_groups(d, expert);
@@ -766,6 +763,9 @@ struct Player {
     return t;
   }
 
+  // `megatron_buckets`: how many of Megatron's buckets this one stands for (merged beyond
+  // max_buckets_per_chunk): each is its own collective and pays its own latency, which the
+  // merged flows pay once; the difference is waited after them.
   int add_bucket(int d, bool expert, int chunk_i, double params, double ready_s, double megatron_buckets = 1) {
     StepBucketRecord b;
     b.stage = d;
@@ -778,12 +778,12 @@ struct Player {
     b.groups = static_cast<int>(groups.size());
     const int members = static_cast<int>(groups.front().size());
     const bool replicated = w.dp_sharded && !expert && !replica_groups[d].empty();
-    auto closed_form = [&](double n) { return bucket_closed_form_s(d, expert, n); };
-    b.closed_form_s = closed_form(params);
+    b.closed_form_s = bucket_closed_form_s(d, expert, params);
     if (megatron_buckets > 1) {
       const double whole = std::floor(megatron_buckets), rest = megatron_buckets - whole;
       const double each = params / megatron_buckets;
-      const double separate = whole * closed_form(each) + (rest > 1e-9 ? closed_form(rest * each) : 0.0);
+      const double separate = whole * bucket_closed_form_s(d, expert, each) +
+                              (rest > 1e-9 ? bucket_closed_form_s(d, expert, rest * each) : 0.0);
       b.merged_latency_s = std::max(0.0, separate - b.closed_form_s);
       b.closed_form_s = std::max(b.closed_form_s, separate);
     }

@@ -831,7 +831,6 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r, const WorkloadOp
   w.zero_stage = p.zero_stage;
   w.optimizer_s = optimizer_s;
   w.offload_s = offload_s;
-  w.largest_stage_params = max_stage_params;
   {
     const double base = dp_time(nullptr);
     w.dp_wire_ratio = base > 0 ? dp_s / base : 1.0;

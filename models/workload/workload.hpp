@@ -116,7 +116,6 @@ struct Workload {
 
   double optimizer_s = 0;
   double offload_s = 0;
-  double largest_stage_params = 0;
 
   // Bytes each purpose moves in one step, summed over all GPUs (what the simulation should move
   // as flows), indexed by CommPurpose.
