@@ -247,7 +247,10 @@ void RowText::plan_row(long long index, const std::string& overrides_text, const
     key("},\"mfu\":"), num(r.mfu), key(",\"micro_batches_per_step\":"), integer(r.micro_batches);
     key(",\"model\":"), o += model, key(",\"model_flops_per_step\":"), num(r.model_flops_per_step);
     key(",\"model_tflops_per_gpu\":"), num(r.model_tflops_per_gpu), key(",\"objective\":"), num(objective);
-    key(",\"overlapped_comm_s\":"), num(r.overlapped_comm_s), key(",\"overrides\":"), o += overrides_text;
+    key(",\"overlapped_comm_s\":"), num(r.overlapped_comm_s);
+    key(",\"overlapped_s\":{\"cp_comm\":"), num(r.overlapped.cp_s), key(",\"dp_comm\":"), num(r.overlapped.dp_s);
+    key(",\"ep_comm\":"), num(r.overlapped.ep_s), key(",\"tp_comm\":"), num(r.overlapped.tp_s);
+    key("},\"overrides\":"), o += overrides_text;
     o += ',', plan_object(), key(",\"reason\":"), append_json_string(o, r.reason);
     key(",\"status\":"), key(meets ? "\"ok\"" : "\"outside_constraints\""), key(",\"step_time_s\":"), num(r.step_time_s);
     key(",\"tokens_per_s\":"), num(r.tokens_per_s), key(",\"tokens_per_step\":"), num(r.tokens_per_step);

@@ -122,6 +122,12 @@ Result result_from_json(const nlohmann::json& j) {
     r.breakdown.optimizer_s = num(*b, "optimizer");
     r.breakdown.offload_s = num(*b, "offload");
   }
+  if (auto o = j.find("overlapped_s"); o != j.end() && o->is_object()) {
+    r.overlapped.tp_s = num(*o, "tp_comm");
+    r.overlapped.cp_s = num(*o, "cp_comm");
+    r.overlapped.ep_s = num(*o, "ep_comm");
+    r.overlapped.dp_s = num(*o, "dp_comm");
+  }
   if (auto c = j.find("comm_bytes_per_gpu"); c != j.end() && c->is_object()) {
     r.tp_bytes = num(*c, "tp");
     r.pp_bytes = num(*c, "pp");
@@ -176,6 +182,7 @@ std::string result_json_problem(const nlohmann::json& j) {
   if (p.empty())
     p = figures(sub(j, "breakdown_s"), "breakdown_s",
                 {"compute", "tp_comm", "pp_comm", "dp_comm", "ep_comm", "cp_comm", "bubble", "optimizer", "offload"});
+  if (p.empty()) p = figures(sub(j, "overlapped_s"), "overlapped_s", {"tp_comm", "cp_comm", "ep_comm", "dp_comm"});
   if (p.empty()) p = figures(sub(j, "comm_bytes_per_gpu"), "comm_bytes_per_gpu", {"tp", "pp", "dp", "ep", "cp"});
   if (p.empty()) p = figures(sub(j, "memory"), "memory", {"peak_bytes", "hbm_capacity_bytes"});
   return p;

@@ -12,6 +12,7 @@
 #include <tuple>
 
 #include "models/cost/collectives/collective_cost.hpp"
+#include "models/cost/collectives/gradient_reduction.hpp"
 #include "sim/collective_engine.hpp"
 #include "sim/collective_plan.hpp"
 #include "sim/platform.hpp"
@@ -748,19 +749,20 @@ struct Player {
     }
   }
 
-  // The contention-free time of one group's reduction of `n` parameters of stage d (alpha-beta).
+  // The contention-free time of one group's reduction of `n` parameters of stage d (alpha-beta),
+  // at the run's average wire ratio (compression, sync interval).
   double bucket_closed_form_s(int d, bool expert, double n) const {
     const auto& groups = sharded_groups(d, expert);
-    const GroupShape shape = group_shape(plat.topology(), groups.front());
-    const double bytes = n * w.grad_bytes_per_param * w.dp_wire_ratio;
-    if (!w.dp_sharded) return collective_cost(CollectiveOp::kAllReduce, w.algo, w.protocol, bytes, shape, w.fabric).time_s;
-    double t = collective_cost(CollectiveOp::kReduceScatter, w.algo, w.protocol, bytes, shape, w.fabric).time_s +
-               collective_cost(CollectiveOp::kAllGather, w.algo, w.protocol, n * w.param_bytes_per_param * w.dp_wire_ratio,
-                               shape, w.fabric).time_s;
-    if (!expert && !replica_groups[d].empty())
-      t += collective_cost(CollectiveOp::kAllReduce, w.algo, w.protocol, bytes / static_cast<double>(groups.front().size()),
-                           group_shape(plat.topology(), replica_groups[d].front()), w.fabric).time_s;
-    return t;
+    GradientReduction r;
+    r.sharded = w.dp_sharded;
+    r.grad_bytes_per_param = w.grad_bytes_per_param;
+    r.param_bytes_per_param = w.param_bytes_per_param;
+    r.group = group_shape(plat.topology(), groups.front());
+    if (w.dp_sharded && !expert && !replica_groups[d].empty())
+      r.replicas = group_shape(plat.topology(), replica_groups[d].front());
+    return gradient_reduction_s(r, n * w.dp_wire_ratio, [&](CollectiveOp op, double bytes, const GroupShape& g) {
+      return collective_cost(op, w.algo, w.protocol, bytes, g, w.fabric).time_s;
+    });
   }
 
   // `megatron_buckets`: how many of Megatron's buckets this one stands for (merged beyond

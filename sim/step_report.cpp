@@ -170,7 +170,10 @@ void compose_simulated_result(const Scenario& sc, const Workload& w, const StepT
   }
   r.bubble_fraction = idle_share;
   r.exposed_comm_s = bd.tp_comm_s + bd.cp_comm_s + bd.ep_comm_s + bd.pp_comm_s + bd.dp_comm_s;
-  r.overlapped_comm_s = std::max(0.0, fig[c].dp_busy_s - dp_exposed);
+  const auto busy = [&](CommPurpose k) { return tl.busy_s_by_purpose[c][static_cast<int>(k)]; };
+  r.overlapped = overlapped_comm(bd, busy(CommPurpose::kTp), busy(CommPurpose::kCp), busy(CommPurpose::kEp),
+                                 busy(CommPurpose::kDp) + fig[c].dp_busy_s);
+  r.overlapped_comm_s = r.overlapped.total_s();
 
   // ---- activations as the schedule held them ----
   nlohmann::json stages = nlohmann::json::array();

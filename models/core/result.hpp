@@ -27,7 +27,7 @@ struct StageMemory {
 };
 
 // Where one step's time goes on the critical stage (seconds). Exposed parts only: what overlaps
-// with compute is not counted here (see overlapped_comm_s).
+// with compute is not counted here (see OverlappedComm).
 struct TimeBreakdown {
   double compute_s = 0;
   double tp_comm_s = 0;
@@ -39,6 +39,21 @@ struct TimeBreakdown {
   double optimizer_s = 0;
   double offload_s = 0;
 };
+
+// The critical stage's collective time in a step that ran beside its compute, by purpose: each
+// purpose's busy time on the NCCL streams (the collectives in its passes, and for DP the gradient
+// buckets too) less what the breakdown counts exposed for it; pipeline transfers are not counted.
+// Both tiers fill it with overlapped_comm (one definition).
+struct OverlappedComm {
+  double tp_s = 0;
+  double cp_s = 0;
+  double ep_s = 0;
+  double dp_s = 0;
+  double total_s() const { return tp_s + cp_s + ep_s + dp_s; }
+};
+// From the collectives' busy seconds per purpose and the exposed breakdown.
+OverlappedComm overlapped_comm(const TimeBreakdown& exposed, double tp_busy_s, double cp_busy_s, double ep_busy_s,
+                               double dp_busy_s);
 
 struct Result {
   bool feasible = true;
@@ -59,7 +74,8 @@ struct Result {
   // its last op's end) the stage sits idle; 0 without pipeline parallelism. Both tiers.
   double bubble_fraction = 0;
   double exposed_comm_s = 0;
-  double overlapped_comm_s = 0;
+  double overlapped_comm_s = 0;  // overlapped.total_s()
+  OverlappedComm overlapped;
   TimeBreakdown breakdown;
 
   std::vector<StageMemory> per_stage;

@@ -318,8 +318,10 @@ void compose_closed_form(const Scenario& sc, Workload& w, Result& r, const Estim
   bd.optimizer_s = w.optimizer_s;
   bd.offload_s = w.offload_s;
   r.exposed_comm_s = bd.tp_comm_s + bd.cp_comm_s + bd.ep_comm_s + bd.pp_comm_s + bd.dp_comm_s;
-  r.overlapped_comm_s = std::max(0.0, dp_s - (dp_exposed - async_exposed)) +
-                        std::max(0.0, m * worst->async_busy_s - async_exposed);
+  const auto comm_busy = [&](CommPurpose k) { return m * worst->comm_busy_s[static_cast<int>(k)]; };
+  r.overlapped = overlapped_comm(bd, comm_busy(CommPurpose::kTp), comm_busy(CommPurpose::kCp),
+                                 comm_busy(CommPurpose::kEp), comm_busy(CommPurpose::kDp) + worst->dp_reduce_s);
+  r.overlapped_comm_s = r.overlapped.total_s();
   finish_result(sc, r);
 }
 

@@ -83,6 +83,7 @@ Result mix_precision_stages(const Scenario& sc, const TierFn& tier) {
 
   r.step_time_s = 0;
   r.exposed_comm_s = r.overlapped_comm_s = 0;
+  r.overlapped = OverlappedComm{};
   r.breakdown = TimeBreakdown{};
   r.tp_bytes = r.pp_bytes = r.dp_bytes = r.ep_bytes = r.cp_bytes = 0;
   double idle_s = 0, offered_flop = 0;
@@ -92,6 +93,10 @@ Result mix_precision_stages(const Scenario& sc, const TierFn& tier) {
     r.step_time_s += w * x.step_time_s;
     r.exposed_comm_s += w * x.exposed_comm_s;
     r.overlapped_comm_s += w * x.overlapped_comm_s;
+    r.overlapped.tp_s += w * x.overlapped.tp_s;
+    r.overlapped.cp_s += w * x.overlapped.cp_s;
+    r.overlapped.ep_s += w * x.overlapped.ep_s;
+    r.overlapped.dp_s += w * x.overlapped.dp_s;
     add_scaled(r.breakdown, x.breakdown, w);
     r.tp_bytes += w * x.tp_bytes;
     r.pp_bytes += w * x.pp_bytes;

@@ -8,6 +8,7 @@
 #include "models/core/leaf_switch.hpp"
 #include "models/cost/arrival_wait.hpp"
 #include "models/cost/collectives/collective_cost.hpp"
+#include "models/cost/collectives/gradient_reduction.hpp"
 #include "models/cost/compression.hpp"
 #include "models/cost/compute/memory_bound_model.hpp"
 #include "models/cost/compute_cost.hpp"
@@ -531,6 +532,7 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r, const WorkloadOp
       sw.backward_weight_s = prev.backward_weight_s;
       sw.async_busy_s = prev.async_busy_s;
       sw.async_tail_s = prev.async_tail_s;
+      std::copy(prev.comm_busy_s, prev.comm_busy_s + kCommPurposes, sw.comm_busy_s);
       sw.tp_comm_s = prev.tp_comm_s;
       sw.cp_comm_s = prev.cp_comm_s;
       sw.ep_comm_s = prev.ep_comm_s;
@@ -570,7 +572,10 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r, const WorkloadOp
         }
         const PassCost& pc = ps.cost;
         sw.compute_sq_s2 += visits * ps.compute_sq_s2;
-        for (int t = 0; t < kCommPurposes; ++t) stage_traffic[t] += ps.traffic[t] * visits * micro_batches;
+        for (int t = 0; t < kCommPurposes; ++t) {
+          stage_traffic[t] += ps.traffic[t] * visits * micro_batches;
+          sw.comm_busy_s[t] += visits * ps.comm_busy_s[t];
+        }
         const bool fwd = kinds[i] == PassKind::kForward;
         if (fwd) {
           sw.forward_s += visits * pc.time_s;
@@ -679,27 +684,21 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r, const WorkloadOp
     CompressionEffect ce;
     if (stage) ce = compression_effect(*stage, h, sb.grads);
     const bool sharded = sharded_reduction(stage);
+    auto price = [&](CollectiveOp op, double bytes, const GroupShape& g) {
+      return memo::collective_cost(env, op, algo, protocol, bytes, g, fabric).time_s;
+    };
     // g: the reduction's group (the shard group when sharded); replicas: a dp_shard's copies of
-    // each shard, whose reduced gradients are all-reduced between the reduce-scatter and the
-    // all-gather (Megatron-Core's partial distributed optimizer, FSDP's hybrid ZeRO-2).
+    // each shard (gradient_reduction.hpp). A compressed reduction stays one compressed
+    // all-reduce (or an all-gather of sparse values).
     auto reduce = [&](double params, const GroupShape& g, const GroupShape& replicas) {
-      // A shard group of one rank (plan.dp_shard 1) leaves the replicas' all-reduce alone.
-      if ((g.ranks <= 1 && replicas.ranks <= 1) || params <= 0) return 0.0;
-      const double grad_bytes = params * sb.grads;
       double s = 0;
-      if (sharded) {
-        if (g.ranks > 1)
-          s = memo::collective_cost(env, CollectiveOp::kReduceScatter, algo, protocol, grad_bytes, g, fabric).time_s +
-              memo::collective_cost(env, CollectiveOp::kAllGather, algo, protocol, params * sb.params, g, fabric).time_s;
-        if (replicas.ranks > 1)
-          s += memo::collective_cost(env, CollectiveOp::kAllReduce, algo, protocol, grad_bytes / g.ranks, replicas, fabric).time_s;
-      } else if (ce.needs_allgather) {
-        s = memo::collective_cost(env, CollectiveOp::kAllGather, algo, protocol, grad_bytes * ce.wire_ratio * g.ranks, g, fabric).time_s;
-      } else {
-        s = ce.all_reduces *
-            memo::collective_cost(env, CollectiveOp::kAllReduce, algo, protocol, grad_bytes * ce.wire_ratio / ce.all_reduces, g, fabric).time_s;
-      }
-      if (stage) s += compression_kernel_time_s(*stage, ce, params, g.ranks, sb.grads, gpu);
+      if (sharded || !stage)
+        s = gradient_reduction_s({sharded, sb.grads, sb.params, g, replicas}, params, price);
+      else if (g.ranks > 1 && params > 0)
+        s = ce.needs_allgather ? price(CollectiveOp::kAllGather, params * sb.grads * ce.wire_ratio * g.ranks, g)
+                               : ce.all_reduces * price(CollectiveOp::kAllReduce,
+                                                        params * sb.grads * ce.wire_ratio / ce.all_reduces, g);
+      if (stage && s > 0) s += compression_kernel_time_s(*stage, ce, params, g.ranks, sb.grads, gpu);
       return s;
     };
     // Overlapped with the backward, the reduction runs bucket by bucket (Megatron-LM's

@@ -40,7 +40,10 @@ namespace {
 
 // One block's share of the summary, `repeat` times; blocks are added in the pass's order.
 void add_block(PassSummary& s, const OpBlock& b, int repeat) {
-  for (const CommOp& c : b.comm) s.traffic[static_cast<int>(c.purpose)] += c.wire_bytes * repeat;
+  for (const CommOp& c : b.comm) {
+    s.traffic[static_cast<int>(c.purpose)] += c.wire_bytes * repeat;
+    s.comm_busy_s[static_cast<int>(c.purpose)] += c.time_s * repeat;
+  }
   for (std::size_t i = 0; i < b.compute.size(); ++i) {
     if (b.compute[i].pass == Pass::kBackwardWeight) s.wgrad_compute_s += b.compute_s[i] * repeat;
     s.compute_sq_s2 += b.compute_s[i] * b.compute_s[i] * repeat;

@@ -20,6 +20,7 @@ PassProgram pass_program(const LayerContext& ctx, const ChunkLayers& cl, PassKin
 struct PassSummary {
   PassCost cost;
   double traffic[kCommPurposes] = {0, 0, 0, 0, 0};
+  double comm_busy_s[kCommPurposes] = {0, 0, 0, 0, 0};  // the collectives' closed-form times
   double wgrad_compute_s = 0;
   double compute_sq_s2 = 0;  // sum of the compute ops' squared times
 };

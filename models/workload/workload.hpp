@@ -46,6 +46,9 @@ struct StageWork {
   // time and how far the last one runs past the end of a backward pass.
   double async_busy_s = 0;
   double async_tail_s = 0;
+  // Every collective of the passes, by purpose: its busy time per micro-batch on its stream (the
+  // closed form, contention-free), waited for or not.
+  double comm_busy_s[kCommPurposes] = {0, 0, 0, 0, 0};
   double dense_params = 0;   // parameters on this GPU outside the experts
   double expert_params = 0;  // routed-expert parameters on this GPU
   double dp_reduce_s = 0;    // closed-form gradient reduction of this stage (ZeRO-0/1/2, one step average)

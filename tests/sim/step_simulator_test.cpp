@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "models/cost/flops.hpp"
 #include "models/estimate/estimate.hpp"
 #include "models/core/result_json.hpp"
 #include "models/workload/timeline.hpp"
@@ -222,19 +223,25 @@ TEST(StepSimulator, PlaysDualPipesOverlappedForwardAndBackwardAsTheEstimateDoes)
   EXPECT_NEAR(sim["breakdown_s"]["ep_comm"].get<double>(), est.breakdown.ep_comm_s, 0.25 * est.breakdown.ep_comm_s);
 }
 
-TEST(StepSimulator, PlaysTheGathersABoundedPrefetchBufferLeavesOnTheCriticalPath) {
-  // ZeRO-3 over one node's 8 GPUs: with the whole next layer prefetched the gathers hide behind
-  // compute; with a one-element buffer (DeepSpeed's stage3_prefetch_bucket_size at its floor)
-  // every layer waits for its own gather, in the flows as in the closed form. The simulated
-  // gathers also share NVLink with the backward pass's reduce-scatters, so the simulation waits
-  // somewhat longer.
+// ZeRO-3 over one node's 8 GPUs (GPT 1.7B, TP1 DP8): the next layer's parameters prefetched
+// (the default) and a one-element prefetch buffer.
+std::pair<Scenario, Scenario> zero3_prefetch_pair() {
   nlohmann::json raw = base_raw();
   raw["plan"]["tp"] = 1;
   raw["plan"]["dp"] = 8;
   raw["plan"]["zero_stage"] = 3;
   const Scenario ahead = scenario(raw);
   raw["plan"]["zero3_prefetch_params"] = 1;
-  const Scenario bare = scenario(raw);
+  return {ahead, scenario(raw)};
+}
+
+TEST(StepSimulator, PlaysTheGathersABoundedPrefetchBufferLeavesOnTheCriticalPath) {
+  // ZeRO-3 over one node's 8 GPUs: with the whole next layer prefetched the gathers hide behind
+  // compute; with a one-element buffer (DeepSpeed's stage3_prefetch_bucket_size at its floor)
+  // every layer waits for its own gather, in the flows as in the closed form. The simulated
+  // gathers also share NVLink with the backward pass's reduce-scatters, so the simulation waits
+  // somewhat longer.
+  const auto [ahead, bare] = zero3_prefetch_pair();
   const Result est_ahead = estimate(ahead), est_bare = estimate(bare);
   const auto sim_ahead = nlohmann::json::parse(simulate_json(ahead));
   const auto sim_bare = nlohmann::json::parse(simulate_json(bare));
@@ -248,6 +255,43 @@ TEST(StepSimulator, PlaysTheGathersABoundedPrefetchBufferLeavesOnTheCriticalPath
   EXPECT_GT(sim_extra, 0.8 * est_extra);
   EXPECT_LT(sim_extra, 1.5 * est_extra);
   EXPECT_NEAR(sim_bare["step_time_s"].get<double>(), est_bare.step_time_s, 0.1 * est_bare.step_time_s);
+}
+
+TEST(StepSimulator, BothTiersCountTheZeroThreeCollectivesThatRanBesideCompute) {
+  // ZeRO-3 over one node's 8 GPUs, GPT 1.7B in bf16: each micro-batch gathers the parameters
+  // twice (forward, backward) and reduce-scatters the gradients once, on the NVLink line rate
+  // (300 GB/s a direction) at best. What of it ran beside compute (overlapped_s.dp_comm) and what
+  // the compute waited for (breakdown_s.dp_comm) add up to that busy time in both tiers; with the
+  // next layer prefetched most of it is hidden, with a one-element buffer less of it.
+  const auto [ahead, bare] = zero3_prefetch_pair();
+  const double params = count_params(ahead.model).total;
+  const double m = 2;  // global batch 16 over DP 8, micro-batch 1
+  const double floor_s = m * 3 * 2 * params * 7.0 / 8.0 / 300e9;
+  struct Split {
+    double hidden, exposed;
+  };
+  const auto tiers = [&](const Scenario& s) {
+    const Result est = estimate(s);
+    const auto sim = nlohmann::json::parse(simulate_json(s));
+    return std::pair<Split, Split>{{est.overlapped.dp_s, est.breakdown.dp_comm_s},
+                                   {sim["overlapped_s"]["dp_comm"].get<double>(),
+                                    sim["breakdown_s"]["dp_comm"].get<double>()}};
+  };
+  const auto [est_ahead, sim_ahead] = tiers(ahead);
+  const auto [est_bare, sim_bare] = tiers(bare);
+  std::printf("line-rate floor %.4f s; hidden / exposed: prefetched %.4f / %.4f (estimate), %.4f / %.4f "
+              "(simulate); one-element buffer %.4f / %.4f, %.4f / %.4f\n",
+              floor_s, est_ahead.hidden, est_ahead.exposed, sim_ahead.hidden, sim_ahead.exposed, est_bare.hidden,
+              est_bare.exposed, sim_bare.hidden, sim_bare.exposed);
+  for (const Split& x : {est_ahead, sim_ahead, est_bare, sim_bare}) {
+    EXPECT_GT(x.hidden + x.exposed, floor_s);
+    EXPECT_LT(x.hidden + x.exposed, 3 * floor_s);
+  }
+  EXPECT_GT(est_ahead.hidden, 2 * est_ahead.exposed);
+  EXPECT_GT(sim_ahead.hidden, 2 * sim_ahead.exposed);
+  EXPECT_NEAR(sim_ahead.hidden, est_ahead.hidden, 0.2 * est_ahead.hidden);
+  EXPECT_LT(est_bare.hidden, 0.8 * est_ahead.hidden);
+  EXPECT_LT(sim_bare.hidden, 0.8 * sim_ahead.hidden);
 }
 
 TEST(StepSimulator, PlaysTheArrivalWaitsTheEstimatePrices) {
