@@ -749,9 +749,9 @@ struct Player {
     }
   }
 
-  // The contention-free time of one group's reduction of `n` parameters of stage d (alpha-beta),
-  // at the run's average wire ratio (compression, sync interval).
-  double bucket_closed_form_s(int d, bool expert, double n) const {
+  // The contention-free time of one group's uncompressed reduction of `n` parameters of stage d
+  // (alpha-beta).
+  double reduction_s(int d, bool expert, double n) const {
     const auto& groups = sharded_groups(d, expert);
     GradientReduction r;
     r.sharded = w.dp_sharded;
@@ -760,10 +760,15 @@ struct Player {
     r.group = group_shape(plat.topology(), groups.front());
     if (w.dp_sharded && !expert && !replica_groups[d].empty())
       r.replicas = group_shape(plat.topology(), replica_groups[d].front());
-    return gradient_reduction_s(r, n * w.dp_wire_ratio, [&](CollectiveOp op, double bytes, const GroupShape& g) {
+    return gradient_reduction_s(r, n, [&](CollectiveOp op, double bytes, const GroupShape& g) {
       return collective_cost(op, w.algo, w.protocol, bytes, g, w.fabric).time_s;
     });
   }
+  // The flows of a bucket of `n` parameters, alone: the reduction at the run's average bytes.
+  double bucket_flows_s(int d, bool expert, double n) const { return reduction_s(d, expert, n * w.dp_wire_ratio); }
+  // What the estimate prices a Megatron bucket of `n` parameters at: the reduction at the run's
+  // average time (compression kernels, sync interval).
+  double bucket_closed_form_s(int d, bool expert, double n) const { return w.dp_time_ratio * reduction_s(d, expert, n); }
 
   // `megatron_buckets`: how many of Megatron's buckets this one stands for (merged beyond
   // max_buckets_per_chunk): each is its own collective and pays its own latency, which the
@@ -780,15 +785,18 @@ struct Player {
     b.groups = static_cast<int>(groups.size());
     const int members = static_cast<int>(groups.front().size());
     const bool replicated = w.dp_sharded && !expert && !replica_groups[d].empty();
-    b.closed_form_s = bucket_closed_form_s(d, expert, params);
+    // The flows carry the bytes; what the bucket's collectives take beyond them (the latency of
+    // each Megatron bucket merged into it, compression kernels) is waited after them.
+    const double flows_s = bucket_flows_s(d, expert, params);
+    double priced_s = bucket_closed_form_s(d, expert, params);
     if (megatron_buckets > 1) {
       const double whole = std::floor(megatron_buckets), rest = megatron_buckets - whole;
       const double each = params / megatron_buckets;
-      const double separate = whole * bucket_closed_form_s(d, expert, each) +
-                              (rest > 1e-9 ? bucket_closed_form_s(d, expert, rest * each) : 0.0);
-      b.merged_latency_s = std::max(0.0, separate - b.closed_form_s);
-      b.closed_form_s = std::max(b.closed_form_s, separate);
+      priced_s = whole * bucket_closed_form_s(d, expert, each) +
+                 (rest > 1e-9 ? bucket_closed_form_s(d, expert, rest * each) : 0.0);
     }
+    b.merged_latency_s = std::max(0.0, priced_s - flows_s);
+    b.closed_form_s = std::max(flows_s, priced_s);
     double wire = 0;
     if (w.dp_sharded) {
       // Reduce-scatter of the gradients, then all-gather of the updated parameters (workload.hpp);

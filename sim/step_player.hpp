@@ -103,8 +103,9 @@ struct StepBucketRecord {
   double start_s = 0;
   double end_s = 0;
   double closed_form_s = 0;  // contention-free time of one group's collective (alpha-beta)
-  // The latency of the Megatron buckets merged into this one beyond the first (each its own
-  // collective), waited after its flows; zeroed once waited.
+  // What its collectives take beyond its flows, waited after them: the latency of the Megatron
+  // buckets merged into it beyond the first (each its own collective), and a compressed
+  // reduction's kernels; zeroed once waited.
   double merged_latency_s = 0;
   // Merged buckets: how long its flows were over before its last member's gradients were
   // final (waiting, not moving bytes; not busy).

@@ -715,12 +715,13 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r, const WorkloadOp
   };
   // Bytes one GPU sends reducing `dense` and `expert` gradients (a ring all-reduce's 2 (n-1)/n
   // of each buffer, over its data-parallel and its expert-data-parallel group).
-  auto stage_dp_bytes = [&](const CompressionStage* stage, double dense, double expert) {
+  // as_all_reduce: the bytes of one all-reduce of the gradients whatever the ZeRO stage.
+  auto stage_dp_bytes = [&](const CompressionStage* stage, double dense, double expert, bool as_all_reduce = false) {
     CompressionEffect ce;
     if (stage) ce = compression_effect(*stage, h, sb.grads);
     // A ring all-reduce sends 2 (n-1)/n of the buffer; a reduce-scatter and an all-gather
     // (n-1)/n of theirs each.
-    const bool sharded = sharded_reduction(stage);
+    const bool sharded = !as_all_reduce && sharded_reduction(stage);
     const double buffers = sharded ? sb.grads + sb.params : 2 * sb.grads * ce.wire_ratio;
     auto part = [&](double params, double n) { return n > 1 ? params * buffers * (n - 1) / n : 0.0; };
     // Under a dp_shard the reduce-scatter and all-gather run over the shard group and the
@@ -831,8 +832,13 @@ bool build_workload(const Scenario& sc, Workload& w, Result& r, const WorkloadOp
   w.optimizer_s = optimizer_s;
   w.offload_s = offload_s;
   {
+    // The simulate tier plays each bucket as the uncompressed reduction of its kind (sharded or
+    // one all-reduce) carrying the run's average bytes, and waits what the compressed
+    // reduction's time adds beyond those flows (its kernels, its own collectives' latency).
     const double base = dp_time(nullptr);
-    w.dp_wire_ratio = base > 0 ? dp_s / base : 1.0;
+    w.dp_time_ratio = base > 0 ? dp_s / base : 1.0;
+    const double played = stage_dp_bytes(nullptr, max_stage_dense, max_stage_expert, !w.dp_sharded);
+    w.dp_wire_ratio = played > 0 ? dp_bytes_avg / played : 1.0;
     // The replicas reach the reduction apart: each ran the step's micro-batches alone since the
     // step began (a DP group synchronises nowhere else), so the wait is for the slowest of them.
     double sq = 0;

@@ -112,7 +112,11 @@ struct Workload {
   // The gradient reduction's wait for the last replica (arrival_wait.hpp), in dp_reduce_s; the
   // simulate tier delays the first bucket by it.
   double dp_arrival_wait_s = 0;
-  double dp_wire_ratio = 1;  // compression and sync interval, averaged over the run
+  // Compression and sync interval, averaged over the run: the bytes each reduction moves over
+  // those of the uncompressed reduction of its kind (dp_sharded), and its time over the
+  // uncompressed one's.
+  double dp_wire_ratio = 1;
+  double dp_time_ratio = 1;
   double dp_bucket_params = 40e6;
   bool overlap_dp = true;
   int zero_stage = 0;

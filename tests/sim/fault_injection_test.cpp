@@ -391,6 +391,27 @@ TEST(StepTraffic, ASyncIntervalSpreadsTheShardedReductionOverItsSteps) {
   EXPECT_NEAR(sim["traffic_bytes"]["dp"].get<double>(), every_step / 4, 0.05 * every_step / 4);
 }
 
+TEST(StepTraffic, ACompressedReductionMovesItsCompressedBytes) {
+  // int4 gradients all-reduced over two nodes (4 bits of each fp32 gradient, and the per-block
+  // scales: 1/8 + 1/128 of the bytes):
+  // the flows move the compressed payload, as the closed form counts it, and the quantisation
+  // kernels are waited beside them, not moved as bytes (the flows used to carry the bytes scaled
+  // by the reduction's time ratio, kernels included: 16x the payload on a fast NVLink group).
+  nlohmann::json raw = moe_raw(1);
+  raw["model"].erase("moe");
+  raw["cluster"] = {{"base", "dgx-a100-superpod"}, {"nodes", 2}};
+  raw["plan"] = {{"tp", 1}, {"pp", 1}, {"dp", 16}, {"micro_batch", 1}, {"global_batch", 16}, {"zero_stage", 0}};
+  const auto plain = simulate_raw(raw);
+  raw["plan"]["compression"] = {{{"from_step", 0}, {"method", "int4"}}};
+  const auto packed = simulate_raw(raw);
+  ASSERT_TRUE(plain.contains("simulation") && packed.contains("simulation")) << packed.dump();
+  const double full = plain["simulation"]["traffic_bytes_closed_form"]["dp"].get<double>();
+  const double closed = packed["simulation"]["traffic_bytes_closed_form"]["dp"].get<double>();
+  EXPECT_NEAR(closed, full * (1.0 / 8 + 1.0 / 128), 0.01 * full);
+  EXPECT_NEAR(packed["simulation"]["traffic_bytes"]["dp"].get<double>(), closed, 0.05 * closed);
+  EXPECT_GT(packed["simulation"]["traffic_bytes_as_flows"]["dp"].get<double>(), 0.95 * closed);
+}
+
 TEST(StepTraffic, ExpertAllToAllsContendWithTheGradientReductionOnAnOversubscribedFabric) {
   // On a 4:1 tapered fat-tree the last micro-batch's expert all-to-alls run while the gradient
   // buckets cross the same spine: both take longer beside each other than alone, and the report
