@@ -872,8 +872,10 @@ void quantized_gradient_exchange(BlockBuilder& b, const LayerContext& c, double 
 // A module's ZeRO-3 gradient reduction: the dense gradients reduce-scattered over the shard
 // group, and under plan.dp_shard the shard then all-reduced across its replicas (FSDP's
 // HYBRID_SHARD post-backward: reduce-scatter, then all-reduce of the shard); expert gradients
-// over their expert-DP group. On the gathers' stream (CommStream::kSharded): the next module's
-// gather waits for them.
+// over their expert-DP group. The reduce-scatters share the gathers' stream (CommStream::kSharded,
+// one process group): the next module's gather waits for them. The replicas' all-reduce runs on
+// its group's own stream (kGradients); the op graph issues a collective after compute ops, not
+// after another collective, so it may start up to its reduce-scatter's time early.
 void zero3_reduce_scatters(BlockBuilder& b, const LayerContext& c, const ModuleTensors& tensors, double dense_params,
                            double expert_params) {
   if (c.zero_stage < 3) return;
@@ -893,7 +895,7 @@ void zero3_reduce_scatters(BlockBuilder& b, const LayerContext& c, const ModuleT
   };
   auto replica_all_reduce = [&] {
     const int shard_ranks = std::max(1, shape_of(c, CommGroup::kDpShard).ranks);
-    b.async_comm(CollectiveOp::kAllReduce, CommPurpose::kDp, CommGroup::kDpReplicate, CommStream::kSharded,
+    b.async_comm(CollectiveOp::kAllReduce, CommPurpose::kDp, CommGroup::kDpReplicate, CommStream::kGradients,
                  dense_params / shard_ranks * c.grad_bytes);
   };
   if (c.zero_quantized_gradients && dense_params > 0) quantized_gradient_exchange(b, c, dense_params);

@@ -66,7 +66,11 @@ constexpr bool data_parallel_kind(CommGroup g) {
 // kSharded: ZeRO-3's parameter gathers and gradient reduce-scatters, one stream because they
 // run over one process group, whose collectives PyTorch's ProcessGroupNCCL issues on one NCCL
 // stream per device (FSDP's and DeepSpeed's alike; NCCL runs a communicator's operations in
-// the order they are issued). kEpForward: DeepEP's NVLink hop, which runs beside its network hop.
+// the order they are issued). kGradients: a sharded gradient's all-reduce across its replicas
+// (plan.dp_shard), over a process group of its own and so on a stream of its own (FSDP's
+// HYBRID_SHARD all-reduces over its inter-node group after the reduce-scatter): the next
+// module's gathers do not queue behind it. kEpForward: DeepEP's NVLink hop, which runs beside
+// its network hop.
 enum class CommStream : uint8_t { kInline, kTensor, kSharded, kGradients, kEpForward };
 constexpr int kCommStreams = 5;
 

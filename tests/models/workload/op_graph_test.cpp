@@ -509,6 +509,34 @@ TEST(OpGraph, PartialShardingReducesWithinTheShardGroupAndAcrossReplicas) {
   EXPECT_NEAR(r_one.dp_bytes, params * g * 2 * 31.0 / 32, 1e-9 * r_one.dp_bytes);
 }
 
+// FSDP's HYBRID_SHARD (Zhao et al., VLDB 2023, sec. 3.2.2): ZeRO-3 sharded over a node's 8 GPUs,
+// replicated over 4 nodes of one slow NIC each. A layer's gradients are reduce-scattered in the
+// node (NVLink) on the gathers' stream, then its shard all-reduced across the nodes over the
+// replicas' own process group, so on its own stream: the next layers' gathers, on NVLink, do
+// not wait for the slow all-reduces, and the backward pass takes little beyond its compute
+// though the all-reduces outlast it.
+TEST(OpGraph, HybridShardingAllReducesTheShardBesideTheNextGathers) {
+  const json plan = {{"tp", 1}, {"pp", 1}, {"dp", 32}, {"global_batch", 32}, {"zero_stage", 3}, {"dp_shard", 8},
+                     {"recompute", "none"}, {"precision", "bf16"}};
+  const json slow = {{"base", "dgx-a100-superpod"}, {"network", {{"nics_per_node", 1}, {"nic_bandwidth", "10Gbps"}}}};
+  Result r;
+  const Workload w = build(make(plan, "gpt-1.7b", 4, slow), r);
+  const OpBlock& b = layer_block(w, PassKind::kBackward);
+  double all_reduce_s = 0;
+  for (const CommOp& c : b.comm) {
+    if (c.group == CommGroup::kDpReplicate) {
+      EXPECT_EQ(c.op, CollectiveOp::kAllReduce);
+      EXPECT_NE(c.stream, CommStream::kSharded);
+      all_reduce_s += c.time_s * b.repeat;
+    } else {
+      EXPECT_EQ(c.stream, CommStream::kSharded);
+    }
+  }
+  const StageWork& s = w.stages[0];
+  EXPECT_GT(all_reduce_s, s.backward_compute_s);
+  EXPECT_LT(s.backward_s - s.backward_compute_s, 0.1 * all_reduce_s);
+}
+
 // ZeRO++ (Wang et al. 2023) on 4 nodes: hpZ keeps a secondary copy of each layer sharded over a
 // node, so the backward gathers over the node's 8 GPUs while the forward still gathers over all
 // 32; qwZ gathers the forward's weights as int8 with a scale per block (quantize and dequantize
