@@ -115,7 +115,7 @@ double row_number(int name, long long index, const Scenario& s, const Result& r)
     case kMicroBatches: return r.micro_batches;
     case kModelFlops: return r.model_flops_per_step;
     case kModelTflops: return r.model_tflops_per_gpu;
-    case kOverlappedComm: return r.overlapped_comm_s;
+    case kOverlappedComm: return r.overlapped.total_s();
     case kPlanCp: return p.cp;
     case kPlanDp: return p.dp;
     case kPlanEp: return p.ep;
@@ -247,7 +247,7 @@ void RowText::plan_row(long long index, const std::string& overrides_text, const
     key("},\"mfu\":"), num(r.mfu), key(",\"micro_batches_per_step\":"), integer(r.micro_batches);
     key(",\"model\":"), o += model, key(",\"model_flops_per_step\":"), num(r.model_flops_per_step);
     key(",\"model_tflops_per_gpu\":"), num(r.model_tflops_per_gpu), key(",\"objective\":"), num(objective);
-    key(",\"overlapped_comm_s\":"), num(r.overlapped_comm_s);
+    key(",\"overlapped_comm_s\":"), num(r.overlapped.total_s());
     key(",\"overlapped_s\":{\"cp_comm\":"), num(r.overlapped.cp_s), key(",\"dp_comm\":"), num(r.overlapped.dp_s);
     key(",\"ep_comm\":"), num(r.overlapped.ep_s), key(",\"tp_comm\":"), num(r.overlapped.tp_s);
     key("},\"overrides\":"), o += overrides_text;

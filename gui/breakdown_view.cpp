@@ -135,7 +135,7 @@ void BreakdownView::redraw() {
   table_->setItem(row, 2, new QTableWidgetItem(""));
   note_->setText(tr("Critical pipeline stage, exposed time only: communication hidden behind compute is "
                     "not counted (%1 overlapped). MFU %2, HFU %3; over all stages, the mean bubble is %4 of the step.")
-                     .arg(format_seconds(r.overlapped_comm_s), format_percent(r.mfu), format_percent(r.hfu),
+                     .arg(format_seconds(r.overlapped.total_s()), format_percent(r.mfu), format_percent(r.hfu),
                           format_percent(r.bubble_fraction)));
 }
 

@@ -108,7 +108,6 @@ Result result_from_json(const nlohmann::json& j) {
   r.hfu = num(j, "hfu");
   r.bubble_fraction = num(j, "bubble_fraction");
   r.exposed_comm_s = num(j, "exposed_comm_s");
-  r.overlapped_comm_s = num(j, "overlapped_comm_s");
   r.gpus = count(j, "gpus");
   r.micro_batches = count(j, "micro_batches_per_step");
   if (auto b = j.find("breakdown_s"); b != j.end() && b->is_object()) {

@@ -795,7 +795,7 @@ struct Player {
       priced_s = whole * bucket_closed_form_s(d, expert, each) +
                  (rest > 1e-9 ? bucket_closed_form_s(d, expert, rest * each) : 0.0);
     }
-    b.merged_latency_s = std::max(0.0, priced_s - flows_s);
+    b.wait_after_flows_s = std::max(0.0, priced_s - flows_s);
     b.closed_form_s = std::max(flows_s, priced_s);
     double wire = 0;
     if (w.dp_sharded) {
@@ -885,8 +885,8 @@ struct Player {
   }
 
   void bucket_done(int d, bool expert, int bi) {
-    if (const double wait = tl.buckets[bi].merged_latency_s; wait > 0) {
-      tl.buckets[bi].merged_latency_s = 0;
+    if (const double wait = tl.buckets[bi].wait_after_flows_s; wait > 0) {
+      tl.buckets[bi].wait_after_flows_s = 0;
       plat.after(wait, [this, d, expert, bi] { bucket_done(d, expert, bi); });
       return;
     }

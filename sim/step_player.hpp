@@ -106,7 +106,7 @@ struct StepBucketRecord {
   // What its collectives take beyond its flows, waited after them: the latency of the Megatron
   // buckets merged into it beyond the first (each its own collective), and a compressed
   // reduction's kernels; zeroed once waited.
-  double merged_latency_s = 0;
+  double wait_after_flows_s = 0;
   // Merged buckets: how long its flows were over before its last member's gradients were
   // final (waiting, not moving bytes; not busy).
   double waiting_s = 0;

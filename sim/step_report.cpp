@@ -173,7 +173,6 @@ void compose_simulated_result(const Scenario& sc, const Workload& w, const StepT
   const auto busy = [&](CommPurpose k) { return tl.busy_s_by_purpose[c][static_cast<int>(k)]; };
   r.overlapped = overlapped_comm(bd, busy(CommPurpose::kTp), busy(CommPurpose::kCp), busy(CommPurpose::kEp),
                                  busy(CommPurpose::kDp) + fig[c].dp_busy_s);
-  r.overlapped_comm_s = r.overlapped.total_s();
 
   // ---- activations as the schedule held them ----
   nlohmann::json stages = nlohmann::json::array();

@@ -74,8 +74,7 @@ struct Result {
   // its last op's end) the stage sits idle; 0 without pipeline parallelism. Both tiers.
   double bubble_fraction = 0;
   double exposed_comm_s = 0;
-  double overlapped_comm_s = 0;  // overlapped.total_s()
-  OverlappedComm overlapped;
+  OverlappedComm overlapped;  // overlapped_comm_s in the JSON: overlapped.total_s()
   TimeBreakdown breakdown;
 
   std::vector<StageMemory> per_stage;

@@ -46,7 +46,7 @@ json result_to_json(const Result& r) {
       {"hfu", r.hfu},
       {"bubble_fraction", r.bubble_fraction},
       {"exposed_comm_s", r.exposed_comm_s},
-      {"overlapped_comm_s", r.overlapped_comm_s},
+      {"overlapped_comm_s", r.overlapped.total_s()},
       {"overlapped_s",
        {{"tp_comm", r.overlapped.tp_s},
         {"cp_comm", r.overlapped.cp_s},

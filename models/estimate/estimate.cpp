@@ -321,7 +321,6 @@ void compose_closed_form(const Scenario& sc, Workload& w, Result& r, const Estim
   const auto comm_busy = [&](CommPurpose k) { return m * worst->comm_busy_s[static_cast<int>(k)]; };
   r.overlapped = overlapped_comm(bd, comm_busy(CommPurpose::kTp), comm_busy(CommPurpose::kCp),
                                  comm_busy(CommPurpose::kEp), comm_busy(CommPurpose::kDp) + worst->dp_reduce_s);
-  r.overlapped_comm_s = r.overlapped.total_s();
   finish_result(sc, r);
 }
 

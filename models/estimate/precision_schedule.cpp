@@ -54,6 +54,13 @@ void add_scaled(TimeBreakdown& to, const TimeBreakdown& b, double w) {
   to.offload_s += w * b.offload_s;
 }
 
+void add_scaled(OverlappedComm& to, const OverlappedComm& b, double w) {
+  to.tp_s += w * b.tp_s;
+  to.cp_s += w * b.cp_s;
+  to.ep_s += w * b.ep_s;
+  to.dp_s += w * b.dp_s;
+}
+
 }  // namespace
 
 Result mix_precision_stages(const Scenario& sc, const TierFn& tier) {
@@ -82,7 +89,7 @@ Result mix_precision_stages(const Scenario& sc, const TierFn& tier) {
       if (std::find(r.warnings.begin(), r.warnings.end(), w) == r.warnings.end()) r.warnings.push_back(w);
 
   r.step_time_s = 0;
-  r.exposed_comm_s = r.overlapped_comm_s = 0;
+  r.exposed_comm_s = 0;
   r.overlapped = OverlappedComm{};
   r.breakdown = TimeBreakdown{};
   r.tp_bytes = r.pp_bytes = r.dp_bytes = r.ep_bytes = r.cp_bytes = 0;
@@ -92,11 +99,7 @@ Result mix_precision_stages(const Scenario& sc, const TierFn& tier) {
     const double w = shares[i].steps / total_steps;
     r.step_time_s += w * x.step_time_s;
     r.exposed_comm_s += w * x.exposed_comm_s;
-    r.overlapped_comm_s += w * x.overlapped_comm_s;
-    r.overlapped.tp_s += w * x.overlapped.tp_s;
-    r.overlapped.cp_s += w * x.overlapped.cp_s;
-    r.overlapped.ep_s += w * x.overlapped.ep_s;
-    r.overlapped.dp_s += w * x.overlapped.dp_s;
+    add_scaled(r.overlapped, x.overlapped, w);
     add_scaled(r.breakdown, x.breakdown, w);
     r.tp_bytes += w * x.tp_bytes;
     r.pp_bytes += w * x.pp_bytes;
